@@ -1,0 +1,44 @@
+"""kernelfuse: Multiple Kernel Learning assembled from registered parts.
+
+The public surface: :func:`solve`, :class:`Problem`, :class:`Result`, the
+family objectives in :mod:`kernelfuse.objectives`, the part interfaces
+(:class:`Loss`, :class:`Regularizer`, :class:`ProxOperator`,
+:class:`MirrorMap`, :class:`Oracle`, :class:`OuterOptimizer`,
+:class:`Solver`, :class:`Recipe`) and the plugin registry
+(:func:`get_registry`, hooks in :mod:`kernelfuse.hookspecs`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as _metadata
+
+from kernelfuse.api import solve
+from kernelfuse.errors import (
+    IncompatiblePartsError,
+    KernelfuseError,
+    SolverError,
+    UnknownNameError,
+    ValidationError,
+)
+from kernelfuse.families import FAMILIES, Family, get_family
+from kernelfuse.loss import Loss
+from kernelfuse.mirror_map import MirrorMap
+from kernelfuse.optimizer import OuterOptimizer
+from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.problem import Problem
+from kernelfuse.prox import ProxOperator
+from kernelfuse.recipe import Recipe, check_requirements
+from kernelfuse.registry import Registry, get_registry
+from kernelfuse.regularizer import Regularizer
+from kernelfuse.result import Iteration, Result
+from kernelfuse.solver import Model, Solver
+
+__version__ = _metadata.version("kernelfuse")
+
+__all__ = [
+    "FAMILIES", "Family", "IncompatiblePartsError", "Iteration", "KernelfuseError",
+    "Loss", "MirrorMap", "Model", "Oracle", "OracleAnswer", "OuterOptimizer",
+    "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result",
+    "Solver", "SolverError", "UnknownNameError", "ValidationError",
+    "check_requirements", "get_family", "get_registry", "solve", "__version__",
+]

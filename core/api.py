@@ -1,0 +1,88 @@
+"""``kernelfuse.solve``: one call from kernel stack and targets to a result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kernelfuse.errors import UnknownNameError, ValidationError
+from kernelfuse.families import get_family
+from kernelfuse.problem import Problem
+from kernelfuse.recipe import Recipe
+from kernelfuse.registry import Registry, get_registry
+from kernelfuse.result import Iteration, Result
+from kernelfuse.solver import solver_parameters
+
+
+def solve(
+    K: Any,
+    y: Any,
+    solver: str = "cvxpy",
+    family: str | None = None,
+    *,
+    loss: str | None = None,
+    groups: Any = None,
+    callback: Callable[[Iteration], object] | None = None,
+    check_psd: bool = True,
+    registry: Registry | None = None,
+    **params: Any,
+) -> Result:
+    """Solve an MKL problem of ``family`` with the registered solver ``solver``.
+
+    ``K`` is the kernel stack (M, N, N); ``y`` the targets (N,), or (N, L)
+    for the multi-label families; ``groups`` (M,) the group of each kernel
+    where the family uses groups.  ``params`` mixes, by name, the family
+    parameters of OBJECTIVES.md (``C``, ``C2``, ``lam``, ``p``, ``q``,
+    ``r``), the loss's (``eps``) and the solver's (``tol``, ``max_iter``,
+    ``seed``, ...); a name none of them takes is an error listing the
+    accepted ones.  ``family`` may be left out when the solver solves one
+    family only.  ``callback`` receives each :class:`Iteration` as recorded.
+
+    >>> import numpy as np, kernelfuse
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2)); y = np.sign(X[:, 0] + 0.1)
+    >>> K = np.stack([np.outer(X[:, j], X[:, j]) for j in range(2)])
+    >>> result = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl_sq", C=1.0)
+    >>> bool(result.gap < 1e-6)
+    True
+    """
+    registry = get_registry() if registry is None else registry
+    recipe = registry.get("solver", solver).factory
+    if not isinstance(recipe, Recipe):
+        raise ValidationError(f"solver {solver!r} is not registered as a Recipe")
+    if family is None:
+        if len(recipe.families) != 1:
+            raise ValidationError(
+                f"solver {solver!r} solves several families "
+                f"({', '.join(sorted(recipe.families))}): pass family=..."
+            )
+        (family,) = recipe.families
+    fam = get_family(family)
+
+    loss_name = loss
+    loss_factory = (
+        registry.get("loss", loss_name).factory if loss_name is not None
+        else None
+    )
+    loss_keys = solver_parameters(loss_factory) if loss_factory is not None else set()
+    family_keys = {p.name for p in fam.params}
+    solver_keys = recipe.parameters()
+    family_params, loss_params, solver_params = {}, {}, {}
+    for key, value in params.items():
+        if key in family_keys:
+            family_params[key] = value
+        elif key in loss_keys:
+            loss_params[key] = value
+        elif key in solver_keys:
+            solver_params[key] = value
+        else:
+            raise UnknownNameError(
+                f"parameter (family {fam.name}, solver {solver}"
+                + (f", loss {loss_name}" if loss_name else "") + ")",
+                key, family_keys | loss_keys | solver_keys,
+            )
+    problem = Problem.create(
+        K, y, fam, loss=loss_name, loss_params=loss_params, groups=groups,
+        check_psd=check_psd, registry=registry, **family_params,
+    )
+    return recipe.build(registry, **solver_params).solve(problem, callback=callback)

@@ -1,0 +1,50 @@
+"""The exceptions kernelfuse raises.
+
+Every error a user can cause is a :class:`KernelfuseError`; each also derives
+from the built-in exception a Python user would expect (``ValueError`` for bad
+values, ``LookupError`` for unknown names, ``TypeError`` for parts that do not
+fit together), so ``except ValueError`` keeps working around kernelfuse calls.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class KernelfuseError(Exception):
+    """Base class of every error kernelfuse raises on purpose."""
+
+
+class ValidationError(KernelfuseError, ValueError):
+    """Input data or a parameter is not acceptable (shape, NaN, range, ...)."""
+
+
+class UnknownNameError(KernelfuseError, LookupError):
+    """A solver, family, loss or other component name is not registered.
+
+    The message lists the closest registered names, then all of them.
+    """
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+        known = sorted(known)
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        message = f"unknown {kind} {name!r}"
+        if close:
+            message += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+        message += f" Known {kind} names: {', '.join(known) if known else '(none)'}."
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
+        self.close_matches = close
+
+    def __str__(self) -> str:  # LookupError would quote the message otherwise
+        return str(self.args[0])
+
+
+class IncompatiblePartsError(KernelfuseError, TypeError):
+    """Parts assembled into a solver, or a solver and a problem, do not fit."""
+
+
+class SolverError(KernelfuseError, RuntimeError):
+    """A solver failed numerically and has no answer to return."""

@@ -1,0 +1,51 @@
+"""The kernelfuse plugin hooks: the one module a plugin author reads.
+
+A plugin is a module (or object) exposed in the ``kernelfuse`` entry-point
+group of its distribution::
+
+    [project.entry-points.kernelfuse]
+    my-plugin = "my_package.plugin"
+
+that implements one or more hooks below, marked with :data:`hookimpl`::
+
+    from kernelfuse.hookspecs import hookimpl
+
+    @hookimpl
+    def kernelfuse_register(registry):
+        registry.add("loss", "huber", Huber)
+
+Hooks are always called with keyword arguments, so an implementation may
+accept any subset of a hook's arguments, in any order.  Arguments with
+default values are never filled by pluggy: do not give them defaults.  A
+function named ``kernelfuse_...`` that matches no hook below is reported as
+a warning when the plugin loads (a misspelt hook would otherwise be ignored).
+kernelfuse's own plugins register through exactly this path.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from kernelfuse.registry import Registry
+
+PROJECT = "kernelfuse"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+#: Mark a plugin function as the implementation of a kernelfuse hook.
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def kernelfuse_register(registry: Registry) -> None:
+    """Add this plugin's components to ``registry``.
+
+    Call ``registry.add(kind, name, factory, description=...)`` once per
+    component.  ``kind`` is one of :data:`kernelfuse.registry.KINDS`
+    (``loss``, ``regularizer``, ``prox``, ``oracle``, ``optimizer``,
+    ``svm_solver``, ``sampler``, ``kernel``, ``solver``); ``factory`` is a
+    class or callable building the component from keyword parameters; the
+    description defaults to the first line of the factory's docstring.
+    """

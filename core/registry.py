@@ -1,0 +1,202 @@
+"""The component registry, filled by plugins through pluggy entry points.
+
+Loading follows the hooks in :mod:`kernelfuse.hookspecs`:
+
+1. every entry point of the group ``kernelfuse`` is found, sorted by
+   (distribution, name) so the order never depends on the environment;
+2. each is imported on its own: one that fails to import, or that defines a
+   misspelt ``kernelfuse_*`` hook, is reported in a warning naming the
+   entry point and its distribution, and the others keep working;
+3. each plugin's ``kernelfuse_register`` is called on its own, so that every
+   component records the distribution that provides it.  A component name
+   already taken in its kind is reported (naming both providers) and the
+   first registration is kept; kernelfuse's own plugins come first.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import attrs
+import pluggy
+
+from kernelfuse import hookspecs
+from kernelfuse.errors import UnknownNameError
+
+#: The kinds of component a plugin can register.
+KINDS = (
+    "loss",
+    "regularizer",
+    "prox",
+    "oracle",
+    "optimizer",
+    "svm_solver",
+    "sampler",
+    "kernel",
+    "solver",
+)
+
+ENTRY_POINT_GROUP = hookspecs.PROJECT
+BUILTIN_DISTRIBUTION = "kernelfuse"
+
+
+class PluginWarning(UserWarning):
+    """A plugin could not be loaded or registered; the rest keeps working."""
+
+
+def canonical_name(name: str) -> str:
+    """Component names compare case-insensitively, ``_`` and ``-`` alike."""
+    return name.strip().lower().replace("_", "-")
+
+
+def describe(factory: Callable[..., Any]) -> str:
+    """First line of the factory's docstring."""
+    doc = inspect.getdoc(factory) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+@attrs.frozen
+class Entry:
+    """One registered component."""
+
+    kind: str
+    name: str
+    factory: Callable[..., Any]
+    description: str
+    provider: str  # the distribution that registered it
+
+
+class Registry:
+    """Named component factories, by kind."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
+        self._provider = "(direct)"
+
+    def add(
+        self,
+        kind: str,
+        name: str,
+        factory: Callable[..., Any],
+        *,
+        description: str | None = None,
+    ) -> None:
+        """Register ``factory`` as component ``name`` of ``kind``."""
+        if kind not in self._entries:
+            raise UnknownNameError("component kind", kind, KINDS)
+        key = canonical_name(name)
+        previous = self._entries[kind].get(key)
+        if previous is not None:
+            warnings.warn(
+                f"{kind} {name!r} from {self._provider} ignored: the name is already "
+                f"registered by {previous.provider}",
+                PluginWarning,
+                stacklevel=2,
+            )
+            return
+        self._entries[kind][key] = Entry(
+            kind, key, factory,
+            describe(factory) if description is None else description,
+            self._provider,
+        )
+
+    def get(self, kind: str, name: str) -> Entry:
+        """The entry ``name`` of ``kind``; an error lists close matches."""
+        if kind not in self._entries:
+            raise UnknownNameError("component kind", kind, KINDS)
+        try:
+            return self._entries[kind][canonical_name(name)]
+        except KeyError:
+            raise UnknownNameError(kind.replace("_", " "), name, self._entries[kind]) from None
+
+    def create(self, kind: str, name: str, **params: Any) -> Any:
+        """Build component ``name`` of ``kind`` with ``params``."""
+        return self.get(kind, name).factory(**params)
+
+    def names(self, kind: str) -> list[str]:
+        """Registered names of ``kind``, sorted."""
+        if kind not in self._entries:
+            raise UnknownNameError("component kind", kind, KINDS)
+        return sorted(self._entries[kind])
+
+    def __iter__(self) -> Iterator[Entry]:
+        for kind in KINDS:
+            yield from (self._entries[kind][n] for n in sorted(self._entries[kind]))
+
+    def register_plugin(self, plugin: object, provider: str) -> None:
+        """Run ``plugin``'s ``kernelfuse_register`` hook, recording ``provider``."""
+        hook = getattr(plugin, "kernelfuse_register", None)
+        if hook is None:
+            return
+        self._provider = provider
+        try:
+            hook(registry=self)
+        finally:
+            self._provider = "(direct)"
+
+
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+    def order(ep: importlib.metadata.EntryPoint) -> tuple[bool, str, str]:
+        dist = ep.dist.name if ep.dist is not None else ""
+        return (dist != BUILTIN_DISTRIBUTION, dist, ep.name)
+
+    return sorted(found, key=order)
+
+
+def _misspelt_hooks(manager: pluggy.PluginManager, plugin: object) -> list[str]:
+    """Hook implementations of ``plugin`` that match no hookspec."""
+    callers = manager.get_hookcallers(plugin) or []
+    return [caller.name for caller in callers if caller.spec is None]
+
+
+def load_registry(entry_points: Iterable[importlib.metadata.EntryPoint] | None = None) -> Registry:
+    """A new registry filled from the ``kernelfuse`` entry points."""
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    registry = Registry()
+    for ep in _entry_points() if entry_points is None else entry_points:
+        dist = ep.dist.name if ep.dist is not None else "(unknown distribution)"
+        label = f"kernelfuse plugin {ep.name!r} (entry point {ep.value!r} of distribution {dist})"
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # a broken plugin must not stop the others
+            warnings.warn(f"{label} failed to import: {type(exc).__name__}: {exc}",
+                          PluginWarning, stacklevel=2)
+            continue
+        try:
+            manager.register(plugin, name=f"{dist}:{ep.name}")
+        except Exception as exc:
+            warnings.warn(f"{label} is not a valid plugin: {exc}", PluginWarning, stacklevel=2)
+            continue
+        misspelt = _misspelt_hooks(manager, plugin)
+        if misspelt:
+            manager.unregister(plugin)
+            warnings.warn(
+                f"{label} implements unknown hook(s) {', '.join(misspelt)}; known hooks: "
+                f"{', '.join(sorted(manager.hook.__dict__))}. The plugin was not loaded.",
+                PluginWarning, stacklevel=2,
+            )
+            continue
+        try:
+            registry.register_plugin(plugin, provider=dist)
+        except Exception as exc:
+            warnings.warn(f"{label} failed while registering: {type(exc).__name__}: {exc}",
+                          PluginWarning, stacklevel=2)
+    return registry
+
+
+_REGISTRY: Registry | None = None
+
+
+def get_registry(*, reload: bool = False) -> Registry:
+    """The process-wide registry, loaded from entry points on first use."""
+    global _REGISTRY
+    if _REGISTRY is None or reload:
+        _REGISTRY = load_registry()
+    return _REGISTRY

@@ -1,0 +1,136 @@
+"""What a solver returns: the model, its certified quality, and its history."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from os import PathLike
+from typing import Any
+
+import attrs
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+
+#: Why a solver stopped.
+STATUSES = ("converged", "max_iter", "time_limit", "failed")
+
+#: Keys of a saved result (the CLI's RESULT.npz), besides the history.
+RESULT_KEYS = ("coef", "intercept", "kernel_weights", "objective", "dual_objective",
+               "gap", "n_iter", "time", "status", "solver", "family")
+
+
+def relative_gap(objective: float, lower: float) -> float:
+    """``(objective - lower) / max(1, |objective|)`` (OBJECTIVES.md); nan without a bound."""
+    if math.isnan(lower):
+        return math.nan
+    return (objective - lower) / max(1.0, abs(objective))
+
+
+@attrs.frozen
+class Iteration:
+    """One row of a solver's history."""
+
+    iteration: int
+    objective: float
+    dual_objective: float
+    gap: float
+    time: float
+
+
+class History:
+    """Per-iteration records, passed to an optional callback as they come."""
+
+    def __init__(self, callback: Callable[[Iteration], object] | None = None) -> None:
+        self._start = time.perf_counter()
+        self._callback = callback
+        self.rows: list[Iteration] = []
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._start
+
+    def record(self, objective: float, dual_objective: float = math.nan) -> Iteration:
+        row = Iteration(len(self.rows) + 1, float(objective), float(dual_objective),
+                        relative_gap(objective, dual_objective), self.elapsed())
+        self.rows.append(row)
+        if self._callback is not None:
+            self._callback(row)
+        return row
+
+
+@attrs.frozen(eq=False)
+class Result:
+    """A fitted model and how it was obtained (OBJECTIVES.md, "What a solver reports").
+
+    ``objective`` is the family objective evaluated at ``coef``,
+    ``intercept`` and ``kernel_weights`` by :func:`kernelfuse.objectives.evaluate`;
+    ``dual_objective`` a certified lower bound (nan where the method has
+    none); ``gap = (objective - dual_objective) / max(1, |objective|)``.
+    """
+
+    coef: np.ndarray
+    intercept: float
+    kernel_weights: np.ndarray | None
+    objective: float
+    dual_objective: float
+    gap: float
+    n_iter: int
+    time: float
+    status: str
+    solver: str
+    family: str
+    history: tuple[Iteration, ...] = ()
+    message: str = ""
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "converged"
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The result as named arrays (what :meth:`save` writes)."""
+        arrays: dict[str, Any] = {
+            "coef": self.coef,
+            "intercept": self.intercept,
+            "objective": self.objective,
+            "dual_objective": self.dual_objective,
+            "gap": self.gap,
+            "n_iter": self.n_iter,
+            "time": self.time,
+            "status": self.status,
+            "solver": self.solver,
+            "family": self.family,
+            "message": self.message,
+        }
+        if self.kernel_weights is not None:
+            arrays["kernel_weights"] = self.kernel_weights
+        for field in attrs.fields(Iteration):
+            arrays[f"history_{field.name}"] = np.array(
+                [getattr(row, field.name) for row in self.history], dtype=float
+            )
+        return {key: np.asarray(value) for key, value in arrays.items()}
+
+    def save(self, path: str | PathLike[str]) -> None:
+        """Write the result as an ``.npz`` file (no pickled objects)."""
+        np.savez(path, **self.to_arrays())
+
+    @classmethod
+    def load(cls, path: str | PathLike[str]) -> Result:
+        """Read a result written by :meth:`save`."""
+        with np.load(path, allow_pickle=False) as data:
+            missing = [k for k in RESULT_KEYS if k not in data and k != "kernel_weights"]
+            if missing:
+                raise ValidationError(f"{path} is not a kernelfuse result: missing {missing}")
+            arrays: Mapping[str, np.ndarray] = {k: data[k] for k in data.files}
+        rows = tuple(
+            Iteration(int(i), *map(float, rest))
+            for i, *rest in zip(*(arrays[f"history_{f.name}"] for f in attrs.fields(Iteration)))
+        )
+        return cls(
+            coef=arrays["coef"], intercept=float(arrays["intercept"]),
+            kernel_weights=arrays.get("kernel_weights"),
+            objective=float(arrays["objective"]), dual_objective=float(arrays["dual_objective"]),
+            gap=float(arrays["gap"]), n_iter=int(arrays["n_iter"]), time=float(arrays["time"]),
+            status=str(arrays["status"]), solver=str(arrays["solver"]),
+            family=str(arrays["family"]), history=rows, message=str(arrays.get("message", "")),
+        )

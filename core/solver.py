@@ -1,0 +1,109 @@
+"""``Solver``: turns a :class:`~kernelfuse.problem.Problem` into a :class:`~kernelfuse.result.Result`.
+
+A solver declares the families it minimises and what it needs of its parts
+(``requires``, checked by :func:`kernelfuse.recipe.check_requirements`
+before any work).  Subclasses implement :meth:`Solver.run`; the base class
+checks the problem, times the run and builds the result, so that the
+reported objective always comes from :func:`kernelfuse.objectives.evaluate`.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse import objectives
+from kernelfuse.errors import IncompatiblePartsError
+from kernelfuse.problem import Problem
+from kernelfuse.result import History, Iteration, Result, relative_gap
+
+#: ``role -> methods``: each entry a method name, or a tuple meaning any one of them.
+Requirements = Mapping[str, tuple[str | tuple[str, ...], ...]]
+
+
+@attrs.frozen
+class Model:
+    """What :meth:`Solver.run` returns: the model and how the run ended."""
+
+    coef: np.ndarray
+    intercept: float = 0.0
+    kernel_weights: np.ndarray | None = None
+    dual_objective: float = math.nan
+    n_iter: int = 0
+    status: str = "converged"
+    message: str = ""
+
+
+class Solver(ABC):
+    """A solver for one or more families of OBJECTIVES.md."""
+
+    #: Registered name of the recipe that builds it.
+    name: ClassVar[str]
+    #: Families it minimises.
+    families: ClassVar[frozenset[str]]
+    #: What it needs of its parts, by role; role ``loss`` is the problem's loss.
+    requires: ClassVar[Requirements] = {}
+
+    def parts(self) -> dict[str, object]:
+        """Its parts by role (the problem's loss is added at solve time)."""
+        return {}
+
+    def check_problem(self, problem: Problem) -> None:
+        """Raise :class:`IncompatiblePartsError` unless this solver can solve ``problem``."""
+        if problem.family.name not in self.families:
+            raise IncompatiblePartsError(
+                f"solver {self.name!r} does not solve family {problem.family.name!r}; "
+                f"it solves {', '.join(sorted(self.families))}"
+            )
+        from kernelfuse.recipe import check_requirements
+
+        check_requirements({**self.parts(), "loss": problem.loss}, self.requires, self.name)
+
+    @abstractmethod
+    def run(self, problem: Problem, history: History) -> Model:
+        """Minimise the family objective; record iterations in ``history``."""
+
+    def solve(
+        self, problem: Problem, callback: Callable[[Iteration], object] | None = None
+    ) -> Result:
+        """Check, run, and report the objective evaluated at the returned model."""
+        self.check_problem(problem)
+        history = History(callback)
+        model = self.run(problem, history)
+        elapsed = history.elapsed()
+        objective = objectives.evaluate(problem, model.coef, model.intercept, model.kernel_weights)
+        weights = model.kernel_weights
+        if weights is None:
+            weights = objectives.model_kernel_weights(problem, np.asarray(model.coef))
+        return Result(
+            coef=np.asarray(model.coef, dtype=float),
+            intercept=float(model.intercept),
+            kernel_weights=weights,
+            objective=objective,
+            dual_objective=float(model.dual_objective),
+            gap=relative_gap(objective, float(model.dual_objective)),
+            n_iter=int(model.n_iter),
+            time=elapsed,
+            status=model.status,
+            solver=self.name,
+            family=problem.family.name,
+            history=tuple(history.rows),
+            message=model.message,
+        )
+
+
+def solver_parameters(factory: Callable[..., Any]) -> set[str]:
+    """The keyword parameters a solver (or loss) factory accepts."""
+    if attrs.has(factory):  # type: ignore[arg-type]
+        return {f.alias or f.name for f in attrs.fields(factory) if f.init}  # type: ignore[arg-type]
+    import inspect
+
+    return {
+        name for name, p in inspect.signature(factory).parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    }

@@ -1,0 +1,160 @@
+"""Input checks: every problem is validated here before a solver sees it.
+
+Each check raises :class:`~kernelfuse.errors.ValidationError` naming the
+problem (which array, which kernel, which value), never returns a silently
+altered input.
+
+Tolerances (documented in docs/architecture.md):
+
+* symmetry: ``max|K_m - K_m'| <= SYMMETRY_TOL * max(1, max|K_m|)``;
+* PSD: ``lambda_min(K_m) >= -PSD_TOL * max(lambda_max(K_m), tiny)``, checked
+  with a batched symmetric eigensolver (cost O(M N^3); pass
+  ``check_psd=False`` for kernels known to be PSD, e.g. computed by a PSD
+  kernel function).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+
+SYMMETRY_TOL = 1e-8
+PSD_TOL = 1e-8
+#: Kernels per batched eigensolver call (bounds the temporary memory).
+_EIG_BATCH = 64
+
+
+def _as_float_array(value: object, what: str) -> np.ndarray:
+    try:
+        array = np.asarray(value)
+    except Exception as exc:
+        raise ValidationError(f"{what} is not an array: {exc}") from None
+    if array.dtype == object or not (
+        np.issubdtype(array.dtype, np.number) or array.dtype == bool
+    ):
+        raise ValidationError(f"{what} must be numeric, got dtype {array.dtype}")
+    if np.iscomplexobj(array):
+        raise ValidationError(f"{what} must be real, got dtype {array.dtype}")
+    return np.asarray(array, dtype=np.float64)
+
+
+def check_kernels(
+    K: object, *, require_psd: bool, check_psd: bool = True
+) -> np.ndarray:
+    """The kernel stack as float64 of shape (M, N, N), after all checks.
+
+    A single (N, N) matrix is accepted as a stack of one kernel.  Kernels must
+    be finite; where ``require_psd``, also symmetric and PSD (see the module
+    docstring for the tolerances).
+    """
+    K = _as_float_array(K, "K")
+    if K.ndim == 2:
+        K = K[None]
+    if K.ndim != 3 or K.shape[1] != K.shape[2]:
+        raise ValidationError(
+            f"K must have shape (M, N, N) (M kernels on N samples), got {K.shape}"
+        )
+    if K.shape[0] == 0 or K.shape[1] == 0:
+        raise ValidationError(f"K is empty: shape {K.shape}")
+    finite = np.isfinite(K).all(axis=(1, 2))
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        raise ValidationError(
+            f"K contains NaN or inf in kernel(s) {_list(bad)}"
+        )
+    if require_psd:
+        scale = np.maximum(1.0, np.abs(K).max(axis=(1, 2)))
+        asym = np.abs(K - K.transpose(0, 2, 1)).max(axis=(1, 2))
+        bad = np.flatnonzero(asym > SYMMETRY_TOL * scale)
+        if bad.size:
+            raise ValidationError(
+                f"kernel(s) {_list(bad)} of K are not symmetric (max |K - K'| = "
+                f"{asym[bad[0]]:.3g} in kernel {bad[0]}); this family needs symmetric "
+                "PSD kernels (only family 'mikl' accepts indefinite ones)"
+            )
+        if check_psd:
+            _check_psd(K)
+    return K
+
+
+def _check_psd(K: np.ndarray) -> None:
+    for start in range(0, K.shape[0], _EIG_BATCH):
+        block = K[start : start + _EIG_BATCH]
+        eig = np.linalg.eigvalsh(0.5 * (block + block.transpose(0, 2, 1)))
+        lo, hi = eig[:, 0], eig[:, -1]
+        bad = np.flatnonzero(lo < -PSD_TOL * np.maximum(hi, np.finfo(float).tiny))
+        if bad.size:
+            m = start + bad[0]
+            raise ValidationError(
+                f"kernel {m} of K is not positive semidefinite (smallest eigenvalue "
+                f"{lo[bad[0]]:.3g}, largest {hi[bad[0]]:.3g}; tolerance {PSD_TOL:g} "
+                "relative); this family needs PSD kernels (only family 'mikl' "
+                "accepts indefinite ones)"
+            )
+
+
+def _list(indices: np.ndarray, limit: int = 10) -> str:
+    shown = ", ".join(str(int(i)) for i in indices[:limit])
+    return shown + (f", ... ({indices.size} in all)" if indices.size > limit else "")
+
+
+def check_targets(y: object, target: str, n_samples: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Targets checked against ``target``; returns ``(y, classes)``.
+
+    ``binary``: y in {-1, +1}, both present.  ``real``: finite.  ``multiclass``:
+    any labels with at least two values, returned as class indices 0..C-1 with
+    ``classes`` the sorted labels.  ``multilabel``: Y of shape (N, L) in
+    {-1, +1}, each column with both values.
+    """
+    y = _as_float_array(y, "y")
+    expected_ndim = 2 if target == "multilabel" else 1
+    if y.ndim != expected_ndim:
+        shape = "(N, L)" if target == "multilabel" else "(N,)"
+        raise ValidationError(f"targets must have shape {shape}, got {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValidationError(
+            f"targets have {y.shape[0]} rows but K has {n_samples} samples"
+        )
+    if y.size == 0:
+        raise ValidationError("targets are empty")
+    if not np.isfinite(y).all():
+        raise ValidationError("targets contain NaN or inf")
+    if target == "real":
+        return y, None
+    if target == "multiclass":
+        classes, index = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValidationError(f"targets have a single class ({classes[0]:g}); need at least 2")
+        return index.astype(np.intp), classes
+    if target not in ("binary", "multilabel"):
+        raise ValueError(f"unknown target kind {target!r}")
+    outside = ~np.isin(y, (-1.0, 1.0))
+    if outside.any():
+        raise ValidationError(
+            "labels must be -1 or +1 for this family/loss; found "
+            f"{_list(np.unique(y[outside]))}"
+        )
+    columns = y.reshape(n_samples, -1)
+    single = np.flatnonzero(np.ptp(columns, axis=0) == 0)
+    if single.size:
+        where = "" if target == "binary" else f" in label column(s) {_list(single)}"
+        raise ValidationError(
+            f"targets have a single class{where}; both -1 and +1 are needed"
+        )
+    return y, None
+
+
+def check_groups(groups: object, n_kernels: int) -> np.ndarray:
+    """Group of each kernel, renumbered 0..G-1 in order of first label value."""
+    array = np.asarray(groups)
+    if array.shape != (n_kernels,):
+        raise ValidationError(
+            f"groups must have shape ({n_kernels},) (one group per kernel), got {array.shape}"
+        )
+    if not (np.issubdtype(array.dtype, np.integer) or (
+        np.issubdtype(array.dtype, np.floating) and np.isfinite(array).all()
+        and np.all(array == np.round(array))
+    )):
+        raise ValidationError(f"groups must be integers, got {array.dtype} values")
+    return np.unique(array, return_inverse=True)[1].astype(np.intp)

@@ -1,0 +1,41 @@
+"""Epsilon-insensitive loss ``max(0, |y - f| - eps)`` (OBJECTIVES.md, y real)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+from kernelfuse.loss import Loss
+
+
+def _check_eps(instance: Any, attribute: Any, value: float) -> None:
+    if not (0.0 <= value < math.inf):
+        raise ValidationError(f"parameter eps must be >= 0 and finite, got {value!r}")
+
+
+@attrs.frozen
+class EpsilonInsensitive(Loss):
+    """Epsilon-insensitive loss max(0, |y - f| - eps) (SVR); conjugate rho y + eps |rho| on |rho| <= 1."""
+
+    name = "eps-insensitive"
+    target = "real"
+    eps: float = attrs.field(default=0.1, converter=float, validator=_check_eps)
+
+    def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return np.maximum(0.0, np.abs(y - f) - self.eps)
+
+    def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return np.where(np.abs(y - f) > self.eps, np.sign(f - y), 0.0)
+
+    def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """sup_z rho z - max(0, |y - z| - eps) = rho y + eps |rho| if |rho| <= 1, else inf."""
+        return np.where(np.abs(rho) <= 1.0, rho * y + self.eps * np.abs(rho), np.inf)
+
+    def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
+        import cvxpy as cp
+
+        return cp.sum(cp.pos(cp.abs(y - f) - self.eps)), []

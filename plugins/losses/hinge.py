@@ -1,0 +1,34 @@
+"""Hinge loss ``max(0, 1 - y f)`` (OBJECTIVES.md, y in {-1, +1})."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from kernelfuse.loss import Loss
+
+
+@attrs.frozen
+class Hinge(Loss):
+    """Hinge loss max(0, 1 - y f), the SVM loss; conjugate y*rho on y*rho in [-1, 0]."""
+
+    name = "hinge"
+    target = "binary"
+
+    def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return np.maximum(0.0, 1.0 - y * f)
+
+    def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return np.where(y * f < 1.0, -y, 0.0)
+
+    def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """sup_z rho z - max(0, 1 - y z) = y rho if -1 <= y rho <= 0, else inf."""
+        s = y * rho
+        return np.where((s >= -1.0) & (s <= 0.0), s, np.inf)
+
+    def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
+        import cvxpy as cp
+
+        return cp.sum(cp.pos(1 - cp.multiply(y, f))), []

@@ -1,0 +1,32 @@
+"""Squared loss ``(y - f)^2`` for regression (OBJECTIVES.md, y real)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from kernelfuse.conic import sum_squares_cone
+from kernelfuse.loss import Loss
+
+
+@attrs.frozen
+class Squared(Loss):
+    """Squared loss (y - f)^2 for regression; conjugate rho y + rho^2 / 4."""
+
+    name = "squared"
+    target = "real"
+
+    def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return (y - f) ** 2
+
+    def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return 2.0 * (f - y)
+
+    def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """sup_z rho z - (y - z)^2 = rho y + rho^2 / 4."""
+        return rho * y + 0.25 * rho * rho
+
+    def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
+        return sum_squares_cone(y - f)

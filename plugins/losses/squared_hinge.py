@@ -1,0 +1,35 @@
+"""Squared hinge loss ``max(0, 1 - y f)^2`` (OBJECTIVES.md, y in {-1, +1})."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from kernelfuse.conic import sum_squares_cone
+from kernelfuse.loss import Loss
+
+
+@attrs.frozen
+class SquaredHinge(Loss):
+    """Squared hinge max(0, 1 - y f)^2: smooth; conjugate s + s^2/4 for s = y*rho <= 0."""
+
+    name = "squared-hinge"
+    target = "binary"
+
+    def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return np.maximum(0.0, 1.0 - y * f) ** 2
+
+    def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return -2.0 * y * np.maximum(0.0, 1.0 - y * f)
+
+    def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """sup_z rho z - max(0, 1 - y z)^2 = s + s^2/4 with s = y rho <= 0, else inf."""
+        s = y * rho
+        return np.where(s <= 0.0, s + 0.25 * s * s, np.inf)
+
+    def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
+        import cvxpy as cp
+
+        return sum_squares_cone(cp.pos(1 - cp.multiply(y, f)))

@@ -1,0 +1,17 @@
+"""The exact reference solver: every family of OBJECTIVES.md as a cvxpy program."""
+
+from __future__ import annotations
+
+from kernelfuse.hookspecs import hookimpl
+from kernelfuse.recipe import Recipe
+
+
+@hookimpl
+def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
+    from kernelfuse.plugins.reference.cvxpy_solver import CvxpyReference
+
+    registry.add(
+        "solver",
+        "cvxpy",
+        Recipe("cvxpy", CvxpyReference, description=CvxpyReference.__doc__.splitlines()[0]),
+    )
