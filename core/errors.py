@@ -32,6 +32,8 @@ class UnknownNameError(KernelfuseError, LookupError):
         message = f"unknown {kind} {name!r}"
         if close:
             message += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+        else:
+            message += "."
         message += f" Known {kind} names: {', '.join(known) if known else '(none)'}."
         super().__init__(message)
         self.kind = kind

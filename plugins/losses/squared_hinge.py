@@ -32,4 +32,8 @@ class SquaredHinge(Loss):
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
 
-        return sum_squares_cone(cp.pos(1 - cp.multiply(y, f)))
+        # A cone constraint takes affine arguments only (DCP): the slack
+        # s >= max(0, 1 - y f) carries the hinge into sum_squares_cone.
+        slack = cp.Variable(np.shape(y), nonneg=True)
+        total, constraints = sum_squares_cone(slack)
+        return total, [slack >= 1 - cp.multiply(y, f), *constraints]

@@ -1,0 +1,186 @@
+"""The ``kernelfuse`` command (also ``python -m kernelfuse``).
+
+``kernelfuse solve PROBLEM.npz --solver NAME [--family F] [--loss L] [--C X]
+[--C2 X] [--lam X] [--p X] [--q X] [--r X] [--eps X] [--tol X] [--max-iter N]
+[--seed S] --output RESULT.npz`` solves one problem; ``kernelfuse plugins``
+lists every registered component; ``kernelfuse families`` lists the problem
+families.  Exit status: 0 on success, 1 when a solver fails numerically, 2
+for bad input (unreadable file, wrong shapes, unknown names, parameters out
+of range), each with a one-line message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import warnings
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
+from kernelfuse.families import FAMILIES
+from kernelfuse.result import Iteration
+
+#: Arrays a PROBLEM.npz may hold.
+PROBLEM_KEYS = ("K", "y", "Y", "groups")
+#: Family, loss and solver parameters the CLI passes on when given.
+PARAMETER_OPTIONS = ("C", "C2", "lam", "p", "q", "r", "eps", "tol", "max_iter", "seed")
+
+
+def load_problem_file(path: str) -> dict[str, np.ndarray]:
+    """Arrays of a PROBLEM.npz (``K``, ``y`` or ``Y``, optional ``groups``)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {key: data[key] for key in data.files}
+    except FileNotFoundError:
+        raise ValidationError(f"problem file {path} does not exist") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise ValidationError(f"cannot read problem file {path} as .npz: {exc}") from None
+    unknown = sorted(set(arrays) - set(PROBLEM_KEYS))
+    if unknown:
+        raise ValidationError(
+            f"problem file {path} has unexpected array(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(PROBLEM_KEYS)}"
+        )
+    if "K" not in arrays:
+        raise ValidationError(f"problem file {path} has no array 'K' (kernels, shape (M, N, N))")
+    if ("y" in arrays) == ("Y" in arrays):
+        raise ValidationError(
+            f"problem file {path} must hold exactly one of 'y' (N,) or 'Y' (N, L)"
+        )
+    return arrays
+
+
+def _progress(row: Iteration) -> None:
+    print(
+        f"iter {row.iteration:5d}  objective {row.objective:.10g}  gap {row.gap:.3g}  "
+        f"time {row.time:.2f}s",
+        file=sys.stderr,
+    )
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from kernelfuse.api import solve
+
+    arrays = load_problem_file(args.problem)
+    params: dict[str, Any] = {
+        name: getattr(args, name) for name in PARAMETER_OPTIONS if getattr(args, name) is not None
+    }
+    output = Path(args.output)
+    if not output.parent.is_dir():
+        raise ValidationError(f"output folder {output.parent} does not exist")
+    result = solve(
+        arrays["K"], arrays["y"] if "y" in arrays else arrays["Y"],
+        solver=args.solver, family=args.family, loss=args.loss,
+        groups=arrays.get("groups"), check_psd=not args.no_check_psd,
+        callback=None if args.quiet else _progress, **params,
+    )
+    result.save(output)
+    if not args.quiet:
+        selected = (
+            "" if result.kernel_weights is None
+            else f", {int(np.sum(result.kernel_weights > 1e-6))} of "
+                 f"{result.kernel_weights.size} kernels selected"
+        )
+        print(
+            f"{result.solver} on {result.family}: objective {result.objective:.10g}, "
+            f"dual {result.dual_objective:.10g}, gap {result.gap:.3g}, "
+            f"{result.n_iter} iterations, {result.time:.2f}s, {result.status}{selected}; "
+            f"wrote {output}"
+        )
+    return 0 if result.status != "failed" else 1
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from kernelfuse.registry import get_registry
+
+    rows = [
+        (e.kind, e.name, e.provider, e.description)
+        for e in get_registry()
+        if args.kind is None or e.kind == args.kind
+    ]
+    if not rows:
+        print(f"no components of kind {args.kind!r} are registered")
+        return 0
+    widths = [max(len(r[i]) for r in rows + [("kind", "name", "distribution", "")])
+              for i in range(3)]
+    print(f"{'kind':{widths[0]}}  {'name':{widths[1]}}  {'distribution':{widths[2]}}  description")
+    for kind, name, provider, description in rows:
+        print(f"{kind:{widths[0]}}  {name:{widths[1]}}  {provider:{widths[2]}}  {description}")
+    return 0
+
+
+def _cmd_families(args: argparse.Namespace) -> int:
+    for family in FAMILIES.values():
+        params = ", ".join(
+            f"{p.name}={p.default:g}" for p in family.params
+        )
+        print(f"{family.name:10}  {family.title}\n{'':10}  parameters: {params}")
+    return 0
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError("NaN is not a valid parameter")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from kernelfuse.registry import KINDS
+
+    parser = argparse.ArgumentParser(
+        prog="kernelfuse", description="Multiple Kernel Learning from registered parts."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    solve = commands.add_parser("solve", help="solve a problem stored as PROBLEM.npz")
+    solve.add_argument("problem", metavar="PROBLEM.npz",
+                       help="arrays K (M, N, N), y (N,) or Y (N, L), optional groups (M,)")
+    solve.add_argument("--solver", required=True, help="registered solver name (see 'kernelfuse plugins')")
+    solve.add_argument("--family", help="problem family (see 'kernelfuse families')")
+    solve.add_argument("--loss", help="registered loss name (family l1_mkl)")
+    for name in ("C", "C2", "lam", "p", "q", "r", "eps", "tol"):
+        solve.add_argument(f"--{name}", type=_number, metavar="X")
+    solve.add_argument("--max-iter", dest="max_iter", type=int, metavar="N")
+    solve.add_argument("--seed", type=int, metavar="S")
+    solve.add_argument("--output", required=True, metavar="RESULT.npz")
+    solve.add_argument("--quiet", action="store_true", help="print nothing on success")
+    solve.add_argument("--no-check-psd", action="store_true",
+                       help="skip the O(M N^3) PSD check for kernels known to be PSD")
+    solve.set_defaults(run=_cmd_solve)
+
+    plugins = commands.add_parser("plugins", help="list registered components")
+    plugins.add_argument("--kind", choices=KINDS, help="only this kind")
+    plugins.set_defaults(run=_cmd_plugins)
+
+    families = commands.add_parser("families", help="list the problem families")
+    families.set_defaults(run=_cmd_families)
+    return parser
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+    print(f"kernelfuse: warning: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.showwarning = _show_warning
+            return int(args.run(args))
+    except SolverError as exc:
+        print(f"kernelfuse: solver failed: {exc}", file=sys.stderr)
+        return 1
+    except KernelfuseError as exc:
+        print(f"kernelfuse: error: {exc}", file=sys.stderr)
+        return 2
