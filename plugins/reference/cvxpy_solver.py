@@ -1,0 +1,439 @@
+"""The exact reference solver: every family of OBJECTIVES.md as one cone program.
+
+Each family is written as a conic program in cvxpy and solved by Clarabel
+with tightened tolerances.  The formulations share three pieces:
+
+* **Factors.**  Each PSD kernel is factored ``K_m = L_m L_m'`` (symmetric
+  eigendecomposition ``K_m = V diag(lam) V'``, eigenvalues below
+  ``rank_tol * max(lam)`` dropped, ``L_m = V diag(lam^1/2)``).  The program
+  optimises ``u_m = L_m' c_m`` (shape ``(r_m,)``, or ``(r_m, n_out)`` with
+  several outputs), so that ``f_m = L_m u_m`` on the training points and
+  ``||f_m|| = ||u_m||`` (Frobenius over outputs) is a second-order cone.  The
+  expansion is recovered as ``c_m = V diag(lam^-1/2) u_m``, which gives
+  ``K_m c_m = L_m u_m`` and ``c_m' K_m c_m = ||u_m||^2`` exactly (up to
+  rounding).  For rank-deficient kernels the coefficients are not unique:
+  compare objectives and decision values, never coefficients.
+* **Norm epigraphs.**  ``t_m >= ||u_m||`` (one second-order cone per kernel).
+* **Squares.**  ``0.5 * w^2`` and other squared terms go through
+  :func:`kernelfuse.conic.sum_squares_cone` (Clarabel fails on cvxpy's
+  quadratic-objective form); ``p``-norms with non-integer ``p`` are exact power
+  cones (``cp.pnorm(..., approx=False)``), never rational approximations.
+
+Losses enter through their ``cvxpy_sum(y, f)`` capability.
+
+The dual objective is the one Clarabel reports for the cone program it
+solved (``obj_val_dual``), shifted by the constant cvxpy removed from the
+objective (``prob.value - obj_val``).  It is a lower bound on the family
+optimum up to the solver's feasibility tolerance (about ``tol``); the
+dropped eigen-directions (below ``rank_tol`` of the largest eigenvalue) are
+outside the program and change the optimum only at that relative level.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse import objectives
+from kernelfuse.errors import SolverError, ValidationError
+from kernelfuse.problem import Problem
+from kernelfuse.result import History, relative_gap
+from kernelfuse.solver import Model, Requirements, Solver
+
+#: cvxpy statuses with a usable solution.
+_OPTIMAL = "optimal"
+_INACCURATE = "optimal_inaccurate"
+
+
+def _positive(instance: Any, attribute: Any, value: float) -> None:
+    if not (0 < value < math.inf):
+        raise ValidationError(f"parameter {attribute.name} must be > 0 and finite, got {value!r}")
+
+
+def _positive_int(instance: Any, attribute: Any, value: int) -> None:
+    if int(value) != value or value < 1:
+        raise ValidationError(f"parameter {attribute.name} must be a positive integer, got {value!r}")
+
+
+# --------------------------------------------------------------------------- factors
+
+
+@attrs.frozen(eq=False)
+class Factor:
+    """``K_m = L L'`` on its numerical range; ``back`` maps ``u`` to ``c`` (``c = back @ u``)."""
+
+    L: np.ndarray  # (N, r)
+    back: np.ndarray  # (N, r): V diag(lam^-1/2)
+
+    @property
+    def rank(self) -> int:
+        return int(self.L.shape[1])
+
+
+def factor_kernel(K: np.ndarray, rank_tol: float) -> Factor:
+    """Eigen-factor a symmetric PSD kernel, dropping eigenvalues below ``rank_tol * max``."""
+    lam, V = np.linalg.eigh(0.5 * (K + K.T))
+    top = float(lam[-1]) if lam.size else 0.0
+    keep = lam > rank_tol * top if top > 0 else np.zeros(lam.shape, dtype=bool)
+    lam, V = lam[keep], V[:, keep]
+    root = np.sqrt(lam)
+    return Factor(L=V * root, back=V / root)
+
+
+class Expansions:
+    """One cvxpy variable ``u_m`` per kernel (with rank > 0), and what follows from them.
+
+    ``n_out`` None: ``u_m`` of shape ``(r_m,)`` and ``f`` of shape ``(N,)``;
+    else ``(r_m, n_out)`` and ``(N, n_out)``.
+    """
+
+    def __init__(self, factors: Sequence[Factor], n_samples: int, n_out: int | None) -> None:
+        import cvxpy as cp
+
+        self.factors = list(factors)
+        self.n_samples = n_samples
+        self.n_out = n_out
+        self.u = [
+            None if fac.rank == 0
+            else cp.Variable((fac.rank,) if n_out is None else (fac.rank, n_out))
+            for fac in self.factors
+        ]
+
+    @property
+    def active(self) -> list[int]:
+        return [m for m, u in enumerate(self.u) if u is not None]
+
+    def decision(self) -> Any:
+        """``f = sum_m L_m u_m`` (no intercept)."""
+        import cvxpy as cp
+
+        terms = [self.factors[m].L @ self.u[m] for m in self.active]
+        if not terms:
+            shape = (self.n_samples,) if self.n_out is None else (self.n_samples, self.n_out)
+            return cp.Constant(np.zeros(shape))
+        return terms[0] if len(terms) == 1 else cp.sum(terms)
+
+    def norm_epigraph(self) -> tuple[Any, list[Any]]:
+        """``t`` of shape (M,) with ``t_m >= ||u_m||`` (Frobenius); 0 for empty kernels."""
+        import cvxpy as cp
+
+        t = cp.Variable(len(self.u), nonneg=True)
+        constraints = []
+        for m, u in enumerate(self.u):
+            constraints.append(t[m] == 0 if u is None else cp.SOC(t[m], cp.vec(u, order="F")))
+        return t, constraints
+
+    def coef(self, zero: np.ndarray | None = None) -> np.ndarray:
+        """``c_m = back_m u_m``: (M, N) or (M, n_out, N); kernels flagged in ``zero`` get 0."""
+        shape = (self.n_samples,) if self.n_out is None else (self.n_out, self.n_samples)
+        coef = np.zeros((len(self.u), *shape))
+        for m in self.active:
+            if zero is not None and zero[m]:
+                continue
+            c = self.factors[m].back @ np.asarray(self.u[m].value, dtype=float)  # type: ignore[union-attr]
+            coef[m] = c if self.n_out is None else c.T
+        return coef
+
+
+def half_square(w: Any) -> tuple[Any, list[Any]]:
+    """``0.5 * w^2`` for a nonnegative scalar expression ``w`` (through an epigraph)."""
+    import cvxpy as cp
+
+    from kernelfuse.conic import sum_squares_cone
+
+    bound = cp.Variable(nonneg=True)
+    square, constraints = sum_squares_cone(cp.reshape(bound, (1,), order="C"))
+    return 0.5 * square, [w <= bound, *constraints]
+
+
+def norm_of(x: Any, p: float) -> Any:
+    """``||x||_p`` exactly: 1, 2, inf as such, other ``p`` as power cones."""
+    import cvxpy as cp
+
+    if p == 1:
+        return cp.norm1(x)
+    if p == 2:
+        return cp.norm(x, 2)
+    if math.isinf(p):
+        return cp.norm_inf(x)
+    return cp.pnorm(x, p, approx=False)
+
+
+# --------------------------------------------------------------------------- formulations
+
+
+@attrs.frozen(eq=False)
+class Formulation:
+    """A family as a cone program: objective, constraints, and the model from the solution."""
+
+    objective: Any
+    constraints: list[Any]
+    #: Returns ``(coef, intercept, kernel_weights)`` once the program is solved.
+    recover: Callable[[], tuple[np.ndarray, float, np.ndarray | None]]
+
+
+def _factors(problem: Problem, rank_tol: float) -> list[Factor]:
+    return [factor_kernel(K, rank_tol) for K in problem.K]
+
+
+def _intercept_value(b: Any) -> float:
+    return 0.0 if b is None else float(b.value)
+
+
+def _l1_mkl(problem: Problem, rank_tol: float) -> Formulation:
+    """``l1_mkl``: min sum_i loss(y_i, sum_m L_m u_m + b) + C sum_m t_m + (C2/2) sum_m ||u_m||^2,
+    with ``t_m >= ||u_m||`` (SOC); the elastic-net term is one SOC epigraph over all ``u_m``."""
+    import cvxpy as cp
+
+    from kernelfuse.conic import sum_squares_cone
+
+    exp = Expansions(_factors(problem, rank_tol), problem.n_samples, None)
+    b = cp.Variable()
+    t, cons = exp.norm_epigraph()
+    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, exp.decision() + b)
+    objective = loss + problem.params["C"] * cp.sum(t)
+    if problem.params["C2"] > 0 and exp.active:
+        sq, sq_cons = sum_squares_cone(cp.hstack([exp.u[m] for m in exp.active]))
+        objective = objective + 0.5 * problem.params["C2"] * sq
+        cons += sq_cons
+    return Formulation(objective, cons + loss_cons, lambda: (exp.coef(), _intercept_value(b), None))
+
+
+def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
+    """``l1_mkl_sq`` and ``vskl``: min 0.5 w^2 + C sum_i hinge(y_i, sum_m L_m u_m + b) with
+    ``t_m >= ||u_m||`` (SOC), group sums ``s_j = sum_{k in j} t_k`` and
+    ``w >= ||s||_{2q}`` (``0.5 ||s||_{2q}^2 = 0.5 [sum_j s_j^(2q)]^(1/q)``: a SOC for
+    q = 1, ``w >= s_j`` for q = inf, exact power cones otherwise); ``0.5 w^2`` is a
+    SOC epigraph.  ``l1_mkl_sq`` is one group: ``w >= sum_m t_m``."""
+    import cvxpy as cp
+
+    exp = Expansions(_factors(problem, rank_tol), problem.n_samples, None)
+    b = cp.Variable()
+    t, cons = exp.norm_epigraph()
+    if problem.family.name == "vskl" and int(problem.groups.max()) > 0:  # type: ignore[union-attr]
+        groups = problem.groups
+        assert groups is not None
+        membership = np.zeros((int(groups.max()) + 1, problem.n_kernels))
+        membership[groups, np.arange(problem.n_kernels)] = 1.0
+        w = norm_of(membership @ t, 2 * problem.params["q"])
+    else:
+        w = cp.sum(t)
+    reg, reg_cons = half_square(w)
+    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, exp.decision() + b)
+    objective = reg + problem.params["C"] * loss
+    return Formulation(
+        objective, cons + reg_cons + loss_cons, lambda: (exp.coef(), _intercept_value(b), None)
+    )
+
+
+def _pnorm_mkl(problem: Problem, rank_tol: float) -> Formulation:
+    """``pnorm_mkl``: min (lam/2) w^2 + (1/N) sum_i loss_i with ``t_m >= ||u_m||_F`` (SOC,
+    ``u_m`` of shape (r_m, n_classes) for Crammer-Singer) and ``w >= ||t||_p`` (exact
+    power cones for 1 < p < 2, a SOC for p = 2); no intercept."""
+    exp = Expansions(
+        _factors(problem, rank_tol), problem.n_samples,
+        None if len(problem.coef_shape) == 2 else problem.n_outputs,
+    )
+    t, cons = exp.norm_epigraph()
+    reg, reg_cons = half_square(norm_of(t, problem.params["p"]))
+    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, exp.decision())
+    objective = problem.params["lam"] * reg + loss / problem.n_samples
+    return Formulation(objective, cons + reg_cons + loss_cons, lambda: (exp.coef(), 0.0, None))
+
+
+def _mikl(problem: Problem, rank_tol: float) -> Formulation:
+    """``mikl``: min sum_i sqhinge(y_i, f_i) + (lam/q) sum_g h_g^q over ``alpha = coef.T``
+    directly (kernels may be indefinite and non-symmetric, so no factor),
+    ``f = sum_t K[t]' coef[t]``, ``h_g >= ||alpha_g||_p`` for each group ``g``
+    (samples for r = 1, kernels for r = 2; l1 for p = 1, SOC for p = 2); q = 2
+    puts ``sum_g h_g^2`` in a SOC epigraph."""
+    import cvxpy as cp
+
+    from kernelfuse.conic import sum_squares_cone
+
+    prm = problem.params
+    n_kernels = problem.n_kernels
+    coef = cp.Variable((n_kernels, problem.n_samples))
+    f = cp.sum([problem.K[m].T @ coef[m] for m in range(n_kernels)])
+    # coef[t, i] = alpha[i, t]: r = 1 groups are columns of coef, r = 2 its rows.
+    axis = 0 if prm["r"] == 1 else 1
+    inner = cp.norm1(coef, axis=axis) if prm["p"] == 1 else cp.norm(coef, 2, axis=axis)
+    h = cp.Variable(problem.n_samples if axis == 0 else n_kernels, nonneg=True)
+    cons = [inner <= h]
+    if prm["q"] == 1:
+        penalty = cp.sum(h)
+    else:
+        penalty, sq_cons = sum_squares_cone(h)
+        cons += sq_cons
+    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, f)
+    objective = loss + prm["lam"] / prm["q"] * penalty
+    return Formulation(
+        objective, cons + loss_cons, lambda: (np.asarray(coef.value, dtype=float), 0.0, None)
+    )
+
+
+def _mlmkl(problem: Problem, rank_tol: float) -> Formulation:
+    """``mlmkl_sum`` / ``mlmkl_max``: the jointly convex primal in ``(d, u)``:
+    ``P_k = 0.5 sum_m s_mk + C sum_i hinge(Y_ik, sum_m (L_m u_m)_ik)`` with
+    ``s_mk >= ||u_mk||^2 / d_m`` as the SOC ``||(2 u_mk, s_mk - d_m)|| <= s_mk + d_m``,
+    ``d >= 0``, ``sum(d) = 1``; minimise ``sum_k P_k`` (sum) or ``z >= P_k`` (max).
+    ``min_f P_k(d, f) = SVM_k(d)`` by SVM duality, so this is ``min_d sum_k SVM_k(d)``
+    (``max_k``).  Returned ``d`` is the solver's, clipped at 0 and renormalised;
+    a kernel whose weight clips to 0 gets ``coef = 0``."""
+    import cvxpy as cp
+
+    n_labels = problem.n_outputs
+    exp = Expansions(_factors(problem, rank_tol), problem.n_samples, n_labels)
+    d = cp.Variable(problem.n_kernels, nonneg=True)
+    s = cp.Variable((problem.n_kernels, n_labels), nonneg=True)
+    cons: list[Any] = [cp.sum(d) == 1]
+    for m, u in enumerate(exp.u):
+        if u is None:
+            cons.append(s[m] == 0)
+            continue
+        rows = cp.vstack([2 * u, cp.reshape(s[m] - d[m], (1, n_labels), order="C")])
+        cons.append(cp.SOC(s[m] + d[m], rows, axis=0))
+    f = exp.decision()
+    terms = []
+    for k in range(n_labels):
+        hinge, hinge_cons = problem.loss.cvxpy_sum(problem.y[:, k], f[:, k])
+        terms.append(0.5 * cp.sum(s[:, k]) + problem.params["C"] * hinge)
+        cons += hinge_cons
+    objective = cp.sum(cp.hstack(terms)) if problem.family.name == "mlmkl_sum" \
+        else cp.max(cp.hstack(terms))
+
+    def recover() -> tuple[np.ndarray, float, np.ndarray]:
+        weights = np.maximum(np.asarray(d.value, dtype=float), 0.0)
+        weights /= weights.sum()
+        return exp.coef(zero=weights == 0.0), 0.0, weights
+
+    return Formulation(objective, cons, recover)
+
+
+_FORMULATIONS: dict[str, Callable[[Problem, float], Formulation]] = {
+    "l1_mkl": _l1_mkl,
+    "l1_mkl_sq": _group_regularised,
+    "vskl": _group_regularised,
+    "pnorm_mkl": _pnorm_mkl,
+    "mikl": _mikl,
+    "mlmkl_sum": _mlmkl,
+    "mlmkl_max": _mlmkl,
+}
+
+
+def formulate(problem: Problem, rank_tol: float = 1e-11) -> Formulation:
+    """The cone program of ``problem``'s family (cvxpy objects, not yet solved)."""
+    return _FORMULATIONS[problem.family.name](problem, rank_tol)
+
+
+# --------------------------------------------------------------------------- solver
+
+
+@attrs.define
+class CvxpyReference(Solver):
+    """Exact reference: each family as a cone program solved by cvxpy + Clarabel (small problems).
+
+    Formulations, in OBJECTIVES.md units (``K_m = L_m L_m'``, ``u_m = L_m' c_m``,
+    ``t_m >= ||u_m||`` second-order cones; see the module docstring):
+
+    * ``l1_mkl``: ``sum_i loss_i + C sum_m t_m (+ C2/2 sum_m ||u_m||^2)``, any loss
+      with ``cvxpy_sum`` (hinge, squared hinge, logistic via exponential cones,
+      squared, epsilon-insensitive), intercept free.
+    * ``l1_mkl_sq``: ``0.5 w^2 + C sum_i hinge_i``, ``w >= sum_m t_m``.
+    * ``vskl``: ``0.5 w^2 + C sum_i hinge_i``, ``w >= ||(sum_{k in j} t_k)_j||_{2q}``
+      (SOC for q = 1, max for q = inf, exact power cones otherwise).
+    * ``pnorm_mkl``: ``lam/2 w^2 + (1/N) sum_i loss_i``, ``w >= ||t||_p`` (exact power
+      cones), ``t_m >= ||U_m||_F`` with one column per class for Crammer-Singer.
+    * ``mikl``: over ``coef`` itself (indefinite, non-symmetric kernels):
+      ``sum_i sqhinge_i + lam/q sum_g h_g^q``, ``h_g >= ||alpha_g||_p``.
+    * ``mlmkl_sum`` / ``mlmkl_max``: jointly over ``d`` in the simplex and ``u``,
+      ``P_k = 0.5 sum_m ||u_mk||^2 / d_m + C sum_i hinge_ik`` (rotated SOCs),
+      summed or maximised over labels.
+
+    Clarabel runs with ``tol`` as its gap and feasibility tolerances and
+    ``max_iter`` iterations.  "Solved" gives status ``converged``.  "Almost
+    solved" (Clarabel met its reduced tolerances, set to ``100 * tol``) gives
+    ``converged`` only when the relative gap between the objective recomputed
+    from the returned model and Clarabel's dual objective is at most
+    ``1000 * tol``, else ``failed`` (the message says why).  Any other outcome
+    (infeasible, iteration limit, numerical error) raises
+    :class:`~kernelfuse.errors.SolverError`.  A model whose recomputed objective
+    disagrees with cvxpy's optimal value by more than ``1000 * tol``
+    (relative) is also reported ``failed``.
+
+    ``dual_objective`` is Clarabel's dual objective of the cone program,
+    shifted by the constant cvxpy moved out of the objective: a lower bound up
+    to the solver's feasibility tolerance.  ``n_iter`` counts Clarabel's
+    interior-point iterations; the history has one row.
+    """
+
+    tol: float = attrs.field(default=1e-9, converter=float, validator=_positive)
+    max_iter: int = attrs.field(default=500, validator=_positive_int)
+    verbose: bool = False
+    rank_tol: float = attrs.field(default=1e-11, converter=float, validator=_positive)
+
+    name: ClassVar[str] = "cvxpy"
+    families: ClassVar[frozenset[str]] = frozenset(_FORMULATIONS)
+    requires: ClassVar[Requirements] = {"loss": ("cvxpy_sum",)}
+
+    def clarabel_options(self) -> dict[str, float | int]:
+        """Clarabel settings: ``tol`` everywhere, reduced tolerances ``100 * tol``."""
+        reduced = 100.0 * self.tol
+        return {
+            "max_iter": int(self.max_iter),
+            "tol_gap_abs": self.tol, "tol_gap_rel": self.tol, "tol_feas": self.tol,
+            "tol_ktratio": min(1e-6, 100.0 * self.tol),
+            "reduced_tol_gap_abs": reduced, "reduced_tol_gap_rel": reduced,
+            "reduced_tol_feas": reduced, "reduced_tol_ktratio": min(1e-4, 1e4 * self.tol),
+        }
+
+    def run(self, problem: Problem, history: History) -> Model:
+        import cvxpy as cp
+
+        form = formulate(problem, self.rank_tol)
+        program = cp.Problem(cp.Minimize(form.objective), form.constraints)
+        options = self.clarabel_options()
+        try:
+            data, chain, inverse = program.get_problem_data(cp.CLARABEL, solver_opts=options)
+            raw = chain.solver.solve_via_data(data, False, self.verbose, options)
+            program.unpack_results(raw, chain, inverse)
+        except cp.error.SolverError as exc:
+            raise SolverError(f"cvxpy/Clarabel failed on family {problem.family.name}: {exc}") from exc
+        status = program.status
+        raw_status = str(raw.status)
+        if status not in (_OPTIMAL, _INACCURATE) or program.value is None:
+            raise SolverError(
+                f"cvxpy/Clarabel did not solve family {problem.family.name}: status {status} "
+                f"(Clarabel: {raw_status}) after {raw.iterations} iterations"
+                + ("; raise max_iter" if raw_status == "MaxIterations" else "")
+            )
+        value = float(program.value)
+        dual = float(raw.obj_val_dual) + (value - float(raw.obj_val))
+        coef, intercept, weights = form.recover()
+        objective = objectives.evaluate(problem, coef, intercept, weights)
+        history.record(objective, dual)
+
+        scale = max(1.0, abs(objective))
+        mismatch = abs(objective - value) / scale
+        gap = relative_gap(objective, dual)
+        limit = 1e3 * self.tol
+        messages, converged = [f"Clarabel: {raw_status}"], True
+        if status == _INACCURATE:
+            if not gap <= limit:
+                converged = False
+                messages.append(f"inaccurate solution: relative gap {gap:.3g} > {limit:.3g}")
+        if not mismatch <= limit:
+            converged = False
+            messages.append(
+                f"objective at the returned model {objective:.12g} differs from cvxpy's "
+                f"optimal value {value:.12g} (relative {mismatch:.3g})"
+            )
+        return Model(
+            coef=coef, intercept=intercept, kernel_weights=weights, dual_objective=dual,
+            n_iter=int(raw.iterations), status="converged" if converged else "failed",
+            message="; ".join(messages),
+        )
