@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
-from kernelfuse.families import FAMILIES
+from kernelfuse.families import FAMILIES, get_family
 from kernelfuse.result import Iteration
 
 #: Arrays a PROBLEM.npz may hold.
@@ -71,13 +71,20 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {
         name: getattr(args, name) for name in PARAMETER_OPTIONS if getattr(args, name) is not None
     }
+    groups = arrays.get("groups")
+    if groups is not None and args.family is not None and not get_family(args.family).uses_groups:
+        # One problem file serves every family; only the grouped ones read its groups.
+        if not args.quiet:
+            print(f"kernelfuse: note: family {args.family} does not use groups; "
+                  "ignoring 'groups'", file=sys.stderr)
+        groups = None
     output = Path(args.output)
     if not output.parent.is_dir():
         raise ValidationError(f"output folder {output.parent} does not exist")
     result = solve(
         arrays["K"], arrays["y"] if "y" in arrays else arrays["Y"],
         solver=args.solver, family=args.family, loss=args.loss,
-        groups=arrays.get("groups"), check_psd=not args.no_check_psd,
+        groups=groups, check_psd=not args.no_check_psd,
         callback=None if args.quiet else _progress, **params,
     )
     result.save(output)

@@ -1,17 +1,12 @@
-"""Shared test helpers: small real-data kernel sets and the shared data folder."""
+"""Shared fixtures; plain helpers live in helpers.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer
-from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.preprocessing import StandardScaler
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+from helpers import SHARED_DATA
 
 
 @pytest.fixture
@@ -20,19 +15,3 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"benchmark data folder {SHARED_DATA} is absent (CI always has it)")
     return SHARED_DATA
-
-
-def breast_cancer_kernels(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``m`` unit-trace Gaussian kernels on random feature subsets of ``n`` samples."""
-    rng = np.random.default_rng(seed)
-    data = load_breast_cancer()
-    rows = rng.permutation(data.target.size)[:n]
-    X = StandardScaler().fit_transform(data.data)[rows]
-    y = np.where(data.target[rows] == 1, 1.0, -1.0)
-    kernels = []
-    for _ in range(m):
-        cols = rng.choice(X.shape[1], size=rng.integers(1, 6), replace=False)
-        width = rng.uniform(0.5, 3.0) * np.sqrt(cols.size)
-        K = rbf_kernel(X[:, cols], gamma=1.0 / (2 * width**2))
-        kernels.append(K / np.trace(K))
-    return np.stack(kernels), y

@@ -1,0 +1,29 @@
+"""Test helpers: small real-data kernel sets and paths (importable from any test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.preprocessing import StandardScaler
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def breast_cancer_kernels(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` unit-trace Gaussian kernels on random feature subsets of ``n`` samples."""
+    rng = np.random.default_rng(seed)
+    data = load_breast_cancer()
+    rows = rng.permutation(data.target.size)[:n]
+    X = StandardScaler().fit_transform(data.data)[rows]
+    y = np.where(data.target[rows] == 1, 1.0, -1.0)
+    kernels = []
+    for _ in range(m):
+        cols = rng.choice(X.shape[1], size=rng.integers(1, 6), replace=False)
+        width = rng.uniform(0.5, 3.0) * np.sqrt(cols.size)
+        K = rbf_kernel(X[:, cols], gamma=1.0 / (2 * width**2))
+        kernels.append(K / np.trace(K))
+    return np.stack(kernels), y

@@ -1,0 +1,142 @@
+"""The ``kernelfuse`` command as a user runs it: files in, files out, exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernelfuse import Problem, objectives
+from kernelfuse.cli import main
+
+from helpers import breast_cancer_kernels
+
+KERNELFUSE = Path(sys.executable).with_name("kernelfuse")
+
+
+@pytest.fixture
+def problem_file(tmp_path):
+    K, y = breast_cancer_kernels(n=40, m=3, seed=0)
+    path = tmp_path / "problem.npz"
+    np.savez(path, K=K, y=y, groups=np.array([0, 0, 1]))
+    return path
+
+
+def run(*args: str, module: bool = False) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "kernelfuse"] if module else [str(KERNELFUSE)]
+    return subprocess.run(command + list(args), capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("module", [False, True])
+def test_solve_writes_a_result_that_reproduces_its_objective(problem_file, tmp_path, module):
+    out = tmp_path / "result.npz"
+    done = run("solve", str(problem_file), "--solver", "cvxpy", "--family", "vskl",
+               "--C", "2", "--q", "inf", "--output", str(out), module=module)
+    assert done.returncode == 0, done.stderr
+    assert "objective" in done.stdout and "gap" in done.stdout
+    with np.load(out) as result:
+        for key in ("coef", "intercept", "kernel_weights", "objective", "dual_objective",
+                    "gap", "n_iter", "time"):
+            assert key in result.files, key
+        data = np.load(problem_file)
+        problem = Problem.create(data["K"], data["y"], "vskl", groups=data["groups"], C=2, q=np.inf)
+        recomputed = objectives.evaluate(problem, result["coef"], result["intercept"])
+        assert recomputed == pytest.approx(float(result["objective"]), rel=1e-10)
+        assert float(result["gap"]) < 1e-6
+        assert result["kernel_weights"].sum() == pytest.approx(1.0)
+
+
+def test_quiet_prints_nothing(problem_file, tmp_path):
+    out = tmp_path / "r.npz"
+    code = main(["solve", str(problem_file), "--solver", "cvxpy", "--family", "l1_mkl",
+                 "--loss", "logistic", "--C", "0.5", "--tol", "1e-8", "--output", str(out), "--quiet"])
+    assert code == 0 and out.exists()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"K": None}, "no array 'K'"),
+        ({"Y": np.ones((40, 2))}, "exactly one of 'y'"),
+        ({"weights": np.ones(3)}, "unexpected array"),
+        ({"K": np.full((3, 40, 40), np.nan)}, "NaN or inf"),
+        ({"K": -np.eye(40)[None]}, "not positive semidefinite"),
+        ({"y": np.ones(40)}, "single class"),
+        ({"y": np.arange(40.0)}, r"-1 or \+1"),
+    ],
+)
+def test_bad_problem_files_exit_2(problem_file, tmp_path, capsys, change, message):
+    data = dict(np.load(problem_file))
+    data.pop("groups")
+    for key, value in change.items():
+        if value is None:
+            data.pop(key)
+        else:
+            data[key] = value
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **data)
+    code = main(["solve", str(bad), "--solver", "cvxpy", "--family", "l1_mkl",
+                 "--output", str(tmp_path / "r.npz")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kernelfuse: error:")
+    assert __import__("re").search(message, err), err
+    assert not (tmp_path / "r.npz").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--solver", "cvxpi"], "did you mean 'cvxpy'"),
+        (["--solver", "cvxpy", "--family", "l1mkl"], "did you mean 'l1_mkl'"),
+        (["--solver", "cvxpy", "--family", "l1_mkl", "--loss", "hing"], "did you mean 'hinge'"),
+        (["--solver", "cvxpy", "--family", "l1_mkl", "--C", "-1"], "C must be > 0"),
+        (["--solver", "cvxpy", "--family", "pnorm_mkl", "--p", "3"], r"p must be in \(1, 2\]"),
+        (["--solver", "cvxpy"], "solves several families"),
+        (["--solver", "cvxpy", "--family", "l1_mkl", "--seed", "3"], "parameter"),
+    ],
+)
+def test_bad_options_exit_2(problem_file, tmp_path, capsys, args, message):
+    code = main(["solve", str(problem_file), *args, "--output", str(tmp_path / "r.npz")])
+    assert code == 2
+    assert __import__("re").search(message, capsys.readouterr().err)
+
+
+def test_unreadable_files_exit_2(tmp_path, capsys):
+    text = tmp_path / "notes.npz"
+    text.write_text("not an archive")
+    assert main(["solve", str(text), "--solver", "cvxpy", "--output", str(tmp_path / "r.npz")]) == 2
+    assert "cannot read problem file" in capsys.readouterr().err
+    assert main(["solve", str(tmp_path / "missing.npz"), "--solver", "cvxpy",
+                 "--output", str(tmp_path / "r.npz")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_nonzero_from_the_shell(problem_file):
+    done = run("solve", str(problem_file), "--solver", "cvxpy", "--C", "abc", "--output", "x.npz")
+    assert done.returncode == 2 and "not a number" in done.stderr
+    done = run("solve", str(problem_file), "--solver", "nope", "--family", "l1_mkl",
+               "--output", "x.npz")
+    assert done.returncode == 2 and "unknown solver 'nope'" in done.stderr
+
+
+def test_plugins_lists_every_component():
+    done = run("plugins")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:3] == ["kind", "name", "distribution"]
+    rows = {tuple(line.split()[:3]) for line in lines[1:]}
+    for name in ("hinge", "squared-hinge", "logistic", "squared", "eps-insensitive", "crammer-singer"):
+        assert ("loss", name, "kernelfuse") in rows
+    assert ("solver", "cvxpy", "kernelfuse") in rows
+    assert all(len(line.split()) > 3 for line in lines[1:]), "every row has a description"
+
+
+def test_families_lists_all_seven(capsys):
+    assert main(["families"]) == 0
+    out = capsys.readouterr().out
+    for name in ("l1_mkl", "l1_mkl_sq", "vskl", "pnorm_mkl", "mikl", "mlmkl_sum", "mlmkl_max"):
+        assert name in out
