@@ -1,0 +1,31 @@
+"""The documentation's code runs: every ```python block of README.md and docs/*.md."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers import REPO, SHARED_DATA
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if BLOCK.search(p.read_text())],
+                         ids=lambda p: p.name)
+def test_python_blocks_run(page):
+    namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    for number, block in enumerate(BLOCK.findall(page.read_text()), 1):
+        try:
+            exec(compile(block, f"{page.name}[block {number}]", "exec"), namespace)
+        except Exception as exc:  # pragma: no cover - the failure message is the point
+            pytest.fail(f"{page.name}, python block {number} failed: {type(exc).__name__}: {exc}")
+
+
+def test_objectives_page_is_the_shared_contract():
+    """docs/objectives.md is a copy of ../shared/OBJECTIVES.md and must not drift."""
+    shared = SHARED_DATA.parent / "OBJECTIVES.md"
+    if not shared.exists():
+        pytest.skip(f"{shared} is absent")
+    assert (REPO / "docs" / "objectives.md").read_text() == shared.read_text()
