@@ -19,7 +19,12 @@ with tightened tolerances.  The formulations share three pieces:
   quadratic-objective form); ``p``-norms with non-integer ``p`` are exact power
   cones (``cp.pnorm(..., approx=False)``), never rational approximations.
 
-Losses enter through their ``cvxpy_sum(y, f)`` capability.
+Losses enter through their ``cvxpy_sum(y, f)`` capability.  ``mikl`` (kernels
+indefinite, non-symmetric) is the exception to the factors: it optimises
+``coef`` itself.  ``mlmkl_*`` add the kernel weights ``d`` as variables, with
+``||u_mk||^2 / d_m`` as rotated second-order cones (the jointly convex
+primal that :mod:`kernelfuse.objectives` evaluates).  A kernel of rank 0 gets
+no variable and ``coef = 0``.
 
 The dual objective is the one Clarabel reports for the cone program it
 solved (``obj_val_dual``), shifted by the constant cvxpy removed from the
@@ -41,8 +46,11 @@ import numpy as np
 from kernelfuse import objectives
 from kernelfuse.errors import SolverError, ValidationError
 from kernelfuse.problem import Problem
-from kernelfuse.result import History, relative_gap
+from kernelfuse.result import History
 from kernelfuse.solver import Model, Requirements, Solver
+
+#: (gap, feasibility) tolerances of the successive Clarabel attempts, in units of ``tol``.
+TOLERANCE_LADDER: tuple[tuple[float, float], ...] = ((1, 1), (1, 10), (10, 100), (100, 100))
 
 #: cvxpy statuses with a usable solution.
 _OPTIMAL = "optimal"
@@ -180,10 +188,6 @@ def _factors(problem: Problem, rank_tol: float) -> list[Factor]:
     return [factor_kernel(K, rank_tol) for K in problem.K]
 
 
-def _intercept_value(b: Any) -> float:
-    return 0.0 if b is None else float(b.value)
-
-
 def _l1_mkl(problem: Problem, rank_tol: float) -> Formulation:
     """``l1_mkl``: min sum_i loss(y_i, sum_m L_m u_m + b) + C sum_m t_m + (C2/2) sum_m ||u_m||^2,
     with ``t_m >= ||u_m||`` (SOC); the elastic-net term is one SOC epigraph over all ``u_m``."""
@@ -200,7 +204,7 @@ def _l1_mkl(problem: Problem, rank_tol: float) -> Formulation:
         sq, sq_cons = sum_squares_cone(cp.hstack([exp.u[m] for m in exp.active]))
         objective = objective + 0.5 * problem.params["C2"] * sq
         cons += sq_cons
-    return Formulation(objective, cons + loss_cons, lambda: (exp.coef(), _intercept_value(b), None))
+    return Formulation(objective, cons + loss_cons, lambda: (exp.coef(), float(b.value), None))
 
 
 def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
@@ -226,7 +230,7 @@ def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
     loss, loss_cons = problem.loss.cvxpy_sum(problem.y, exp.decision() + b)
     objective = reg + problem.params["C"] * loss
     return Formulation(
-        objective, cons + reg_cons + loss_cons, lambda: (exp.coef(), _intercept_value(b), None)
+        objective, cons + reg_cons + loss_cons, lambda: (exp.coef(), float(b.value), None)
     )
 
 
@@ -333,6 +337,19 @@ def formulate(problem: Problem, rank_tol: float = 1e-11) -> Formulation:
 # --------------------------------------------------------------------------- solver
 
 
+@attrs.frozen(eq=False)
+class ReferenceSolution:
+    """One solve: the model, its objective recomputed by core, cvxpy's value, the gap."""
+
+    model: Model
+    #: :func:`kernelfuse.objectives.evaluate` at the model.
+    objective: float
+    #: cvxpy's optimal value of the cone program (the solver's own number).
+    cvxpy_value: float
+    #: ``(objective - dual_objective) / max(1, |objective|)``.
+    gap: float
+
+
 @attrs.define
 class CvxpyReference(Solver):
     """Exact reference: each family as a cone program solved by cvxpy + Clarabel (small problems).
@@ -354,16 +371,22 @@ class CvxpyReference(Solver):
       ``P_k = 0.5 sum_m ||u_mk||^2 / d_m + C sum_i hinge_ik`` (rotated SOCs),
       summed or maximised over labels.
 
-    Clarabel runs with ``tol`` as its gap and feasibility tolerances and
-    ``max_iter`` iterations.  "Solved" gives status ``converged``.  "Almost
-    solved" (Clarabel met its reduced tolerances, set to ``100 * tol``) gives
-    ``converged`` only when the relative gap between the objective recomputed
-    from the returned model and Clarabel's dual objective is at most
-    ``1000 * tol``, else ``failed`` (the message says why).  Any other outcome
-    (infeasible, iteration limit, numerical error) raises
-    :class:`~kernelfuse.errors.SolverError`.  A model whose recomputed objective
-    disagrees with cvxpy's optimal value by more than ``1000 * tol``
-    (relative) is also reported ``failed``.
+    Clarabel runs with gap and feasibility tolerances ``tol`` and at most
+    ``max_iter`` iterations.  Power cones (vskl with 1 < q < inf, pnorm_mkl
+    with p < 2) and some degenerate programs stall near a feasibility of
+    1e-9: Clarabel ends "InsufficientProgress", often on a poor last iterate.
+    The canonicalised program is then re-solved with the tolerances of
+    :data:`TOLERANCE_LADDER` (multiples of ``tol``) until an attempt is
+    accepted.  Acceptance does not trust Clarabel's status: the model
+    recovered from an attempt is *certified* when the objective recomputed
+    from it (exact, :func:`kernelfuse.objectives.evaluate`) and the dual
+    objective satisfy ``|objective - dual| / max(1, |objective|) <= 1000 *
+    tol``, and it agrees with cvxpy's optimal value within the same relative
+    bound.  The first certified attempt is returned with status
+    ``converged``; if none is certified, the attempt with the smallest gap is
+    returned with status ``failed`` and a message listing every attempt; if
+    no attempt produced a model (infeasible, iteration limit, numerical
+    error), :class:`~kernelfuse.errors.SolverError` is raised.
 
     ``dual_objective`` is Clarabel's dual objective of the cone program,
     shifted by the constant cvxpy moved out of the objective: a lower bound up
@@ -380,60 +403,96 @@ class CvxpyReference(Solver):
     families: ClassVar[frozenset[str]] = frozenset(_FORMULATIONS)
     requires: ClassVar[Requirements] = {"loss": ("cvxpy_sum",)}
 
-    def clarabel_options(self) -> dict[str, float | int]:
-        """Clarabel settings: ``tol`` everywhere, reduced tolerances ``100 * tol``."""
-        reduced = 100.0 * self.tol
+    def clarabel_options(self, gap_tol: float, feas_tol: float) -> dict[str, Any]:
+        """Clarabel settings for one attempt (reduced tolerances ``100 *`` these)."""
         return {
             "max_iter": int(self.max_iter),
-            "tol_gap_abs": self.tol, "tol_gap_rel": self.tol, "tol_feas": self.tol,
-            "tol_ktratio": min(1e-6, 100.0 * self.tol),
-            "reduced_tol_gap_abs": reduced, "reduced_tol_gap_rel": reduced,
-            "reduced_tol_feas": reduced, "reduced_tol_ktratio": min(1e-4, 1e4 * self.tol),
+            "tol_gap_abs": gap_tol, "tol_gap_rel": gap_tol, "tol_feas": feas_tol,
+            "tol_ktratio": min(1e-6, 100.0 * gap_tol),
+            "reduced_tol_gap_abs": 100.0 * gap_tol, "reduced_tol_gap_rel": 100.0 * gap_tol,
+            "reduced_tol_feas": 100.0 * feas_tol,
+            "reduced_tol_ktratio": min(1e-4, 1e4 * gap_tol),
+            # Let cvxpy unpack the iterate of "InsufficientProgress": certified below.
+            "accept_unknown": True,
         }
 
     def run(self, problem: Problem, history: History) -> Model:
+        solution = self.solve_program(problem)
+        history.record(solution.objective, solution.model.dual_objective)
+        return solution.model
+
+    def solve_program(self, problem: Problem) -> ReferenceSolution:
+        """Formulate, solve (climbing :data:`TOLERANCE_LADDER`), recover and certify."""
+        import warnings
+
         import cvxpy as cp
 
         form = formulate(problem, self.rank_tol)
         program = cp.Problem(cp.Minimize(form.objective), form.constraints)
-        options = self.clarabel_options()
-        try:
-            data, chain, inverse = program.get_problem_data(cp.CLARABEL, solver_opts=options)
-            raw = chain.solver.solve_via_data(data, False, self.verbose, options)
-            program.unpack_results(raw, chain, inverse)
-        except cp.error.SolverError as exc:
-            raise SolverError(f"cvxpy/Clarabel failed on family {problem.family.name}: {exc}") from exc
-        status = program.status
-        raw_status = str(raw.status)
-        if status not in (_OPTIMAL, _INACCURATE) or program.value is None:
-            raise SolverError(
-                f"cvxpy/Clarabel did not solve family {problem.family.name}: status {status} "
-                f"(Clarabel: {raw_status}) after {raw.iterations} iterations"
-                + ("; raise max_iter" if raw_status == "MaxIterations" else "")
-            )
-        value = float(program.value)
+        data, chain, inverse = program.get_problem_data(
+            cp.CLARABEL, solver_opts=self.clarabel_options(self.tol, self.tol)
+        )
+        best: ReferenceSolution | None = None
+        n_iter, attempts = 0, []
+        for gap_factor, feas_factor in TOLERANCE_LADDER:
+            gap_tol, feas_tol = gap_factor * self.tol, feas_factor * self.tol
+            options = self.clarabel_options(gap_tol, feas_tol)
+            try:
+                raw = chain.solver.solve_via_data(data, False, self.verbose, options)
+            except Exception as exc:  # Clarabel raises on internal numerical failures
+                attempts.append(f"Clarabel raised {exc!r} (tol {gap_tol:g}/{feas_tol:g})")
+                continue
+            n_iter += int(raw.iterations)
+            label = (f"Clarabel {raw.status} after {raw.iterations} iterations "
+                     f"(gap tol {gap_tol:g}, feasibility tol {feas_tol:g})")
+            try:
+                with warnings.catch_warnings():  # "may be inaccurate": certified below
+                    warnings.simplefilter("ignore", UserWarning)
+                    program.unpack_results(raw, chain, inverse)
+            except cp.error.SolverError:
+                attempts.append(label + ": no solution")
+                continue
+            if program.status not in (_OPTIMAL, _INACCURATE) or program.value is None:
+                attempts.append(label + f": cvxpy status {program.status}")
+                continue
+            solution = self._certify(problem, form, float(program.value), raw, n_iter)
+            if solution.model.status == "converged":
+                return attrs.evolve(solution, model=attrs.evolve(solution.model, message=label))
+            attempts.append(label + ": " + solution.model.message)
+            if best is None or abs(solution.gap) < abs(best.gap):
+                best = solution
+        if best is not None:
+            message = "no attempt certified; returning the smallest gap. " + " | ".join(attempts)
+            return attrs.evolve(best, model=attrs.evolve(best.model, n_iter=n_iter, message=message))
+        raise SolverError(
+            f"cvxpy/Clarabel did not solve family {problem.family.name}: " + " | ".join(attempts)
+            + (" (raise max_iter)" if any("MaxIterations" in a for a in attempts) else "")
+        )
+
+    def _certify(
+        self, problem: Problem, form: Formulation, value: float, raw: Any, n_iter: int
+    ) -> ReferenceSolution:
+        """The model of one attempt, ``converged`` if its objective and dual certify it."""
         dual = float(raw.obj_val_dual) + (value - float(raw.obj_val))
         coef, intercept, weights = form.recover()
         objective = objectives.evaluate(problem, coef, intercept, weights)
-        history.record(objective, dual)
-
         scale = max(1.0, abs(objective))
-        mismatch = abs(objective - value) / scale
-        gap = relative_gap(objective, dual)
         limit = 1e3 * self.tol
-        messages, converged = [f"Clarabel: {raw_status}"], True
-        if status == _INACCURATE:
-            if not gap <= limit:
-                converged = False
-                messages.append(f"inaccurate solution: relative gap {gap:.3g} > {limit:.3g}")
+        problems = []
+        gap = (objective - dual) / scale
+        if not abs(gap) <= limit:
+            problems.append(f"relative gap {gap:.3g} to the dual objective exceeds {limit:.3g}")
+        if not float(raw.r_dual) <= limit:
+            problems.append(f"dual residual {float(raw.r_dual):.3g} exceeds {limit:.3g}")
+        mismatch = abs(objective - value) / scale
         if not mismatch <= limit:
-            converged = False
-            messages.append(
+            problems.append(
                 f"objective at the returned model {objective:.12g} differs from cvxpy's "
-                f"optimal value {value:.12g} (relative {mismatch:.3g})"
+                f"value {value:.12g} (relative {mismatch:.3g} > {limit:.3g})"
             )
-        return Model(
+        model = Model(
             coef=coef, intercept=intercept, kernel_weights=weights, dual_objective=dual,
-            n_iter=int(raw.iterations), status="converged" if converged else "failed",
-            message="; ".join(messages),
+            n_iter=n_iter, status="failed" if problems else "converged",
+            message="; ".join(problems),
         )
+        return ReferenceSolution(model=model, objective=objective, cvxpy_value=value, gap=gap)
