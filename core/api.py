@@ -66,7 +66,7 @@ def solve(
     )
     loss_keys = solver_parameters(loss_factory) if loss_factory is not None else set()
     family_keys = {p.name for p in fam.params}
-    solver_keys = recipe.parameters()
+    solver_keys = recipe.parameters(registry)
     family_params, loss_params, solver_params = {}, {}, {}
     for key, value in params.items():
         if key in family_keys:

@@ -27,8 +27,12 @@ class MirrorMap(ABC):
         """Primal point to dual point."""
 
     @abstractmethod
-    def grad_h_conjugate(self, theta: np.ndarray) -> np.ndarray:
-        """Dual point to primal point: the inverse of :meth:`grad_h`."""
+    def grad_h_conjugate(self, theta: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """Dual point to primal point: the inverse of :meth:`grad_h` on the set.
+
+        ``groups`` (one int per coordinate) describes the set's product
+        structure (one simplex, or one norm block, per group).
+        """
 
     @abstractmethod
     def divergence(self, x: np.ndarray, z: np.ndarray) -> float:

@@ -189,6 +189,24 @@ def check_model(
     return coef, b, d
 
 
+def evaluate_parts(
+    problem: Problem,
+    coef: np.ndarray,
+    f: np.ndarray,
+    sq: np.ndarray,
+    kernel_weights: np.ndarray | None = None,
+) -> float:
+    """P from parts a solver already has, without a pass over the kernels.
+
+    ``f`` the decision values (intercept included) and ``sq`` the squared
+    norms ``coef[m] @ K[m] @ coef[m]`` (per output where coef is 3-D), as
+    :func:`kernel_products` and :func:`squared_norms` would give.  For the
+    per-iteration history of iterative solvers; the reported objective is
+    always :func:`evaluate` at the returned model.
+    """
+    return float(_FAMILY_OBJECTIVES[problem.family.name](problem, coef, f, sq, kernel_weights))
+
+
 def evaluate(
     problem: Problem,
     coef: object,
@@ -199,8 +217,7 @@ def evaluate(
     coef, b, d = check_model(problem, coef, intercept, kernel_weights)
     products = kernel_products(problem.K, coef)
     sq = squared_norms(coef, products)
-    f = decision_values(products, b)
-    return float(_FAMILY_OBJECTIVES[problem.family.name](problem, coef, f, sq, d))
+    return evaluate_parts(problem, coef, decision_values(products, b), sq, d)
 
 
 def model_kernel_weights(problem: Problem, coef: np.ndarray) -> np.ndarray | None:

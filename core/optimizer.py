@@ -1,21 +1,28 @@
 """The ``OuterOptimizer`` interface: an iteration rule with explicit state.
 
-Shaped like an optax transformation: ``init(point) -> state`` and
-``update(answer, state) -> (point, state)``, the state holding everything
-the rule carries (step sizes, penalties, averages), so runs can be warm
-started, checkpointed and tested step by step.  Examples: mirror descent,
-augmented Lagrangian / proximal point, forward-backward (+ FISTA),
-stochastic proximal sub-gradient, stochastic mirror-prox, reduced gradient.
+Shaped like an optax transformation with a line search: ``init`` builds the
+state, and ``step(point, answer, state, evaluate)`` returns the next point,
+the oracle's answer there and the new state.  ``evaluate(point)`` asks the
+oracle at a trial point, so rules with a line search (Armijo steps, golden
+section) are steps like any other.  The state holds everything the rule
+carries (step sizes, penalties, averages), so runs can be warm-started,
+checkpointed and tested step by step.  Examples: mirror descent, reduced
+gradient, augmented Lagrangian, forward-backward (+ FISTA), stochastic
+proximal sub-gradient, stochastic mirror-prox.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
 from kernelfuse.oracle import OracleAnswer
+from kernelfuse.problem import Problem
+
+Evaluate = Callable[[np.ndarray], OracleAnswer]
 
 
 class OuterOptimizer(ABC):
@@ -24,9 +31,11 @@ class OuterOptimizer(ABC):
     name: ClassVar[str]
 
     @abstractmethod
-    def init(self, point: np.ndarray) -> Any:
-        """Initial state at ``point``."""
+    def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> Any:
+        """Initial state at ``point``, where the oracle answered ``answer``."""
 
     @abstractmethod
-    def update(self, answer: OracleAnswer, state: Any) -> tuple[np.ndarray, Any]:
-        """Next point from the oracle's answer at the current one, and the new state."""
+    def step(
+        self, point: np.ndarray, answer: OracleAnswer, state: Any, evaluate: Evaluate
+    ) -> tuple[np.ndarray, OracleAnswer, Any]:
+        """The next point, the oracle's answer there, and the new state."""

@@ -3,9 +3,11 @@
 An outer optimiser moves some variables (kernel weights, dual multipliers,
 primal coefficients); at each point it asks an oracle, which solves or
 samples the inner problem there and answers with a value, a (sub)gradient
-with respect to the outer variables, and, where it has one, a certified
-lower bound.  Oracle state (warm starts, caches) is explicit, as in optax:
-``init`` creates it and ``query`` returns the new state.
+with respect to the outer variables, where it has one a certified lower
+bound on the family optimum, and the primal model the point gives with
+its objective.  Oracle state (warm starts, caches) is explicit, as in
+optax: ``init`` creates it with the starting point, ``query`` returns the
+new state.
 
 Examples: an SVM on the combined kernel (mirrorVSKL, SimpleMKL), Newton on
 the smoothed dual (SpicyMKL), one sampled example (OBSCURE), one sampled
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -24,26 +27,38 @@ import numpy as np
 from kernelfuse.problem import Problem
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class OracleAnswer:
-    """What an oracle returns at a point."""
+    """What an oracle returns at a point.
+
+    ``value`` and ``gradient``: the outer function and a (sub)gradient at
+    the point.  ``lower_bound``: a certified lower bound on the family
+    optimum (nan if none).  ``coef``, ``intercept``, ``kernel_weights``: the
+    primal model at the point, and ``objective`` the family objective there
+    (:func:`kernelfuse.objectives.evaluate_parts`).  ``counters``: the work
+    this answer cost (``svm_calls``, ``kernel_passes``, ...).
+    """
 
     value: float
     gradient: np.ndarray
+    coef: np.ndarray
+    objective: float
+    intercept: float = 0.0
+    kernel_weights: np.ndarray | None = None
     lower_bound: float = math.nan
-    solution: Any = None
-    #: Cost in passes over the kernel stack (for benchmarks).
-    kernel_passes: float = 0.0
+    counters: Mapping[str, float] = attrs.field(factory=dict)
 
 
 class Oracle(ABC):
     """Solves or samples the inner problem at an outer point."""
 
     name: ClassVar[str]
+    #: Families this oracle's inner problem belongs to.
+    families: ClassVar[frozenset[str]]
 
     @abstractmethod
-    def init(self, problem: Problem) -> Any:
-        """Initial oracle state for ``problem``."""
+    def init(self, problem: Problem) -> tuple[np.ndarray, Any]:
+        """The starting point for ``problem`` and the initial oracle state."""
 
     @abstractmethod
     def query(self, point: np.ndarray, state: Any) -> tuple[OracleAnswer, Any]:

@@ -12,7 +12,7 @@ Every built-in solver name is such a recipe, registered under kind
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -42,35 +42,100 @@ def check_requirements(parts: Mapping[str, object], requires: Requirements, who:
         raise IncompatiblePartsError(f"solver {who!r} cannot run: " + "; ".join(problems))
 
 
+def _depth(role: str) -> int:
+    return role.count(".")
+
+
 @attrs.frozen
 class Recipe:
-    """A named composition: ``assembler(**parts, **params)`` with parts from the registry."""
+    """A named composition: ``assembler(**parts, **params)`` with parts from the registry.
+
+    ``parts`` maps a role to ``(kind, registered name)``.  A dotted role
+    is a part of a part: ``"oracle.svm_solver"`` is passed to the oracle's
+    factory as ``svm_solver``.  At build time:
+
+    * a parameter named like a role's last component (``svm_solver="libsvm"``)
+      picks another registered component of that kind for the role;
+    * any other parameter goes to whoever takes it: the assembler, or the one
+      part whose factory has a parameter of that name (a name two parts take
+      must be given as ``"role.name"``).
+    """
 
     name: str
-    assembler: type[Solver]
-    parts: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)  # role -> (kind, name)
+    assembler: Callable[..., Solver]
+    parts: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
     description: str = ""
+    families: frozenset[str] = attrs.field(
+        default=attrs.Factory(lambda self: self.assembler.families, takes_self=True)
+    )
 
-    @property
-    def families(self) -> frozenset[str]:
-        return self.assembler.families
+    def _leaf_roles(self) -> dict[str, str]:
+        return {role.rsplit(".", 1)[-1]: role for role in self.parts}
 
-    def parameters(self) -> set[str]:
-        """Solver parameters this recipe accepts (besides its parts)."""
-        return solver_parameters(self.assembler) - set(self.parts)
+    def _part_parameters(self, registry: Any) -> dict[str, set[str]]:
+        """Parameters each part's factory takes, besides its own sub-parts."""
+        taken: dict[str, set[str]] = {}
+        for role, (kind, name) in self.parts.items():
+            children = {r.rsplit(".", 1)[-1] for r in self.parts
+                        if r.startswith(role + ".") and _depth(r) == _depth(role) + 1}
+            taken[role] = solver_parameters(registry.get(kind, name).factory) - children
+        return taken
+
+    def parameters(self, registry: Any = None) -> set[str]:
+        """Every parameter name :meth:`build` accepts."""
+        registry = _default(registry)
+        accepted = (solver_parameters(self.assembler) - set(self.parts) - {"name"}) | set(
+            self._leaf_roles()
+        )
+        for role, names in self._part_parameters(registry).items():
+            accepted |= names | {f"{role}.{n}" for n in names}
+        return accepted
 
     def build(self, registry: Any = None, **params: Any) -> Solver:
         """Create the parts, assemble the solver, check its requirements."""
-        if registry is None:
-            from kernelfuse.registry import get_registry
-
-            registry = get_registry()
-        accepted = self.parameters()
-        for key in params:
-            if key not in accepted:
-                raise UnknownNameError(f"parameter of solver {self.name}", key, accepted)
-        parts = {role: registry.create(kind, name) for role, (kind, name) in self.parts.items()}
-        solver = self.assembler(**parts, **params)
+        registry = _default(registry)
+        chosen = dict(self.parts)
+        leaves = self._leaf_roles()
+        for key in [k for k in params if k in leaves and isinstance(params[k], str)]:
+            kind, _ = chosen[leaves[key]]
+            registry.get(kind, params[key])  # an unknown name fails here, with close matches
+            chosen[leaves[key]] = (kind, params.pop(key))
+        recipe = attrs.evolve(self, parts=chosen)
+        own = solver_parameters(self.assembler) - set(self.parts) - {"name"}
+        per_part = recipe._part_parameters(registry)
+        routed: dict[str, dict[str, Any]] = {role: {} for role in chosen}
+        solver_params: dict[str, Any] = {}
+        for key, value in params.items():
+            role, _, leaf = key.rpartition(".")
+            if role:
+                if role not in per_part or leaf not in per_part[role]:
+                    raise UnknownNameError(f"parameter of solver {self.name}", key,
+                                           recipe.parameters(registry))
+                routed[role][leaf] = value
+                continue
+            takers = [r for r, names in per_part.items() if key in names]
+            if key in own:
+                solver_params[key] = value
+            elif len(takers) == 1:
+                routed[takers[0]][key] = value
+            elif takers:
+                raise UnknownNameError(
+                    f"parameter of solver {self.name} (ambiguous: taken by "
+                    f"{', '.join(takers)}; write it as role.{key})", key,
+                    {f"{r}.{key}" for r in takers},
+                )
+            else:
+                raise UnknownNameError(f"parameter of solver {self.name}", key,
+                                       recipe.parameters(registry))
+        built: dict[str, Any] = {}
+        for role in sorted(chosen, key=_depth, reverse=True):
+            kind, name = chosen[role]
+            children = {r.rsplit(".", 1)[-1]: built.pop(r) for r in list(built)
+                        if r.startswith(role + ".") and _depth(r) == _depth(role) + 1}
+            built[role] = registry.create(kind, name, **children, **routed[role])
+        if "name" in solver_parameters(self.assembler):
+            solver_params["name"] = self.name
+        solver = self.assembler(**built, **solver_params)
         check_requirements(
             solver.parts(),
             {role: needs for role, needs in solver.requires.items() if role != "loss"},
@@ -80,3 +145,11 @@ class Recipe:
 
     def __call__(self, **params: Any) -> Solver:
         return self.build(**params)
+
+
+def _default(registry: Any) -> Any:
+    if registry is None:
+        from kernelfuse.registry import get_registry
+
+        return get_registry()
+    return registry

@@ -54,7 +54,10 @@ def canonical_name(name: str) -> str:
 
 
 def describe(factory: Callable[..., Any]) -> str:
-    """First line of the factory's docstring."""
+    """The factory's own ``description`` string, else the first line of its docstring."""
+    own = getattr(factory, "description", None)
+    if isinstance(own, str) and own:
+        return own.strip().splitlines()[0]
     doc = inspect.getdoc(factory) or ""
     return doc.strip().splitlines()[0] if doc.strip() else ""
 

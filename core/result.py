@@ -30,13 +30,18 @@ def relative_gap(objective: float, lower: float) -> float:
 
 @attrs.frozen
 class Iteration:
-    """One row of a solver's history."""
+    """One row of a solver's history.
+
+    ``counters`` holds the solver's cumulative work counters at that point
+    (e.g. ``svm_calls``, ``kernel_passes``, ``bca_iterations``).
+    """
 
     iteration: int
     objective: float
     dual_objective: float
     gap: float
     time: float
+    counters: Mapping[str, float] = attrs.field(factory=dict)
 
 
 class History:
@@ -50,13 +55,17 @@ class History:
     def elapsed(self) -> float:
         return time.perf_counter() - self._start
 
-    def record(self, objective: float, dual_objective: float = math.nan) -> Iteration:
+    def record(self, objective: float, dual_objective: float = math.nan,
+               **counters: float) -> Iteration:
         row = Iteration(len(self.rows) + 1, float(objective), float(dual_objective),
-                        relative_gap(objective, dual_objective), self.elapsed())
+                        relative_gap(objective, dual_objective), self.elapsed(), dict(counters))
         self.rows.append(row)
         if self._callback is not None:
             self._callback(row)
         return row
+
+
+_SCALAR_FIELDS = ("iteration", "objective", "dual_objective", "gap", "time")
 
 
 @attrs.frozen(eq=False)
@@ -87,6 +96,11 @@ class Result:
     def converged(self) -> bool:
         return self.status == "converged"
 
+    @property
+    def counters(self) -> Mapping[str, float]:
+        """The solver's work counters at the end (empty without history)."""
+        return self.history[-1].counters if self.history else {}
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The result as named arrays (what :meth:`save` writes)."""
         arrays: dict[str, Any] = {
@@ -104,9 +118,13 @@ class Result:
         }
         if self.kernel_weights is not None:
             arrays["kernel_weights"] = self.kernel_weights
-        for field in attrs.fields(Iteration):
-            arrays[f"history_{field.name}"] = np.array(
-                [getattr(row, field.name) for row in self.history], dtype=float
+        for name in _SCALAR_FIELDS:
+            arrays[f"history_{name}"] = np.array(
+                [getattr(row, name) for row in self.history], dtype=float
+            )
+        for name in sorted({key for row in self.history for key in row.counters}):
+            arrays[f"counter_{name}"] = np.array(
+                [row.counters.get(name, math.nan) for row in self.history], dtype=float
             )
         return {key: np.asarray(value) for key, value in arrays.items()}
 
@@ -122,9 +140,14 @@ class Result:
             if missing:
                 raise ValidationError(f"{path} is not a kernelfuse result: missing {missing}")
             arrays: Mapping[str, np.ndarray] = {k: data[k] for k in data.files}
+        counter_names = [k[len("counter_"):] for k in arrays if k.startswith("counter_")]
+        columns = [arrays[f"history_{name}"] for name in _SCALAR_FIELDS]
         rows = tuple(
-            Iteration(int(i), *map(float, rest))
-            for i, *rest in zip(*(arrays[f"history_{f.name}"] for f in attrs.fields(Iteration)))
+            Iteration(int(values[0]), *map(float, values[1:]), counters={
+                name: float(arrays[f"counter_{name}"][i]) for name in counter_names
+                if not math.isnan(arrays[f"counter_{name}"][i])
+            })
+            for i, values in enumerate(zip(*columns))
         )
         return cls(
             coef=arrays["coef"], intercept=float(arrays["intercept"]),

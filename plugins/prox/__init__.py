@@ -1,0 +1,11 @@
+"""Proximal operators and mirror maps (kind ``prox``)."""
+
+from __future__ import annotations
+
+from kernelfuse.hookspecs import hookimpl
+from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
+
+
+@hookimpl
+def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
+    registry.add("prox", EntropicSimplices.name, EntropicSimplices)
