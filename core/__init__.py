@@ -14,6 +14,7 @@ import importlib.metadata as _metadata
 
 from kernelfuse.api import solve
 from kernelfuse.errors import (
+    ConvergenceWarning,
     IncompatiblePartsError,
     KernelfuseError,
     SolverError,
@@ -36,7 +37,7 @@ from kernelfuse.solver import Model, Solver
 __version__ = _metadata.version("kernelfuse")
 
 __all__ = [
-    "FAMILIES", "Family", "IncompatiblePartsError", "Iteration", "KernelfuseError",
+    "ConvergenceWarning", "FAMILIES", "Family", "IncompatiblePartsError", "Iteration", "KernelfuseError",
     "Loss", "MirrorMap", "Model", "Oracle", "OracleAnswer", "OuterOptimizer",
     "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result",
     "Solver", "SolverError", "UnknownNameError", "ValidationError",

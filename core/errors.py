@@ -50,3 +50,7 @@ class IncompatiblePartsError(KernelfuseError, TypeError):
 
 class SolverError(KernelfuseError, RuntimeError):
     """A solver failed numerically and has no answer to return."""
+
+
+class ConvergenceWarning(UserWarning):
+    """A solver stopped before reaching its tolerance (the result says why)."""

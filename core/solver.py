@@ -10,6 +10,7 @@ reported objective always comes from :func:`kernelfuse.objectives.evaluate`.
 from __future__ import annotations
 
 import math
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -18,7 +19,7 @@ import attrs
 import numpy as np
 
 from kernelfuse import objectives
-from kernelfuse.errors import IncompatiblePartsError
+from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError
 from kernelfuse.problem import Problem
 from kernelfuse.result import History, Iteration, Result, relative_gap
 
@@ -76,6 +77,12 @@ class Solver(ABC):
         history = History(callback)
         model = self.run(problem, history)
         elapsed = history.elapsed()
+        if model.status != "converged":
+            warnings.warn(
+                f"solver {self.name!r} stopped with status {model.status!r}"
+                + (f": {model.message}" if model.message else ""),
+                ConvergenceWarning, stacklevel=2,
+            )
         objective = objectives.evaluate(problem, model.coef, model.intercept, model.kernel_weights)
         weights = model.kernel_weights
         if weights is None:

@@ -6,6 +6,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
+from kernelfuse.errors import SolverError
 from kernelfuse.svm_solver import SVMSolution, SVMSolver, intercept_from_alpha
 
 
@@ -43,7 +44,9 @@ class OSQPSolver(SVMSolver):
         )
         if warm_start is not None:
             solver.warm_start(x=warm_start.alpha)
-        res = solver.solve()
+        res = solver.solve(raise_error=False)
+        if res.x is None or not np.isfinite(res.x).all():
+            raise SolverError(f"OSQP did not solve the SVM dual: {res.info.status}")
         alpha = np.clip(np.asarray(res.x, dtype=float), 0.0, C)
         b = intercept_from_alpha(K, y, C, alpha) if intercept else 0.0
         return SVMSolution(alpha, b, int(res.info.iter))

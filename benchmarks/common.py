@@ -1,0 +1,384 @@
+"""Shared helpers for the kernelfuse benchmarks (not part of the library, not tests).
+
+* loaders for the UCI sets of ``../shared/data`` (liver, wpbc, ionosphere,
+  sonar) and the four pendigits views, with a seeded 70/30 stratified split;
+* standardisation fitted on the training split only;
+* Gaussian kernels on single features and on all features for a list of
+  widths (``sigma = width * sqrt(#features used)``), each normalised to unit
+  trace on the training set, the same factor applied to ``K(test, train)``;
+* timing, SVM-call instrumentation, machine/library info, JSON writing,
+  markdown tables and optional matplotlib plots.
+
+Data handling choices (stated once, here):
+
+* ``wpbc``: the 4 missing values of ``f32`` (lymph node status) are imputed
+  with the mean of that column over the *training* split; all 33 features
+  (including ``f0``, the time) are kept, the layout of the MKL literature
+  (SimpleMKL's "Wpbc 198 x 34" counts the label).
+* ``ionosphere``: the constant column ``f1`` is dropped (33 features).
+* ``liver``: the usual MKL-literature target (``selector``), 6 features.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import platform
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+DATA_DIR = REPO.parent / "shared" / "data"
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+UCI_SETS = ("liver", "wpbc", "ionosphere", "sonar")
+PENDIGITS_VIEWS = ("dyn", "sta4", "sta8", "sta16")
+
+
+# --------------------------------------------------------------------------- data
+
+
+def data_dir() -> Path:
+    """The shared data folder, or a clear error saying where it was expected."""
+    if not DATA_DIR.is_dir():
+        raise SystemExit(
+            f"benchmark data not found: expected the shared data sets in {DATA_DIR} "
+            "(a folder 'shared/data' next to the repository, with liver/, wpbc/, "
+            "ionosphere/, sonar/, pendigits/ ... as described in its README.md)"
+        )
+    return DATA_DIR
+
+
+def _read_csv(path: Path) -> tuple[np.ndarray, list[str]]:
+    if not path.is_file():
+        raise SystemExit(f"benchmark data file missing: {path}")
+    with path.open() as fh:
+        header = fh.readline().strip().split(",")
+    values = np.genfromtxt(path, delimiter=",", skip_header=1, dtype=float)
+    return values, header
+
+
+def load_uci(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Features (with NaN where missing), labels +1/-1 and feature names of a UCI set."""
+    values, header = _read_csv(data_dir() / name / "data.csv")
+    X, y = values[:, :-1], values[:, -1]
+    columns = header[:-1]
+    if name == "ionosphere":
+        keep = [j for j, c in enumerate(columns) if c != "f1"]  # f1 is constant 0
+        X, columns = X[:, keep], [columns[j] for j in keep]
+    if not set(np.unique(y)) <= {-1.0, 1.0}:
+        raise SystemExit(f"{name}: labels are not +1/-1")
+    return X, y, columns
+
+
+def stratified_split(y: np.ndarray, test_size: float = 0.3, seed: int = 0
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded stratified train/test indices (70/30 by default)."""
+    from sklearn.model_selection import train_test_split
+
+    idx = np.arange(y.shape[0])
+    train, test = train_test_split(idx, test_size=test_size, stratify=y, random_state=seed)
+    return np.sort(train), np.sort(test)
+
+
+def standardise(X_train: np.ndarray, X_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Impute NaN with the training-column mean, then z-score with training statistics."""
+    mean = np.nanmean(X_train, axis=0)
+    X_train = np.where(np.isnan(X_train), mean, X_train)
+    X_test = np.where(np.isnan(X_test), mean, X_test)
+    std = X_train.std(axis=0)
+    std[std == 0] = 1.0
+    return (X_train - mean) / std, (X_test - mean) / std
+
+
+def uci_split(name: str, seed: int = 0, test_size: float = 0.3) -> dict[str, Any]:
+    """Standardised 70/30 stratified split of a UCI set (training statistics only)."""
+    X, y, columns = load_uci(name)
+    train, test = stratified_split(y, test_size, seed)
+    n_missing = int(np.isnan(X).sum())
+    Xtr, Xte = standardise(X[train], X[test])
+    return {"name": name, "X_train": Xtr, "y_train": y[train], "X_test": Xte,
+            "y_test": y[test], "columns": columns, "n_missing_imputed": n_missing,
+            "train_index": train, "test_index": test}
+
+
+def load_pendigits(split: str = "train") -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The four pendigits views (rows aligned) and the digit labels 0..9."""
+    views: dict[str, np.ndarray] = {}
+    labels = None
+    for view in PENDIGITS_VIEWS:
+        values, _ = _read_csv(data_dir() / "pendigits" / f"{view}_{split}.csv")
+        views[view] = values[:, :-1]
+        if labels is None:
+            labels = values[:, -1].astype(int)
+        elif not np.array_equal(labels, values[:, -1].astype(int)):
+            raise SystemExit(f"pendigits {split}: labels of view {view} differ from the others")
+    assert labels is not None
+    return views, labels
+
+
+# ------------------------------------------------------------------------ kernels
+
+
+def sq_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances, clipped at 0."""
+    d = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
+    return np.maximum(d, 0.0)
+
+
+def gaussian_kernels(X_train: np.ndarray, X_test: np.ndarray | None,
+                     specs: Sequence[tuple[Sequence[int] | None, float]]
+                     ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Gaussian kernels ``exp(-||x - x'||^2 / (2 sigma^2))`` for ``(features, width)`` specs.
+
+    ``features`` is a list of column indices (None = all columns);
+    ``sigma = width * sqrt(len(features))``.  Each kernel is divided by its
+    trace on the training set (unit trace); the test kernel ``K(test, train)``
+    gets the same factor.  Returns ``(K_train (M, N, N), K_test (M, N_test, N))``.
+    """
+    M, N = len(specs), X_train.shape[0]
+    K = np.empty((M, N, N))
+    Kt = None if X_test is None else np.empty((M, X_test.shape[0], N))
+    cache: dict[tuple[int, ...] | None, tuple[np.ndarray, np.ndarray | None]] = {}
+    for m, (features, width) in enumerate(specs):
+        key = None if features is None else tuple(features)
+        if key not in cache:
+            cols = slice(None) if key is None else list(key)
+            Xa = X_train[:, cols]
+            cache[key] = (sq_distances(Xa, Xa),
+                          None if X_test is None else sq_distances(X_test[:, cols], Xa))
+        D, Dt = cache[key]
+        n_feat = X_train.shape[1] if key is None else len(key)
+        sigma = width * math.sqrt(n_feat)
+        np.exp(-D / (2.0 * sigma**2), out=K[m])
+        scale = 1.0 / np.trace(K[m])
+        K[m] *= scale
+        if Kt is not None:
+            np.exp(-Dt / (2.0 * sigma**2), out=Kt[m])
+            Kt[m] *= scale
+        if len(cache) > 4:  # keep memory small on many single-feature kernels
+            cache.pop(next(iter(cache)))
+    return K, Kt
+
+
+def decision(K_test: np.ndarray, coef: np.ndarray, intercept: float) -> np.ndarray:
+    """``f(x) = sum_m K_m(x, train) @ coef[m] + b``."""
+    M, T, N = K_test.shape
+    return np.einsum("mtn,mn->t", K_test, coef) + intercept
+
+
+def accuracy(K_test: np.ndarray, y_test: np.ndarray, coef: np.ndarray, intercept: float) -> float:
+    f = decision(K_test, coef, intercept)
+    pred = np.where(f >= 0, 1.0, -1.0)
+    return float(np.mean(pred == y_test))
+
+
+# ------------------------------------------------------------------ instrumentation
+
+
+class SVMProbe:
+    """Counts and times top-level SVM solves (any back-end) and active-set fallbacks.
+
+    Patches the solver classes for the duration of a ``with`` block; nested
+    calls (the active-set solver's libsvm fallback) are not double-counted.
+    """
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.seconds = 0.0
+        self.fallbacks = 0
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[SVMProbe]:
+        from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+        from kernelfuse.plugins.svm.libsvm import LibSVM
+        from kernelfuse.plugins.svm.osqp_qp import OSQPSolver
+
+        originals = {cls: cls.solve for cls in (ActiveSetSVM, LibSVM, OSQPSolver)}
+        probe = self
+
+        def wrap(cls: type, original: Any) -> Any:
+            def solve(self: Any, *args: Any, **kwargs: Any) -> Any:
+                top = probe._depth == 0
+                probe._depth += 1
+                before = getattr(self, "fallbacks", 0) if cls is ActiveSetSVM else 0
+                t0 = time.perf_counter()
+                try:
+                    return original(self, *args, **kwargs)
+                finally:
+                    probe._depth -= 1
+                    if cls is ActiveSetSVM:
+                        probe.fallbacks += getattr(self, "fallbacks", 0) - before
+                    if top:
+                        probe.calls += 1
+                        probe.seconds += time.perf_counter() - t0
+            return solve
+
+        for cls, original in originals.items():
+            cls.solve = wrap(cls, original)  # type: ignore[method-assign]
+        try:
+            yield self
+        finally:
+            for cls, original in originals.items():
+                cls.solve = original  # type: ignore[method-assign]
+
+
+def run_solver(K: np.ndarray, y: np.ndarray, solver: str, **kwargs: Any) -> dict[str, Any]:
+    """``kernelfuse.solve`` with wall time and SVM instrumentation; never raises."""
+    import kernelfuse
+
+    probe = SVMProbe()
+    t0 = time.perf_counter()
+    try:
+        with probe.active():
+            r = kernelfuse.solve(K, y, solver=solver, **kwargs)
+    except Exception as exc:  # a benchmark records failures, it does not stop on them
+        return {"solver": solver, "status": "error", "error": f"{type(exc).__name__}: {exc}",
+                "wall": time.perf_counter() - t0}
+    wall = time.perf_counter() - t0
+    counters = {k: float(v) for k, v in r.counters.items()}
+    weights = np.asarray(r.kernel_weights) if r.kernel_weights is not None else None
+    return {
+        "solver": solver, "status": r.status, "objective": float(r.objective),
+        "dual_objective": float(r.dual_objective), "gap": float(r.gap), "n_iter": int(r.n_iter),
+        "time": float(r.time), "wall": wall, "counters": counters,
+        "svm_calls": counters.get("svm_calls", probe.calls),
+        "kernel_passes": counters.get("kernel_passes", math.nan),
+        "probe_svm_calls": probe.calls, "svm_seconds": probe.seconds,
+        "active_set_fallbacks": probe.fallbacks,
+        "n_selected": None if weights is None else int(np.sum(weights > 1e-6)),
+        "kernel_weights": None if weights is None else weights.tolist(),
+        "_result": r,
+    }
+
+
+# ------------------------------------------------------------------------ reporting
+
+
+def machine_info() -> dict[str, Any]:
+    """Machine and library versions, for the JSON."""
+    import importlib.metadata as md
+
+    versions = {}
+    for pkg in ("numpy", "scipy", "scikit-learn", "cvxpy", "clarabel", "osqp", "kernelfuse",
+                "matplotlib"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            versions[pkg] = None
+    cpu = platform.processor()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = round(int(line.split()[1]) / 1024**2, 1)
+    blas = None
+    with contextlib.suppress(Exception):
+        cfg = np.show_config(mode="dicts")  # type: ignore[call-arg]
+        blas = cfg.get("Build Dependencies", {}).get("blas", {}).get("name")
+    commit = None
+    with contextlib.suppress(Exception):
+        import subprocess
+
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"],
+                                capture_output=True, text=True, timeout=5).stdout.strip() or None
+    return {
+        "python": sys.version.split()[0], "platform": platform.platform(), "cpu": cpu,
+        "cpu_count": os.cpu_count(), "memory_gb": mem, "blas": blas,
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "versions": versions, "git_commit": commit,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items() if not str(k).startswith("_")}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        value = float(obj)
+        return value if math.isfinite(value) else None  # strict JSON: nan/inf -> null
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    return obj
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_jsonable(payload), indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A compact cell: ints as ints, floats with ``digits`` significant digits."""
+    if value is None:
+        return "-"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isnan(v):
+            return "-"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v != 0 and abs(v) < 1e-3:
+            return f"{v:.{digits - 1}e}"
+        if abs(v) >= 10**digits:
+            return f"{v:.0f}"
+        return f"{v:.{digits}g}"
+    return str(value)
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[fmt(c) for c in row] for row in rows]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
+    return "\n".join(lines)
+
+
+def ratio(a: float | None, b: float | None) -> float:
+    if a is None or b is None or not b or math.isnan(a) or math.isnan(b):
+        return math.nan
+    return a / b
+
+
+def have_matplotlib() -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        return True
+    except ImportError:
+        return False
+
+
+class Timer:
+    """``with Timer() as t: ...; t.seconds``."""
+
+    def __enter__(self) -> Timer:
+        self._t0 = time.perf_counter()
+        self.seconds = math.nan
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self._t0
