@@ -56,7 +56,20 @@ def load_problem_file(path: str) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _progress(row: Iteration) -> None:
+class _Progress:
+    """One stderr line per iteration for the first few, then at most two a second."""
+
+    def __init__(self) -> None:
+        self._last = -1.0
+
+    def __call__(self, row: Iteration) -> None:
+        if row.iteration > 3 and row.time - self._last < 0.5:
+            return
+        self._last = row.time
+        _print_row(row)
+
+
+def _print_row(row: Iteration) -> None:
     print(
         f"iter {row.iteration:5d}  objective {row.objective:.10g}  gap {row.gap:.3g}  "
         f"time {row.time:.2f}s",
@@ -85,7 +98,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         arrays["K"], arrays["y"] if "y" in arrays else arrays["Y"],
         solver=args.solver, family=args.family, loss=args.loss,
         groups=groups, check_psd=not args.no_check_psd,
-        callback=None if args.quiet else _progress, **params,
+        callback=None if args.quiet else _Progress(), **params,
     )
     result.save(output)
     if not args.quiet:

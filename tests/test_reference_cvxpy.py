@@ -19,6 +19,8 @@ linear kernels on feature subsets), N = 40, M = 3-4, fixed seeds.  Checks:
 
 from __future__ import annotations
 
+import warnings
+
 import math
 import subprocess
 import sys
@@ -31,7 +33,7 @@ from sklearn.svm import SVC
 
 import kernelfuse
 from kernelfuse import objectives
-from kernelfuse.errors import SolverError
+from kernelfuse.errors import ConvergenceWarning, SolverError
 from kernelfuse.problem import Problem
 from kernelfuse.plugins.reference.cvxpy_solver import CvxpyReference
 
@@ -367,12 +369,17 @@ def test_converged_always_means_certified(data, case):
     # must then say "failed" (or raise), never "converged" with a larger gap.
     tol = 1e-14
     try:
-        result = _solve(data, {**case, "tol": tol})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = _solve(data, {**case, "tol": tol})
     except SolverError:
         return
+    failed_warnings = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     if result.status == "converged":
         assert abs(result.gap) <= 1e3 * tol
+        assert not failed_warnings
     else:
+        assert failed_warnings, "a failed solve must warn"
         assert result.status == "failed"
         assert "no attempt certified" in result.message
         problem = _problem(data, case)
