@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,21 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# Benchmarks measure, they never test: each prints ratio tables and writes
+# JSON + PNG under benchmarks/results/ (see benchmarks/README.md).
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(PY) benchmarks/vskl_scaling.py
+	$(PY) benchmarks/vskl_accuracy.py
+
+bench-quick: $(BENCH_STAMP)
+	$(PY) benchmarks/vskl_scaling.py --quick
+	$(PY) benchmarks/vskl_accuracy.py --quick
 
 clean:
 	rm -rf $(VENV) demo-output build dist

@@ -194,6 +194,8 @@ class SVMProbe:
         self.calls = 0
         self.seconds = 0.0
         self.fallbacks = 0
+        self.fallback_seconds = 0.0
+        self.durations: list[float] = []
         self._depth = 0
 
     @contextlib.contextmanager
@@ -203,7 +205,15 @@ class SVMProbe:
         from kernelfuse.plugins.svm.osqp_qp import OSQPSolver
 
         originals = {cls: cls.solve for cls in (ActiveSetSVM, LibSVM, OSQPSolver)}
+        original_fallback = ActiveSetSVM._fallback
         probe = self
+
+        def fallback(self: Any, *args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return original_fallback(self, *args, **kwargs)
+            finally:
+                probe.fallback_seconds += time.perf_counter() - t0
 
         def wrap(cls: type, original: Any) -> Any:
             def solve(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -219,16 +229,19 @@ class SVMProbe:
                         probe.fallbacks += getattr(self, "fallbacks", 0) - before
                     if top:
                         probe.calls += 1
-                        probe.seconds += time.perf_counter() - t0
+                        probe.durations.append(time.perf_counter() - t0)
+                        probe.seconds += probe.durations[-1]
             return solve
 
         for cls, original in originals.items():
             cls.solve = wrap(cls, original)  # type: ignore[method-assign]
+        ActiveSetSVM._fallback = fallback  # type: ignore[method-assign]
         try:
             yield self
         finally:
             for cls, original in originals.items():
                 cls.solve = original  # type: ignore[method-assign]
+            ActiveSetSVM._fallback = original_fallback  # type: ignore[method-assign]
 
 
 def run_solver(K: np.ndarray, y: np.ndarray, solver: str, **kwargs: Any) -> dict[str, Any]:
@@ -247,17 +260,38 @@ def run_solver(K: np.ndarray, y: np.ndarray, solver: str, **kwargs: Any) -> dict
     counters = {k: float(v) for k, v in r.counters.items()}
     weights = np.asarray(r.kernel_weights) if r.kernel_weights is not None else None
     return {
-        "solver": solver, "status": r.status, "objective": float(r.objective),
+        "solver": solver, "status": r.status, "message": getattr(r, "message", ""),
+        "objective": float(r.objective),
         "dual_objective": float(r.dual_objective), "gap": float(r.gap), "n_iter": int(r.n_iter),
         "time": float(r.time), "wall": wall, "counters": counters,
         "svm_calls": counters.get("svm_calls", probe.calls),
         "kernel_passes": counters.get("kernel_passes", math.nan),
         "probe_svm_calls": probe.calls, "svm_seconds": probe.seconds,
+        "svm_max_seconds": max(probe.durations, default=math.nan),
         "active_set_fallbacks": probe.fallbacks,
+        "fallback_seconds": probe.fallback_seconds,
         "n_selected": None if weights is None else int(np.sum(weights > 1e-6)),
         "kernel_weights": None if weights is None else weights.tolist(),
         "_result": r,
     }
+
+
+def timed_runs(K: np.ndarray, y: np.ndarray, solver: str, *, repeat_below: float = 1.0,
+               repeats: int = 3, **kwargs: Any) -> dict[str, Any]:
+    """:func:`run_solver`, repeated ``repeats`` times when a run takes under ``repeat_below`` s.
+
+    ``time``/``wall``/``svm_seconds`` become medians over the repeats (all kept
+    in ``times``); everything else is from the first run (solvers are deterministic).
+    """
+    first = run_solver(K, y, solver, **kwargs)
+    if first.get("status") == "error" or first["wall"] >= repeat_below:
+        first["times"] = [first.get("time")]
+        return first
+    runs = [first] + [run_solver(K, y, solver, **kwargs) for _ in range(repeats - 1)]
+    first["times"] = [r.get("time") for r in runs]
+    for key in ("time", "wall", "svm_seconds"):
+        first[key] = float(np.median([r[key] for r in runs]))
+    return first
 
 
 # ------------------------------------------------------------------------ reporting
@@ -295,10 +329,15 @@ def machine_info() -> dict[str, Any]:
 
         commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"],
                                 capture_output=True, text=True, timeout=5).stdout.strip() or None
+    load = None
+    with contextlib.suppress(OSError, AttributeError):
+        load = list(os.getloadavg())
     return {
+        "loadavg_1_5_15min": load,
         "python": sys.version.split()[0], "platform": platform.platform(), "cpu": cpu,
         "cpu_count": os.cpu_count(), "memory_gb": mem, "blas": blas,
-        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "thread_env": {k: os.environ.get(k) for k in (
+            "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")},
         "versions": versions, "git_commit": commit,
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }

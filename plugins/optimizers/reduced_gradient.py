@@ -12,7 +12,9 @@ each time (``D_mu += D_nu``, ``D_nu = 0``, keeping ``sum(D) = 0``; should
 ``nu`` be ``mu`` itself, the largest remaining weight takes its role); then a golden-section search on
 ``[0, gamma_max]`` picks the step, stopping when the bracket is below
 ``line_search_tol`` times its initial length (the SimpleMKL toolbox default
-is 0.1), or, while no step has lowered ``J``, keeps shrinking towards 0.  Every evaluation of ``J`` is an oracle call (one SVM).
+is 0.1); when no step in the bracket lowered ``J``, it backs off
+geometrically (factor 10, at most ``max_backtracks`` times) instead of
+returning a zero step.  Every evaluation of ``J`` is an oracle call (one SVM).
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class ReducedGradient(OuterOptimizer):
 
     name = "reduced-gradient"
     line_search_tol: float = 0.1
+    #: Steps of 10x back-off after a golden search that found no decrease.
+    max_backtracks: int = 10
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> Any:
         if problem.groups is not None and int(problem.groups.max()) > 0:
@@ -105,13 +109,7 @@ class ReducedGradient(OuterOptimizer):
         x1, x2 = hi - GOLDEN * (hi - lo), lo + GOLDEN * (hi - lo)
         a1, a2 = evaluate(point_at(x1)), evaluate(point_at(x2))
         candidates += [(a1.value, x1, a1), (a2.value, x2, a2)]
-        def searching() -> bool:
-            if hi - lo > self.line_search_tol * gamma_max:
-                return True
-            # No decrease found yet: keep shrinking towards 0 rather than stall.
-            return min(candidates, key=lambda c: c[0])[1] == 0.0 and hi - lo > 1e-12 * gamma_max
-
-        while searching():
+        while hi - lo > self.line_search_tol * gamma_max:
             if a1.value < a2.value:
                 hi, x2, a2 = x2, x1, a1
                 x1 = hi - GOLDEN * (hi - lo)
@@ -123,4 +121,12 @@ class ReducedGradient(OuterOptimizer):
                 a2 = evaluate(point_at(x2))
                 candidates.append((a2.value, x2, a2))
         value, gamma, best = min(candidates, key=lambda c: c[0])
+        if gamma == 0.0:
+            # No evaluated step lowered J: back off geometrically rather than stall.
+            trial = min(x for _, x, _ in candidates if x > 0.0)
+            for _ in range(self.max_backtracks):
+                trial *= 0.1
+                answer = evaluate(point_at(trial))
+                if answer.value < at_zero.value:
+                    return point_at(trial), answer
         return point_at(gamma), best

@@ -36,6 +36,7 @@ class AverageKernelSVM(Solver):
     name: ClassVar[str] = "average"
     families: ClassVar[frozenset[str]] = frozenset({"l1_mkl_sq", "vskl"})
     svm_solver: SVMSolver = attrs.field(factory=_default_svm)
+    blas_threads: int | None = 1
 
     def parts(self) -> dict[str, object]:
         return {"svm_solver": self.svm_solver}

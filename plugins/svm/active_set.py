@@ -85,7 +85,10 @@ class ActiveSetSVM(SVMSolver):
         lower, upper = self._sets(alpha, margins(K, y, alpha, b if intercept else 0.0), C)
         seen: set[bytes] = set()
         for step in range(1, self.max_iter + 1):
-            alpha, b = self._solve_on_sets(K, y, C, intercept, lower, upper, b)
+            try:
+                alpha, b = self._solve_on_sets(K, y, C, intercept, lower, upper, b)
+            except np.linalg.LinAlgError:
+                return None  # a numerically broken system: hand over to the fallback
             G = margins(K, y, alpha, b)
             new_lower, new_upper = self._sets(alpha, G, C)
             if np.array_equal(new_lower, lower) and np.array_equal(new_upper, upper):
