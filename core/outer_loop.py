@@ -12,6 +12,10 @@ until the stopping rule holds:
   between outer iterations (the criterion of the SimpleMKL and VSKL
   papers' experiments).
 
+An optimiser that returns its point unchanged has found no decrease; under
+``stop="gap"`` the loop then ends with status ``failed`` (and a warning)
+rather than spin until ``max_iter``.
+
 It returns the best primal model seen, the best lower bound as
 ``dual_objective``, and counters summed over all oracle answers
 (``svm_calls``, ``kernel_passes``, ...), recorded every iteration.
@@ -115,11 +119,21 @@ class OuterLoop(Solver):
                 status = "time_limit"
                 break
             previous = answer.objective
-            point, answer, state = self.optimizer.step(point, answer, state, evaluate)
+            new_point, answer, state = self.optimizer.step(point, answer, state, evaluate)
             steps += 1
+            if np.array_equal(new_point, point) and self.stop == "gap":
+                history.record(best[0].objective, lower, **totals)
+                status = "failed"
+                break
+            point = new_point
         top = best[0]
+        messages = {
+            "converged": "",
+            "failed": "the optimizer found no further decrease (the oracle's accuracy limits "
+                      f"the solve) before the gap reached tol={self.tol:g}",
+        }
         return Model(
             coef=top.coef, intercept=top.intercept, kernel_weights=top.kernel_weights,
             dual_objective=lower, n_iter=steps, status=status,
-            message="" if status == "converged" else f"stopped by {status} before tol={self.tol:g}",
+            message=messages.get(status, f"stopped by {status} before tol={self.tol:g}"),
         )

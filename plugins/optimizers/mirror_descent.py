@@ -116,5 +116,6 @@ class MirrorDescent(OuterOptimizer):
                 next_step = step * self.grow if attempt == 0 else step
                 return trial, trial_answer, attrs.evolve(state, t=t, step=next_step)
             step *= 0.5
-        # No decrease at any step: the point is stationary to rounding; stay.
-        return point, answer, attrs.evolve(state, t=t, step=step)
+        # No decrease at any step: stationary to the oracle's accuracy.  Stay
+        # (the loop reports it) and keep the step for a later attempt.
+        return point, answer, attrs.evolve(state, t=t)

@@ -99,7 +99,7 @@ class VSKLBlockCoordinateAscent(Oracle):
     families = frozenset({"vskl", "l1_mkl_sq"})
     svm_solver: SVMSolver = attrs.field(factory=_default_svm)
     #: Stop the sweeps when ``max_j |log gamma_j - log gamma_j_prev| <= bca_tol``.
-    bca_tol: float = 1e-9
+    bca_tol: float = 1e-6
     max_bca_iter: int = 500
     #: Lower bound on gamma_j relative to max_j gamma_j.
     gamma_floor: float = 1e-12
