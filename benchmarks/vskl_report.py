@@ -1,0 +1,65 @@
+"""Markdown tables for docs/methods/mirror-vskl.md from the benchmark JSON (never typed by hand).
+
+Usage: ``python benchmarks/vskl_report.py`` prints the tables for the latest
+``benchmarks/results/vskl_scaling.json`` and ``vskl_accuracy.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def scaling() -> str:
+    d = json.loads((RESULTS / "vskl_scaling.json").read_text())
+    lines = [
+        "| data set | N train | M | SVM calls mirror / simple | time mirror / simple (s) | time ratio "
+        "| passes mirror / simple | test accuracy mirror / simple / average |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in d["scaling"]:
+        m, s, a = r["mirror"], r["simple"], r["average"]
+        lines.append(
+            f"| {r['dataset']} | {r['N_train']} | {r['M']} | {m['svm_calls']:.0f} / {s['svm_calls']:.0f} "
+            f"| {m['time']:.3g} / {s['time']:.3g} | {s['time'] / m['time']:.1f}x "
+            f"| {m['kernel_passes']:.0f} / {s['kernel_passes']:.0f} "
+            f"| {m['test_accuracy']:.3f} / {s['test_accuracy']:.3f} / {a['test_accuracy']:.3f} |"
+        )
+    lines += ["", "| data set (N train = 120) | M | time cvxpy / mirror / simple (s) | cvxpy / mirror "
+              "| objective mirror vs cvxpy | simple vs cvxpy | cvxpy status |",
+              "|---|---|---|---|---|---|---|"]
+    for r in d["cvxpy"]:
+        c, m, s = r["cvxpy"], r["mirror"], r["simple"]
+        lines.append(
+            f"| {r['dataset']} | {r['M']} | {c['time']:.3g} / {m['time']:.3g} / {s['time']:.3g} "
+            f"| {c['time'] / m['time']:.0f}x | {r['mirror_rel_diff_vs_cvxpy']:+.1e} "
+            f"| {r['simple_rel_diff_vs_cvxpy']:+.1e} | {c['status']} |"
+        )
+    lines.append("")
+    lines += [f"- **{'PASS' if t['pass'] else 'FAIL'}** {t['target']}: {t['detail']}" for t in d["targets"]]
+    machine = d["machine"]
+    lines += ["", f"Measured {machine['date']} on {machine['cpu']} ({machine['cpu_count']} cores), "
+                  f"git {machine['git_commit'][:8]}, {d['total_seconds']:.0f} s in all."]
+    return "\n".join(lines)
+
+
+def accuracy() -> str:
+    d = json.loads((RESULTS / "vskl_accuracy.json").read_text())
+    lines = ["| method | multi-class accuracy | time (s, 10 problems) | SVM calls | kernels selected (of 20) |",
+             "|---|---|---|---|---|"]
+    for row in d["methods"]:
+        lines.append(
+            f"| {row['method']} | {row['multiclass_accuracy']:.3f} | {row['time']:.3g} "
+            f"| {row['svm_calls']:.0f} | {row['mean_selected_kernels']:.1f} |"
+        )
+    machine = d["machine"]
+    lines += ["", f"Measured {machine['date']}, git {machine['git_commit'][:8]}."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(scaling())
+    print()
+    print(accuracy())
