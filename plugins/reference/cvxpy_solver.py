@@ -337,6 +337,21 @@ def formulate(problem: Problem, rank_tol: float = 1e-11) -> Formulation:
 # --------------------------------------------------------------------------- solver
 
 
+def objective_scale(problem: Problem) -> float:
+    """``max(1, P(0))``: the family objective at the zero model (uniform weights).
+
+    The cone program's objective is divided by it, so that Clarabel works on
+    numbers of order one whatever C and N are: at C = 1000 with unit-trace
+    kernels the unscaled objective is about 1e4-1e5 and Clarabel ended in
+    NumericalError on problems the scaled program solves.
+    """
+    d = np.full(problem.n_kernels, 1.0 / problem.n_kernels)
+    zero = objectives.evaluate(problem, np.zeros(problem.coef_shape), 0.0,
+                               d if problem.family.target == "multilabel" else None)
+    return max(1.0, abs(zero))
+
+
+
 @attrs.frozen(eq=False)
 class ReferenceSolution:
     """One solve: the model, its objective recomputed by core, cvxpy's value, the gap."""
@@ -428,7 +443,8 @@ class CvxpyReference(Solver):
         import cvxpy as cp
 
         form = formulate(problem, self.rank_tol)
-        program = cp.Problem(cp.Minimize(form.objective), form.constraints)
+        scale = objective_scale(problem)
+        program = cp.Problem(cp.Minimize(form.objective / scale), form.constraints)
         data, chain, inverse = program.get_problem_data(
             cp.CLARABEL, solver_opts=self.clarabel_options(self.tol, self.tol)
         )
@@ -455,7 +471,7 @@ class CvxpyReference(Solver):
             if program.status not in (_OPTIMAL, _INACCURATE) or program.value is None:
                 attempts.append(label + f": cvxpy status {program.status}")
                 continue
-            solution = self._certify(problem, form, float(program.value), raw, n_iter)
+            solution = self._certify(problem, form, float(program.value), raw, n_iter, scale)
             if solution.model.status == "converged":
                 return attrs.evolve(solution, model=attrs.evolve(solution.model, message=label))
             attempts.append(label + ": " + solution.model.message)
@@ -470,10 +486,16 @@ class CvxpyReference(Solver):
         )
 
     def _certify(
-        self, problem: Problem, form: Formulation, value: float, raw: Any, n_iter: int
+        self, problem: Problem, form: Formulation, value: float, raw: Any, n_iter: int,
+        objective_scale: float,
     ) -> ReferenceSolution:
-        """The model of one attempt, ``converged`` if its objective and dual certify it."""
-        dual = float(raw.obj_val_dual) + (value - float(raw.obj_val))
+        """The model of one attempt, ``converged`` if its objective and dual certify it.
+
+        ``value`` and Clarabel's objectives are of the program divided by
+        ``objective_scale``; they are scaled back here.
+        """
+        dual = (float(raw.obj_val_dual) + (value - float(raw.obj_val))) * objective_scale
+        value *= objective_scale
         coef, intercept, weights = form.recover()
         objective = objectives.evaluate(problem, coef, intercept, weights)
         scale = max(1.0, abs(objective))
