@@ -1,0 +1,105 @@
+"""Kernel functions and kernel specs: from feature matrices to a kernel stack.
+
+A :class:`KernelFunction` computes ``k(x, z)`` for all pairs of rows of two
+feature matrices, vectorised through BLAS.  A :class:`KernelSpec` says which
+function, on which features (columns), in which group; a list of specs and
+a feature matrix give the stack ``K`` of shape (M, N, N) that every solver
+takes (:func:`compute_kernels`), or the test kernels ``K(x_test, x_train)``
+of shape (M, N_test, N).  The memory a stack needs is known before it is
+allocated, and a budget turns an oversized request into a clear error.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+
+#: Default memory budget for one kernel stack, in bytes (8 GiB).
+DEFAULT_MEMORY_BUDGET = 8 * 2**30
+
+
+class KernelFunction(ABC):
+    """``k(x, z)`` on feature vectors; ``psd`` says whether every Gram matrix is PSD."""
+
+    name: ClassVar[str]
+    psd: ClassVar[bool] = True
+
+    @abstractmethod
+    def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        """The matrix ``[k(x_i, z_j)]`` for rows x_i of X and z_j of Z."""
+
+    def diagonal(self, X: np.ndarray) -> np.ndarray:
+        """``k(x_i, x_i)`` for every row (used by spherical normalisation)."""
+        return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])
+
+
+def squared_distances(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """``||x_i - z_j||^2`` through one matrix product, clipped at 0."""
+    d = (X * X).sum(1)[:, None] + (Z * Z).sum(1)[None, :] - 2.0 * (X @ Z.T)
+    return np.maximum(d, 0.0)
+
+
+@attrs.frozen
+class KernelSpec:
+    """One kernel of a stack: a function, the features it reads, its group."""
+
+    function: KernelFunction
+    #: Column indices the kernel reads (None: every column).
+    features: tuple[int, ...] | None = attrs.field(
+        default=None, converter=lambda f: None if f is None else tuple(int(i) for i in f)
+    )
+    group: int = 0
+    label: str = ""
+
+    def compute(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
+        """``k(x_i, z_j)`` on this spec's features (Z defaults to X)."""
+        cols = slice(None) if self.features is None else list(self.features)
+        Xs = X[:, cols]
+        return self.function(Xs, Xs if Z is None else Z[:, cols])
+
+
+def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type = np.float64) -> int:
+    """Bytes of a (M, n_rows, n_cols) stack of ``dtype``."""
+    return int(n_kernels) * int(n_rows) * int(n_cols) * np.dtype(dtype).itemsize
+
+
+def compute_kernels(
+    specs: Sequence[KernelSpec],
+    X: np.ndarray,
+    Z: np.ndarray | None = None,
+    *,
+    dtype: np.dtype | type = np.float64,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+) -> np.ndarray:
+    """The stack ``K[m] = specs[m](Z, X)``: shape (M, len(Z), len(X)), Z defaulting to X.
+
+    Raises :class:`ValidationError` before allocating when the stack would
+    exceed ``memory_budget`` bytes, saying how much it needs.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    rows = X if Z is None else np.asarray(Z, dtype=np.float64)
+    if X.ndim != 2 or rows.ndim != 2 or rows.shape[1] != X.shape[1]:
+        raise ValidationError(
+            f"feature matrices must be 2-D with the same number of columns, got {X.shape} "
+            f"and {rows.shape}"
+        )
+    if not (np.isfinite(X).all() and np.isfinite(rows).all()):
+        raise ValidationError("features contain NaN or inf")
+    need = stack_bytes(len(specs), rows.shape[0], X.shape[0], dtype)
+    if need > memory_budget:
+        raise ValidationError(
+            f"the kernel stack needs {need / 2**30:.2f} GiB ({len(specs)} kernels of "
+            f"{rows.shape[0]} x {X.shape[0]}, {np.dtype(dtype).name}), over the memory budget of "
+            f"{memory_budget / 2**30:.2f} GiB; use fewer kernels or samples, float32, or raise "
+            "memory_budget"
+        )
+    K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
+    for m, spec in enumerate(specs):
+        K[m] = spec.compute(rows, X)
+    return K

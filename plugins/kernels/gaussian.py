@@ -1,0 +1,22 @@
+"""Gaussian (RBF) kernel ``k(x, z) = exp(-||x - z||^2 / (2 width^2))``."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from kernelfuse.kernel import KernelFunction, squared_distances
+
+
+@attrs.frozen
+class Gaussian(KernelFunction):
+    """Gaussian kernel exp(-||x - z||^2 / (2 width^2)), the width of the SimpleMKL grids."""
+
+    name = "gaussian"
+    width: float = 1.0
+
+    def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        return np.exp(-squared_distances(X, Z) / (2.0 * self.width**2))
+
+    def diagonal(self, X: np.ndarray) -> np.ndarray:
+        return np.ones(X.shape[0])

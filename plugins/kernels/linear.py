@@ -1,0 +1,21 @@
+"""Linear kernel ``k(x, z) = x'z``."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from kernelfuse.kernel import KernelFunction
+
+
+@attrs.frozen
+class Linear(KernelFunction):
+    """Linear kernel x'z."""
+
+    name = "linear"
+
+    def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        return X @ Z.T
+
+    def diagonal(self, X: np.ndarray) -> np.ndarray:
+        return (X * X).sum(1)

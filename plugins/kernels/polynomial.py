@@ -1,0 +1,24 @@
+"""Polynomial kernel ``k(x, z) = (scale x'z + coef0)^degree``."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from kernelfuse.kernel import KernelFunction
+
+
+@attrs.frozen
+class Polynomial(KernelFunction):
+    """Polynomial kernel (scale x'z + coef0)^degree; PSD for integer degree and coef0 >= 0."""
+
+    name = "polynomial"
+    degree: int = 2
+    scale: float = 1.0
+    coef0: float = 1.0
+
+    def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        return (self.scale * (X @ Z.T) + self.coef0) ** self.degree
+
+    def diagonal(self, X: np.ndarray) -> np.ndarray:
+        return (self.scale * (X * X).sum(1) + self.coef0) ** self.degree

@@ -1,0 +1,24 @@
+"""Sigmoid kernel ``k(x, z) = tanh(scale x'z + coef0)``: indefinite, for family ``mikl``."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from kernelfuse.kernel import KernelFunction
+
+
+@attrs.frozen
+class Sigmoid(KernelFunction):
+    """Sigmoid (tanh) kernel tanh(scale x'z + coef0); not PSD in general (use family mikl)."""
+
+    name = "sigmoid"
+    psd = False
+    scale: float = 1.0
+    coef0: float = 0.0
+
+    def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        return np.tanh(self.scale * (X @ Z.T) + self.coef0)
+
+    def diagonal(self, X: np.ndarray) -> np.ndarray:
+        return np.tanh(self.scale * (X * X).sum(1) + self.coef0)
