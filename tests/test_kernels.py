@@ -144,3 +144,18 @@ def test_grid_kernels_feed_a_solver(data):
     result = kernelfuse.solve(K, y, solver="mirror-vskl", family="vskl", q=2.0,
                               groups=[s.group for s in specs], C=10.0)
     assert result.converged and result.gap <= 1e-6
+
+
+def test_default_diagonal_for_third_party_kernels(data):
+    from kernelfuse.kernel import KernelFunction
+
+    class Cosine(KernelFunction):
+        """A kernel that does not override diagonal()."""
+
+        name = "cosine-test"
+
+        def __call__(self, X, Z):
+            return pairwise.cosine_similarity(X, Z)
+
+    X, _ = data
+    np.testing.assert_allclose(Cosine().diagonal(X), 1.0)
