@@ -159,3 +159,21 @@ def test_default_diagonal_for_third_party_kernels(data):
 
     X, _ = data
     np.testing.assert_allclose(Cosine().diagonal(X), 1.0)
+
+
+def test_precomputed_kernel_indexes_its_matrix():
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(8, 3))
+    G = A @ A.T
+    kernel = get_registry().create("kernel", "precomputed", matrix=G)
+    idx = np.arange(8.0)[:, None]
+    np.testing.assert_allclose(compute_kernels([KernelSpec(kernel)], idx)[0], G)
+    np.testing.assert_allclose(kernel(idx[[5, 1]], idx[[0, 7, 2]]), G[np.ix_([5, 1], [0, 7, 2])])
+    np.testing.assert_allclose(kernel.diagonal(idx[[3, 4]]), np.diag(G)[[3, 4]])
+    assert kernel.psd
+    similarity = get_registry().create("kernel", "precomputed", matrix=-G, positive_semidefinite=False)
+    assert not similarity.psd
+    with pytest.raises(ValidationError, match="indices must be integers"):
+        kernel(np.array([[8.0]]), idx)
+    with pytest.raises(ValidationError, match="finite 2-D matrix"):
+        get_registry().create("kernel", "precomputed", matrix=np.ones(3))
