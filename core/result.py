@@ -101,6 +101,27 @@ class Result:
         """The solver's work counters at the end (empty without history)."""
         return self.history[-1].counters if self.history else {}
 
+    def decision_function(self, K_test: object) -> np.ndarray:
+        """``f(x) = sum_m K_m(x, x_train) @ coef[m] + intercept`` on new points.
+
+        ``K_test`` has shape (M, n_test, N_train): the kernels between the new
+        points and the training points, normalised as the training kernels
+        were; entry ``[m, i, j]`` plays the role of ``K[m][j, i]`` of the
+        training stack (OBJECTIVES.md: ``f = sum_m K[m].T @ coef[m]``), which
+        matters only for the non-symmetric kernels of ``mikl``.  Returns (n_test,), or (n_test, n_outputs) for multiclass and
+        multi-label models (then the largest column is the predicted class).
+        """
+        K = np.asarray(K_test, dtype=float)
+        coef = self.coef
+        if K.ndim != 3 or K.shape[0] != coef.shape[0] or K.shape[2] != coef.shape[-1]:
+            raise ValidationError(
+                f"K_test must have shape (M={coef.shape[0]}, n_test, N={coef.shape[-1]}), "
+                f"got {K.shape}"
+            )
+        if coef.ndim == 2:
+            return np.einsum("mij,mj->i", K, coef) + self.intercept
+        return np.einsum("mij,mcj->ic", K, coef) + self.intercept
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The result as named arrays (what :meth:`save` writes)."""
         arrays: dict[str, Any] = {

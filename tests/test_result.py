@@ -43,3 +43,30 @@ def test_relative_gap_units():
     assert relative_gap(10.0, 9.0) == pytest.approx(0.1)
     assert relative_gap(0.5, 0.25) == pytest.approx(0.25)  # max(1, |P|) = 1
     assert math.isnan(relative_gap(1.0, math.nan))
+
+
+def test_decision_function_on_new_points():
+    K, y = breast_cancer_kernels(n=40, m=3, seed=2)
+    train, test = np.arange(30), np.arange(30, 40)
+    result = kernelfuse.solve(K[:, train][:, :, train], y[train], solver="mirror-vskl",
+                              family="l1_mkl_sq", C=5.0)
+    K_test = K[:, test][:, :, train]
+    expected = sum(K_test[m] @ result.coef[m] for m in range(3)) + result.intercept
+    np.testing.assert_allclose(result.decision_function(K_test), expected)
+    # On the training points it reproduces the model's own decision values.
+    f_train = result.decision_function(K[:, train][:, :, train])
+    hinge = np.maximum(0, 1 - y[train] * f_train).sum()
+    norms = np.sqrt([result.coef[m] @ K[m][np.ix_(train, train)] @ result.coef[m] for m in range(3)])
+    assert 0.5 * norms.sum() ** 2 + 5.0 * hinge == pytest.approx(result.objective, rel=1e-10)
+    with pytest.raises(ValidationError, match="K_test must have shape"):
+        result.decision_function(K_test[:2])
+
+
+def test_multiclass_decision_function():
+    K, _ = breast_cancer_kernels(n=30, m=2, seed=3)
+    labels = np.arange(30) % 3
+    result = kernelfuse.solve(K, labels, solver="cvxpy", family="pnorm_mkl", lam=0.1, p=1.5)
+    scores = result.decision_function(K)
+    assert scores.shape == (30, 3)
+    expected = np.stack([sum(K[m] @ result.coef[m, c] for m in range(2)) for c in range(3)], axis=1)
+    np.testing.assert_allclose(scores, expected, atol=1e-12)
