@@ -24,6 +24,31 @@ from kernelfuse.errors import ValidationError
 DEFAULT_MEMORY_BUDGET = 8 * 2**30
 
 
+class Pairwise:
+    """Rows X and Z of one feature subset, with their inner products and squared
+    distances computed once and shared by every kernel on that subset."""
+
+    def __init__(self, X: np.ndarray, Z: np.ndarray) -> None:
+        self.X, self.Z = X, Z
+        self._gram: np.ndarray | None = None
+        self._sqdist: np.ndarray | None = None
+
+    @property
+    def gram(self) -> np.ndarray:
+        """``[x_i' z_j]``."""
+        if self._gram is None:
+            self._gram = self.X @ self.Z.T
+        return self._gram
+
+    @property
+    def sqdist(self) -> np.ndarray:
+        """``[||x_i - z_j||^2]``, clipped at 0."""
+        if self._sqdist is None:
+            d = (self.X * self.X).sum(1)[:, None] + (self.Z * self.Z).sum(1)[None, :] - 2.0 * self.gram
+            self._sqdist = np.maximum(d, 0.0)
+        return self._sqdist
+
+
 class KernelFunction(ABC):
     """``k(x, z)`` on feature vectors; ``psd`` says whether every Gram matrix is PSD."""
 
@@ -34,6 +59,10 @@ class KernelFunction(ABC):
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         """The matrix ``[k(x_i, z_j)]`` for rows x_i of X and z_j of Z."""
 
+    def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
+        """The same matrix from shared pairwise quantities (override to reuse them)."""
+        return self(pairs.X, pairs.Z)
+
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         """``k(x_i, x_i)`` for every row (used by spherical normalisation)."""
         return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])
@@ -41,8 +70,7 @@ class KernelFunction(ABC):
 
 def squared_distances(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     """``||x_i - z_j||^2`` through one matrix product, clipped at 0."""
-    d = (X * X).sum(1)[:, None] + (Z * Z).sum(1)[None, :] - 2.0 * (X @ Z.T)
-    return np.maximum(d, 0.0)
+    return Pairwise(X, Z).sqdist
 
 
 @attrs.frozen
@@ -59,9 +87,12 @@ class KernelSpec:
 
     def compute(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
         """``k(x_i, z_j)`` on this spec's features (Z defaults to X)."""
+        return self.function.on_pairwise(self.pairwise(X, X if Z is None else Z))
+
+    def pairwise(self, X: np.ndarray, Z: np.ndarray) -> Pairwise:
+        """The rows of X and Z restricted to this spec's features."""
         cols = slice(None) if self.features is None else list(self.features)
-        Xs = X[:, cols]
-        return self.function(Xs, Xs if Z is None else Z[:, cols])
+        return Pairwise(X[:, cols], Z[:, cols])
 
 
 def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type = np.float64) -> int:
@@ -100,6 +131,9 @@ def compute_kernels(
             "memory_budget"
         )
     K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
+    pairs, features = None, object()
     for m, spec in enumerate(specs):
-        K[m] = spec.compute(rows, X)
+        if spec.features != features:  # consecutive specs on one subset share the work
+            pairs, features = spec.pairwise(rows, X), spec.features
+        K[m] = spec.function.on_pairwise(pairs)
     return K

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from kernelfuse.kernel import KernelFunction, squared_distances
+from kernelfuse.kernel import KernelFunction, Pairwise, squared_distances
 
 
 @attrs.frozen
@@ -17,6 +17,9 @@ class Gaussian(KernelFunction):
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return np.exp(-squared_distances(X, Z) / (2.0 * self.width**2))
+
+    def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
+        return np.exp(pairs.sqdist * (-0.5 / self.width**2))
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return np.ones(X.shape[0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from kernelfuse.kernel import KernelFunction
+from kernelfuse.kernel import KernelFunction, Pairwise
 
 
 @attrs.frozen
@@ -16,6 +16,9 @@ class Linear(KernelFunction):
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return X @ Z.T
+
+    def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
+        return pairs.gram.copy()
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return (X * X).sum(1)

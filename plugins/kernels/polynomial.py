@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from kernelfuse.kernel import KernelFunction
+from kernelfuse.kernel import KernelFunction, Pairwise
 
 
 @attrs.frozen
@@ -19,6 +19,9 @@ class Polynomial(KernelFunction):
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return (self.scale * (X @ Z.T) + self.coef0) ** self.degree
+
+    def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
+        return (self.scale * pairs.gram + self.coef0) ** self.degree
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return (self.scale * (X * X).sum(1) + self.coef0) ** self.degree
