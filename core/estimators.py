@@ -154,24 +154,29 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         if groups is None and not self._precomputed() and self.family == "vskl":
             groups = [spec.group for spec in self.kernels_]
         problems = ([1] if self.classes_.size == 2 else range(self.classes_.size))
-        self.results_: list[Result] = []
+        results: list[Result] = []
         for positive in problems:
             target = np.where(encoded == positive, 1.0, -1.0)
-            self.results_.append(solve(
+            results.append(solve(
                 K, target, solver=self.solver, family=self.family, loss=self.loss,
                 groups=groups, check_psd=self._precomputed(), **params,
             ))
-        self.result_ = self.results_[0]
-        self.n_train_ = K.shape[1]
         if not self._precomputed():
             self.X_fit_ = X
-        coefs = np.stack([r.coef for r in self.results_])
-        self.coef_ = coefs[0] if len(self.results_) == 1 else coefs
-        self.intercept_ = np.array([r.intercept for r in self.results_])
-        self.n_iter_ = max(len(r.history) for r in self.results_)
-        weights = [r.kernel_weights for r in self.results_ if r.kernel_weights is not None]
-        self.kernel_weights_ = np.mean(weights, axis=0) if weights else None
+        self._adopt_results(results)
         return self
+
+    def _adopt_results(self, results: Sequence[Result]) -> None:
+        """Fitted attributes from one solver result per binary problem."""
+        coefs = np.stack([r.coef for r in results])
+        self.results_ = list(results)
+        self.result_ = self.results_[0]
+        self.n_train_ = coefs.shape[-1]
+        self.coef_ = coefs[0] if len(results) == 1 else coefs
+        self.intercept_ = np.array([r.intercept for r in results])
+        weights = [r.kernel_weights for r in results if r.kernel_weights is not None]
+        self.kernel_weights_ = np.mean(weights, axis=0) if weights else None
+        self.n_iter_ = max(len(r.history) for r in results)
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X: Any) -> np.ndarray:
@@ -189,6 +194,12 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         K = self._test_stack(X)
         scores = np.stack([r.decision_function(K) for r in self.results_], axis=1)
         return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def save(self, path: Any) -> None:
+        """Write the fitted model to ``path`` (.npz: arrays + JSON, no pickle)."""
+        from kernelfuse.persistence import save_model
+
+        save_model(self, path)
 
     def predict(self, X: Any) -> np.ndarray:
         scores = self.decision_function(X)

@@ -157,10 +157,15 @@ class Result:
     def load(cls, path: str | PathLike[str]) -> Result:
         """Read a result written by :meth:`save`."""
         with np.load(path, allow_pickle=False) as data:
-            missing = [k for k in RESULT_KEYS if k not in data and k != "kernel_weights"]
-            if missing:
-                raise ValidationError(f"{path} is not a kernelfuse result: missing {missing}")
             arrays: Mapping[str, np.ndarray] = {k: data[k] for k in data.files}
+        return cls.from_arrays(arrays, source=str(path))
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], source: str = "arrays") -> Result:
+        """The result :meth:`to_arrays` described."""
+        missing = [k for k in RESULT_KEYS if k not in arrays and k != "kernel_weights"]
+        if missing:
+            raise ValidationError(f"{source} is not a kernelfuse result: missing {missing}")
         counter_names = [k[len("counter_"):] for k in arrays if k.startswith("counter_")]
         columns = [arrays[f"history_{name}"] for name in _SCALAR_FIELDS]
         rows = tuple(

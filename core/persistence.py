@@ -1,0 +1,142 @@
+"""Fitted estimators saved as one ``.npz`` file: arrays plus a JSON header, never pickle.
+
+The header (array ``"header"``, a JSON string) holds the format version,
+the versions of kernelfuse, numpy and scikit-learn that wrote the file, the
+estimator's parameters, and each kernel spec as a registered kernel name
+with its parameters, features, group and label.  The arrays hold the
+training features, the normalisation's training diagonals, the classes,
+and one solver result per binary problem (``result<k>_<key>``, see
+:meth:`kernelfuse.result.Result.to_arrays`).
+
+Loading reads with ``allow_pickle=False``, refuses another format version,
+rebuilds kernels only through the registry (an unknown name is an error),
+and checks every shape before returning the estimator.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import zipfile
+from os import PathLike
+from typing import Any
+
+import attrs
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+from kernelfuse.kernel import KernelSpec
+from kernelfuse.result import Result
+
+FORMAT = "kernelfuse-model"
+FORMAT_VERSION = 1
+
+
+def _spec_record(spec: KernelSpec, index: int, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    function = spec.function
+    if not attrs.has(type(function)):
+        raise ValidationError(f"kernel {index} ({type(function).__name__}) is not an attrs class: cannot save it")
+    params: dict[str, Any] = {}
+    for field in attrs.fields(type(function)):
+        value = getattr(function, field.name)
+        if isinstance(value, np.ndarray):
+            key = f"kernel{index}_{field.name}"
+            arrays[key] = value
+            params[field.name] = {"array": key}
+        else:
+            params[field.name] = value
+    return {"kernel": function.name, "params": params,
+            "features": None if spec.features is None else list(spec.features),
+            "group": spec.group, "label": spec.label}
+
+
+def save_model(estimator: Any, path: str | PathLike[str]) -> None:
+    """Write a fitted :class:`~kernelfuse.estimators.MKLClassifier`."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator)
+    arrays: dict[str, np.ndarray] = {"classes": np.asarray(estimator.classes_)}
+    if arrays["classes"].dtype == object:
+        raise ValidationError("classes of object dtype cannot be saved without pickle; use str or numbers")
+    params = estimator.get_params(deep=False)
+    specs = None
+    if not estimator._precomputed():
+        specs = [_spec_record(s, m, arrays) for m, s in enumerate(estimator.kernels_)]
+        arrays["X_fit"] = estimator.X_fit_
+        arrays["train_diagonal"] = estimator.normalizer_.train_diagonal_
+        params["kernels"] = "specs"
+    for k, result in enumerate(estimator.results_):
+        arrays.update({f"result{k}_{key}": value for key, value in result.to_arrays().items()})
+    header = {
+        "format": FORMAT, "format_version": FORMAT_VERSION,
+        "versions": {name: importlib.metadata.version(name)
+                     for name in ("kernelfuse", "numpy", "scikit-learn")},
+        "estimator": type(estimator).__name__, "params": params, "kernels": specs,
+        "n_results": len(estimator.results_), "n_features_in": int(estimator.n_features_in_),
+    }
+    try:
+        arrays["header"] = np.array(json.dumps(header))
+    except TypeError as exc:
+        raise ValidationError(f"the estimator's parameters are not JSON-serialisable: {exc}") from None
+    np.savez(path, **arrays)
+
+
+def load_model(path: str | PathLike[str]) -> Any:
+    """Read a model written by :func:`save_model`; refuses anything it cannot verify."""
+    from kernelfuse.estimators import MKLClassifier
+    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.registry import get_registry
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {key: data[key] for key in data.files}
+    except FileNotFoundError:
+        raise ValidationError(f"model file {path} does not exist") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise ValidationError(f"{path} is not a readable kernelfuse model: {exc}") from None
+    try:
+        header = json.loads(str(arrays.pop("header")))
+    except (KeyError, json.JSONDecodeError) as exc:
+        raise ValidationError(f"{path} has no valid kernelfuse header: {exc}") from None
+    if header.get("format") != FORMAT or header.get("format_version") != FORMAT_VERSION:
+        raise ValidationError(
+            f"{path}: unsupported model format {header.get('format')!r} version "
+            f"{header.get('format_version')!r} (this kernelfuse reads {FORMAT} version {FORMAT_VERSION})"
+        )
+    if header.get("estimator") != "MKLClassifier":
+        raise ValidationError(f"{path}: unknown estimator {header.get('estimator')!r}")
+    params = dict(header["params"])
+    registry = get_registry()
+    results = [Result.from_arrays({key[len(f"result{k}_"):]: value for key, value in arrays.items()
+                                   if key.startswith(f"result{k}_")}, source=f"{path} result {k}")
+               for k in range(int(header["n_results"]))]
+    if not results:
+        raise ValidationError(f"{path}: the model holds no solver result")
+    if params.get("kernels") == "specs":
+        specs = []
+        for m, record in enumerate(header["kernels"]):
+            kernel_params = {
+                name: arrays[value["array"]] if isinstance(value, dict) else value
+                for name, value in record["params"].items()
+            }
+            function = registry.create("kernel", record["kernel"], **kernel_params)
+            specs.append(KernelSpec(function, record["features"], record["group"], record["label"]))
+        params["kernels"] = specs
+    estimator = MKLClassifier(**params)
+    estimator.classes_ = arrays["classes"]
+    estimator.n_features_in_ = int(header["n_features_in"])
+    shapes = {r.coef.shape for r in results}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 2:
+        raise ValidationError(f"{path}: inconsistent coefficient shapes {sorted(shapes)}")
+    M, N = next(iter(shapes))
+    if params["kernels"] != "precomputed":
+        X_fit, diagonal = arrays.get("X_fit"), arrays.get("train_diagonal")
+        if X_fit is None or diagonal is None or X_fit.shape != (N, estimator.n_features_in_) \
+                or diagonal.shape != (M, N) or len(params["kernels"]) != M:
+            raise ValidationError(f"{path}: training features or kernels do not match the coefficients")
+        estimator.kernels_ = params["kernels"]
+        estimator.X_fit_ = X_fit
+        estimator.normalizer_ = KernelNormalizer(estimator.normalization)
+        estimator.normalizer_.train_diagonal_ = diagonal
+    estimator._adopt_results(results)
+    return estimator

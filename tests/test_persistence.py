@@ -1,0 +1,98 @@
+"""Saved models: identical predictions after loading, and refusal of anything unverifiable."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from kernelfuse import UnknownNameError, ValidationError
+from kernelfuse.estimators import MKLClassifier
+from kernelfuse.kernel import KernelSpec
+from kernelfuse.kernel_grid import kernel_grid
+from kernelfuse.persistence import load_model
+from kernelfuse.registry import get_registry
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = make_blobs(n_samples=60, centers=3, cluster_std=2.5, random_state=0)
+    labels = np.array(["cat", "dog", "emu"])[y]
+    specs = kernel_grid(2, widths=(0.5, 2.0), degrees=(2,)) + [
+        KernelSpec(get_registry().create("kernel", "laplacian", width=3.0), features=[1], group=7)]
+    model = MKLClassifier(kernels=specs, family="vskl", q=3.0, C=50.0,
+                          normalization="spherical").fit(X, labels)
+    return model, X
+
+
+def test_round_trip_predicts_identically(fitted, tmp_path):
+    model, X = fitted
+    path = tmp_path / "model.npz"
+    model.save(path)
+    loaded = load_model(path)
+    X_new = X + 0.3
+    np.testing.assert_array_equal(loaded.decision_function(X_new), model.decision_function(X_new))
+    np.testing.assert_array_equal(loaded.predict(X_new), model.predict(X_new))
+    assert loaded.get_params()["q"] == 3.0 and loaded.normalization == "spherical"
+    assert [s.label for s in loaded.kernels_] == [s.label for s in model.kernels_]
+    assert loaded.kernels_[-1].group == 7 and loaded.kernels_[-1].function.width == 3.0
+    assert loaded.results_[2].objective == model.results_[2].objective
+    with np.load(path, allow_pickle=False) as raw:  # readable without pickle
+        assert "header" in raw.files
+
+
+def test_precomputed_models_round_trip(tmp_path):
+    X, y = make_blobs(n_samples=40, centers=2, random_state=1)
+    K = np.stack([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 8)], axis=2)
+    model = MKLClassifier(kernels="precomputed", C=10.0).fit(K, y)
+    model.save(tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    np.testing.assert_array_equal(loaded.predict(K[:7]), model.predict(K[:7]))
+
+
+def rewrite(path, **changes):
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    header = json.loads(str(arrays["header"]))
+    for key, value in changes.items():
+        if key == "arrays":
+            arrays.update(value)
+        elif key == "drop":
+            arrays.pop(value)
+        else:
+            header[key] = value
+    if changes.get("drop") != "header":
+        arrays["header"] = np.array(json.dumps(header))
+    np.savez(path, **arrays)
+
+
+def test_tampered_or_truncated_files_are_refused(fitted, tmp_path):
+    model, _ = fitted
+    path = tmp_path / "model.npz"
+    model.save(path)
+    data = path.read_bytes()
+    (tmp_path / "truncated.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValidationError, match="not a readable kernelfuse model"):
+        load_model(tmp_path / "truncated.npz")
+    with pytest.raises(ValidationError, match="does not exist"):
+        load_model(tmp_path / "missing.npz")
+    rewrite(path, format_version=99)
+    with pytest.raises(ValidationError, match="unsupported model format .* version 99"):
+        load_model(path)
+    model.save(path)
+    rewrite(path, arrays={"X_fit": np.zeros((3, 2))})
+    with pytest.raises(ValidationError, match="do not match the coefficients"):
+        load_model(path)
+    model.save(path)
+    with np.load(path, allow_pickle=False) as raw:
+        header = json.loads(str(raw["header"]))
+    header["kernels"][0]["kernel"] = "gausian"
+    rewrite(path, kernels=header["kernels"])
+    with pytest.raises(UnknownNameError, match="did you mean 'gaussian'"):
+        load_model(path)
+    model.save(path)
+    rewrite(path, drop="header")
+    with pytest.raises(ValidationError, match="no valid kernelfuse header"):
+        load_model(path)
