@@ -12,10 +12,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(PY) examples/breast_cancer_problem.py demo-output/problem.npz
-	$(VENV)/bin/kernelfuse solve demo-output/problem.npz --solver cvxpy --family l1_mkl \
-		--loss logistic --C 0.5 --output demo-output/result.npz
+DEMO_STAMP := $(VENV)/.demo-installed
+$(DEMO_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,plot]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	$(VENV)/bin/kernelfuse demo --output demo-output
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -2,7 +2,8 @@
 
 ``kernelfuse solve PROBLEM.npz --solver NAME [--family F] [--loss L] [--C X]
 [--C2 X] [--lam X] [--p X] [--q X] [--r X] [--eps X] [--tol X] [--max-iter N]
-[--seed S] --output RESULT.npz`` solves one problem; ``kernelfuse plugins``
+[--seed S] --output RESULT.npz`` solves one problem; ``kernelfuse demo`` runs
+the main job (:mod:`kernelfuse.demo`); ``kernelfuse plugins``
 lists every registered component; ``kernelfuse families`` lists the problem
 families.  Exit status: 0 on success, 1 when a solver fails numerically, 2
 for bad input (unreadable file, wrong shapes, unknown names, parameters out
@@ -24,7 +25,7 @@ import numpy as np
 
 from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
 from kernelfuse.families import FAMILIES, get_family
-from kernelfuse.result import Iteration
+from kernelfuse.progress import ProgressPrinter
 
 #: Arrays a PROBLEM.npz may hold.
 PROBLEM_KEYS = ("K", "y", "Y", "groups")
@@ -56,27 +57,6 @@ def load_problem_file(path: str) -> dict[str, np.ndarray]:
     return arrays
 
 
-class _Progress:
-    """One stderr line per iteration for the first few, then at most two a second."""
-
-    def __init__(self) -> None:
-        self._last = -1.0
-
-    def __call__(self, row: Iteration) -> None:
-        if row.iteration > 3 and row.time - self._last < 0.5:
-            return
-        self._last = row.time
-        _print_row(row)
-
-
-def _print_row(row: Iteration) -> None:
-    print(
-        f"iter {row.iteration:5d}  objective {row.objective:.10g}  gap {row.gap:.3g}  "
-        f"time {row.time:.2f}s",
-        file=sys.stderr,
-    )
-
-
 def _cmd_solve(args: argparse.Namespace) -> int:
     from kernelfuse.api import solve
 
@@ -98,7 +78,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         arrays["K"], arrays["y"] if "y" in arrays else arrays["Y"],
         solver=args.solver, family=args.family, loss=args.loss,
         groups=groups, check_psd=not args.no_check_psd,
-        callback=None if args.quiet else _Progress(), **params,
+        callback=None if args.quiet else ProgressPrinter(), **params,
     )
     result.save(output)
     if not args.quiet:
@@ -133,6 +113,13 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     for kind, name, provider, description in rows:
         print(f"{kind:{widths[0]}}  {name:{widths[1]}}  {provider:{widths[2]}}  {description}")
     return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from kernelfuse.demo import run_demo
+
+    figures = run_demo(Path(args.output), quick=args.quick, quiet=args.quiet, solver=args.solver)
+    return 0 if figures["status"] == "converged" else 1
 
 
 def _cmd_families(args: argparse.Namespace) -> int:
@@ -181,6 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
     plugins = commands.add_parser("plugins", help="list registered components")
     plugins.add_argument("--kind", choices=KINDS, help="only this kind")
     plugins.set_defaults(run=_cmd_plugins)
+
+    demo = commands.add_parser("demo", help="the main job: MKL on breast cancer with the kernel grid")
+    demo.add_argument("--output", default="demo-output", help="folder for the result and the plots")
+    demo.add_argument("--solver", default="mirror-vskl", help="registered solver (family l1_mkl_sq)")
+    demo.add_argument("--quick", action="store_true", help="a small grid (93 kernels) instead of 837")
+    demo.add_argument("--quiet", action="store_true", help="no progress or summary")
+    demo.set_defaults(run=_cmd_demo)
 
     families = commands.add_parser("families", help="list the problem families")
     families.set_defaults(run=_cmd_families)

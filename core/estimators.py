@@ -24,6 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.errors import ValidationError
+from kernelfuse.progress import ProgressPrinter
 from kernelfuse.kernel import KernelSpec, compute_kernels
 from kernelfuse.kernel_grid import kernel_grid
 from kernelfuse.kernel_normalization import KernelNormalizer
@@ -49,6 +50,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         SVC; the solvers' own default is 1e-6); None keeps the solver's default
     max_iter : passed to the solver when set
     solver_params : other solver keywords (e.g. ``{"svm_solver": "libsvm"}``)
+    verbose : print progress (iteration, objective, gap, time) to stderr
 
     Attributes
     ----------
@@ -77,6 +79,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         tol: float | None = 1e-3,
         max_iter: int | None = None,
         solver_params: dict[str, Any] | None = None,
+        verbose: bool = False,
     ) -> None:
         self.kernels = kernels
         self.solver = solver
@@ -94,6 +97,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ kernels
     def _precomputed(self) -> bool:
@@ -159,7 +163,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             target = np.where(encoded == positive, 1.0, -1.0)
             results.append(solve(
                 K, target, solver=self.solver, family=self.family, loss=self.loss,
-                groups=groups, check_psd=self._precomputed(), **params,
+                groups=groups, check_psd=self._precomputed(),
+                callback=ProgressPrinter() if self.verbose else None, **params,
             ))
         if not self._precomputed():
             self.X_fit_ = X
