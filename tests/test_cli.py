@@ -140,3 +140,16 @@ def test_families_lists_all_seven(capsys):
     out = capsys.readouterr().out
     for name in ("l1_mkl", "l1_mkl_sq", "vskl", "pnorm_mkl", "mikl", "mlmkl_sum", "mlmkl_max"):
         assert name in out
+
+
+def test_example_problem_file_solves_from_the_shell(tmp_path):
+    from helpers import REPO
+
+    problem = tmp_path / "bc.npz"
+    made = subprocess.run([sys.executable, str(REPO / "examples" / "breast_cancer_problem.py"),
+                           str(problem), "60"], capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    done = run("solve", str(problem), "--solver", "mirror-vskl", "--family", "vskl", "--q", "2",
+               "--C", "50", "--output", str(tmp_path / "r.npz"))
+    assert done.returncode == 0, done.stderr
+    assert float(np.load(tmp_path / "r.npz")["gap"]) <= 1e-6
