@@ -46,6 +46,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     loss : registered loss name for family ``l1_mkl`` (None: the family default)
     groups : group of each kernel for ``vskl`` (None: the specs' groups)
     normalization : "unit-trace", "spherical" or "none"
+    standardize : scale every feature to zero mean and unit variance on the
+        training set first (the kernel grid's widths assume it)
     tol : relative duality gap at which the solver stops (1e-3, as scikit-learn's
         SVC; the solvers' own default is 1e-6); None keeps the solver's default
     max_iter : passed to the solver when set
@@ -76,6 +78,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         loss: str | None = None,
         groups: Sequence[int] | None = None,
         normalization: str = "unit-trace",
+        standardize: bool = False,
         tol: float | None = 1e-3,
         max_iter: int | None = None,
         solver_params: dict[str, Any] | None = None,
@@ -94,6 +97,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.loss = loss
         self.groups = groups
         self.normalization = normalization
+        self.standardize = standardize
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
@@ -103,6 +107,10 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     def _precomputed(self) -> bool:
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
+    def _check_precomputed_standardize(self) -> None:
+        if self.standardize and self._precomputed():
+            raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
+
     def _train_stack(self, X: np.ndarray) -> np.ndarray:
         if self._precomputed():
             if X.ndim != 3 or X.shape[0] != X.shape[1]:
@@ -110,6 +118,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
                     f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}"
                 )
             return np.ascontiguousarray(np.moveaxis(X, 2, 0))
+        if self.standardize:
+            self.feature_mean_ = X.mean(axis=0)
+            scale = X.std(axis=0)
+            self.feature_scale_ = np.where(scale > 0, scale, 1.0)
+            X = (X - self.feature_mean_) / self.feature_scale_
         if isinstance(self.kernels, str):
             if self.kernels != "grid":
                 raise ValidationError(
@@ -127,6 +140,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     def _test_stack(self, X: np.ndarray) -> np.ndarray:
         if self._precomputed():
             return np.ascontiguousarray(np.moveaxis(X, 2, 0))
+        if self.standardize:
+            X = (X - self.feature_mean_) / self.feature_scale_
         K = compute_kernels(self.kernels_, self.X_fit_, X)
         return self.normalizer_.transform(K, self.kernels_, X)
 
@@ -148,7 +163,10 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"MKLClassifier needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
             )
+        self._check_precomputed_standardize()
         K = self._train_stack(X)
+        if not self._precomputed():
+            self.X_fit_ = (X - self.feature_mean_) / self.feature_scale_ if self.standardize else X
         params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
         for name in ("tol", "max_iter"):
             if getattr(self, name) is not None:
@@ -166,8 +184,6 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
                 groups=groups, check_psd=self._precomputed(),
                 callback=ProgressPrinter() if self.verbose else None, **params,
             ))
-        if not self._precomputed():
-            self.X_fit_ = X
         self._adopt_results(results)
         return self
 

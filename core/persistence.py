@@ -64,6 +64,9 @@ def save_model(estimator: Any, path: str | PathLike[str]) -> None:
         specs = [_spec_record(s, m, arrays) for m, s in enumerate(estimator.kernels_)]
         arrays["X_fit"] = estimator.X_fit_
         arrays["train_diagonal"] = estimator.normalizer_.train_diagonal_
+        if estimator.standardize:
+            arrays["feature_mean"] = estimator.feature_mean_
+            arrays["feature_scale"] = estimator.feature_scale_
         params["kernels"] = "specs"
     for k, result in enumerate(estimator.results_):
         arrays.update({f"result{k}_{key}": value for key, value in result.to_arrays().items()})
@@ -136,6 +139,12 @@ def load_model(path: str | PathLike[str]) -> Any:
             raise ValidationError(f"{path}: training features or kernels do not match the coefficients")
         estimator.kernels_ = params["kernels"]
         estimator.X_fit_ = X_fit
+        if estimator.standardize:
+            mean, scale = arrays.get("feature_mean"), arrays.get("feature_scale")
+            if mean is None or scale is None or mean.shape != (estimator.n_features_in_,) \
+                    or scale.shape != mean.shape or not (scale > 0).all():
+                raise ValidationError(f"{path}: the feature standardisation is missing or invalid")
+            estimator.feature_mean_, estimator.feature_scale_ = mean, scale
         estimator.normalizer_ = KernelNormalizer(estimator.normalization)
         estimator.normalizer_.train_diagonal_ = diagonal
     estimator._adopt_results(results)

@@ -92,3 +92,14 @@ def test_bad_parameters_are_reported():
         MKLClassifier(kernels="precomputed").fit(X, y)
     assert isinstance(MKLClassifier(kernels=[KernelSpec(kernelfuse.get_registry().create(
         "kernel", "linear"))]).fit(X, y).score(X, y), float)
+
+
+def test_standardize_is_a_standard_scaler_inside(cancer):
+    X_train, X_test, y_train, _ = cancer
+    specs = kernel_grid(X_train.shape[1], **SMALL_GRID)
+    inside = MKLClassifier(kernels=specs, standardize=True).fit(X_train, y_train)
+    outside = make_pipeline(StandardScaler(), MKLClassifier(kernels=specs)).fit(X_train, y_train)
+    np.testing.assert_allclose(inside.decision_function(X_test), outside.decision_function(X_test),
+                               rtol=1e-9, atol=1e-9)
+    with pytest.raises(kernelfuse.ValidationError, match="no features to scale"):
+        MKLClassifier(kernels="precomputed", standardize=True).fit(np.ones((4, 4, 1)), [0, 1, 0, 1])

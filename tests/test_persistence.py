@@ -23,7 +23,7 @@ def fitted():
     specs = kernel_grid(2, widths=(0.5, 2.0), degrees=(2,)) + [
         KernelSpec(get_registry().create("kernel", "laplacian", width=3.0), features=[1], group=7)]
     model = MKLClassifier(kernels=specs, family="vskl", q=3.0, C=50.0,
-                          normalization="spherical").fit(X, labels)
+                          normalization="spherical", standardize=True).fit(X * 3 + 1, labels)
     return model, X
 
 
@@ -32,7 +32,8 @@ def test_round_trip_predicts_identically(fitted, tmp_path):
     path = tmp_path / "model.npz"
     model.save(path)
     loaded = load_model(path)
-    X_new = X + 0.3
+    assert loaded.standardize and np.allclose(loaded.feature_scale_, model.feature_scale_)
+    X_new = X * 3 + 1.3
     np.testing.assert_array_equal(loaded.decision_function(X_new), model.decision_function(X_new))
     np.testing.assert_array_equal(loaded.predict(X_new), model.predict(X_new))
     assert loaded.get_params()["q"] == 3.0 and loaded.normalization == "spherical"
