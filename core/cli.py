@@ -122,6 +122,54 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0 if figures["status"] == "converged" else 1
 
 
+def _cmd_fit(args: argparse.Namespace) -> int:
+    from kernelfuse.config import build_estimator, load_config, read_csv
+    from kernelfuse.persistence import save_model
+
+    config = load_config(args.config)
+    data = config["data"]
+    X, names, text = read_csv(data["train"], data.get("features"), exclude=data["target"])
+    if data["target"] not in text:
+        raise ValidationError(f"{data['train']} has no target column {data['target']!r}")
+    y = np.array(text[data["target"]])
+    model = build_estimator(config, names)
+    if not args.quiet:
+        model.set_params(verbose=True)
+    model.fit(X, y)
+    output = Path(args.output) if args.output else config["output"]["model"]
+    save_model(model, output, metadata={"features": names, "target": data["target"]})
+    if not args.quiet:
+        print(f"trained on {X.shape[0]} rows x {X.shape[1]} features, {len(model.kernels_)} kernels: "
+              f"training accuracy {model.score(X, y):.3f}, "
+              f"{int(np.sum(model.kernel_weights_ > 1e-3))} kernels selected, "
+              f"largest gap {max(r.gap for r in model.results_):.1e}; wrote {output}")
+    return 0 if all(r.converged for r in model.results_) else 1
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    import csv
+
+    from kernelfuse.config import read_csv
+    from kernelfuse.persistence import load_model
+
+    model = load_model(args.model)
+    features = model.metadata_.get("features")
+    if not features:
+        raise ValidationError(f"{args.model} records no feature columns (it was not saved by 'kernelfuse fit')")
+    X, _, _ = read_csv(args.data, features)
+    predictions = model.predict(X)
+    scores = model.decision_function(X)
+    with open(args.output, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        if scores.ndim == 1:
+            writer.writerow(["prediction", "score"])
+            writer.writerows(zip(predictions, (f"{v:.10g}" for v in scores)))
+        else:
+            writer.writerow(["prediction", *(f"score_{c}" for c in model.classes_)])
+            writer.writerows([p, *(f"{v:.10g}" for v in row)] for p, row in zip(predictions, scores))
+    return 0
+
+
 def _cmd_families(args: argparse.Namespace) -> int:
     for family in FAMILIES.values():
         params = ", ".join(
@@ -175,6 +223,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quick", action="store_true", help="a small grid (93 kernels) instead of 837")
     demo.add_argument("--quiet", action="store_true", help="no progress or summary")
     demo.set_defaults(run=_cmd_demo)
+
+    fit = commands.add_parser("fit", help="train a model from a TOML config and CSV data")
+    fit.add_argument("config", metavar="CONFIG.toml", help="see kernelfuse.config / docs/tutorial.md")
+    fit.add_argument("--output", metavar="MODEL.npz", help="overrides [output] model")
+    fit.add_argument("--quiet", action="store_true")
+    fit.set_defaults(run=_cmd_fit)
+
+    predict = commands.add_parser("predict", help="predict with a saved model")
+    predict.add_argument("model", metavar="MODEL.npz")
+    predict.add_argument("data", metavar="DATA.csv", help="a CSV with the training feature columns")
+    predict.add_argument("--output", required=True, metavar="PREDICTIONS.csv")
+    predict.set_defaults(run=_cmd_predict)
 
     families = commands.add_parser("families", help="list the problem families")
     families.set_defaults(run=_cmd_families)

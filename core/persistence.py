@@ -50,8 +50,13 @@ def _spec_record(spec: KernelSpec, index: int, arrays: dict[str, np.ndarray]) ->
             "group": spec.group, "label": spec.label}
 
 
-def save_model(estimator: Any, path: str | PathLike[str]) -> None:
-    """Write a fitted :class:`~kernelfuse.estimators.MKLClassifier`."""
+def save_model(estimator: Any, path: str | PathLike[str],
+               metadata: dict[str, Any] | None = None) -> None:
+    """Write a fitted :class:`~kernelfuse.estimators.MKLClassifier`.
+
+    ``metadata`` (JSON-serialisable, e.g. feature column names) is stored in
+    the header and set as ``metadata_`` on the loaded estimator.
+    """
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator)
@@ -76,6 +81,7 @@ def save_model(estimator: Any, path: str | PathLike[str]) -> None:
                      for name in ("kernelfuse", "numpy", "scikit-learn")},
         "estimator": type(estimator).__name__, "params": params, "kernels": specs,
         "n_results": len(estimator.results_), "n_features_in": int(estimator.n_features_in_),
+        "metadata": metadata or {},
     }
     try:
         arrays["header"] = np.array(json.dumps(header))
@@ -148,4 +154,5 @@ def load_model(path: str | PathLike[str]) -> Any:
         estimator.normalizer_ = KernelNormalizer(estimator.normalization)
         estimator.normalizer_.train_diagonal_ = diagonal
     estimator._adopt_results(results)
+    estimator.metadata_ = header.get("metadata", {})
     return estimator

@@ -1,0 +1,161 @@
+"""``kernelfuse fit CONFIG.toml``: a model from CSV data and a TOML file.
+
+::
+
+    [data]
+    train = "train.csv"          # CSV with a header row; relative to this file
+    target = "label"             # the column to predict
+    features = ["f0", "f2"]      # optional: the feature columns (default: all others)
+
+    [kernels]                    # either the papers' grid on the features ...
+    grid = true
+    widths = [0.5, 1.0, 5.0]     # optional, default 0.1 ... 20
+    degrees = [1, 2]             # optional, default 1, 2, 3
+    group_by = "feature"         # or "type"
+
+    [[kernels.spec]]             # ... or a list of kernels
+    kernel = "gaussian"          # a registered kernel name
+    params = { width = 2.0 }
+    features = ["f0", "f2"]      # default: all features
+    group = 0
+
+    [model]                      # MKLClassifier parameters
+    solver = "mirror-vskl"
+    family = "l1_mkl_sq"
+    C = 100.0
+    standardize = true
+
+    [output]
+    model = "model.npz"
+
+Every section and key is checked: an unknown one is an error naming it
+(with close matches), and so is a missing column or a non-numeric value.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelfuse.errors import UnknownNameError, ValidationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+SECTIONS: dict[str, set[str]] = {
+    "data": {"train", "target", "features"},
+    "kernels": {"grid", "widths", "degrees", "group_by", "spec"},
+    "model": {"solver", "family", "C", "C2", "lam", "p", "q", "r", "eps", "loss", "normalization",
+              "standardize", "tol", "max_iter", "solver_params"},
+    "output": {"model"},
+}
+SPEC_KEYS = {"kernel", "params", "features", "group", "label"}
+
+
+def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise UnknownNameError(f"key in {where}", key, allowed)
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """The parsed, checked configuration; file paths made relative to the config's folder."""
+    path = Path(path)
+    try:
+        config = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValidationError(f"config file {path} does not exist") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"{path} is not valid TOML: {exc}") from None
+    _check_keys(config, set(SECTIONS), f"{path}")
+    for section, allowed in SECTIONS.items():
+        table = config.setdefault(section, {})
+        if not isinstance(table, dict):
+            raise ValidationError(f"{path}: [{section}] must be a table")
+        _check_keys(table, allowed, f"[{section}] of {path}")
+    for key in ("train", "target"):
+        if key not in config["data"]:
+            raise ValidationError(f"{path}: [data] needs the key {key!r}")
+    for m, spec in enumerate(config["kernels"].get("spec", [])):
+        _check_keys(spec, SPEC_KEYS, f"[[kernels.spec]] number {m + 1} of {path}")
+        if "kernel" not in spec:
+            raise ValidationError(f"{path}: [[kernels.spec]] number {m + 1} needs the key 'kernel'")
+    if config["kernels"].get("spec") and config["kernels"].get("grid"):
+        raise ValidationError(f"{path}: [kernels] has both grid = true and [[kernels.spec]]; choose one")
+    base = path.parent
+    config["data"]["train"] = base / config["data"]["train"]
+    config["output"]["model"] = base / config["output"].get("model", "model.npz")
+    return config
+
+
+def read_csv(path: str | Path, columns: list[str] | None = None,
+             exclude: str | None = None) -> tuple[np.ndarray, list[str], dict[str, list[str]]]:
+    """Numeric columns of a CSV with a header: ``(values, names, all columns as text)``."""
+    path = Path(path)
+    try:
+        with path.open(newline="") as handle:
+            rows = list(csv.reader(handle))
+    except FileNotFoundError:
+        raise ValidationError(f"data file {path} does not exist") from None
+    if len(rows) < 2:
+        raise ValidationError(f"{path} needs a header row and at least one data row")
+    header, body = [h.strip() for h in rows[0]], rows[1:]
+    for number, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise ValidationError(f"{path}, line {number}: {len(row)} fields, the header has {len(header)}")
+    text = {name: [row[i].strip() for row in body] for i, name in enumerate(header)}
+    names = [h for h in header if h != exclude] if columns is None else list(columns)
+    for name in names:
+        if name not in text:
+            raise UnknownNameError(f"column of {path}", name, header)
+    values = np.empty((len(body), len(names)))
+    for j, name in enumerate(names):
+        for i, cell in enumerate(text[name]):
+            try:
+                values[i, j] = float(cell)
+            except ValueError:
+                raise ValidationError(
+                    f"{path}, line {i + 2}, column {name!r}: {cell!r} is not a number"
+                ) from None
+    if not np.isfinite(values).all():
+        i, j = np.argwhere(~np.isfinite(values))[0]
+        raise ValidationError(f"{path}, line {i + 2}, column {names[j]!r}: not a finite number")
+    return values, names, text
+
+
+def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
+    """The MKLClassifier a configuration describes."""
+    from kernelfuse.estimators import MKLClassifier
+    from kernelfuse.kernel import KernelSpec
+    from kernelfuse.kernel_grid import kernel_grid
+    from kernelfuse.registry import get_registry
+
+    kernels_cfg = config["kernels"]
+    if kernels_cfg.get("spec"):
+        registry, specs = get_registry(), []
+        for m, record in enumerate(kernels_cfg["spec"]):
+            columns = record.get("features")
+            index = None
+            if columns is not None:
+                for name in columns:
+                    if name not in feature_names:
+                        raise UnknownNameError(f"feature of [[kernels.spec]] number {m + 1}", name,
+                                               feature_names)
+                index = [feature_names.index(name) for name in columns]
+            try:
+                function = registry.create("kernel", record["kernel"], **record.get("params", {}))
+            except TypeError as exc:
+                raise ValidationError(f"[[kernels.spec]] number {m + 1}: {exc}") from None
+            specs.append(KernelSpec(function, index, int(record.get("group", 0)),
+                                    record.get("label", f"{record['kernel']} on {columns or 'all'}")))
+        kernels: Any = specs
+    else:
+        grid = {key: kernels_cfg[key] for key in ("widths", "degrees", "group_by") if key in kernels_cfg}
+        kernels = kernel_grid(len(feature_names), **grid)
+    return MKLClassifier(kernels=kernels, **config["model"])

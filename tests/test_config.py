@@ -1,0 +1,82 @@
+"""`kernelfuse fit CONFIG.toml` and `kernelfuse predict`: errors name the offending key or column."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernelfuse.cli import main
+
+CONFIG = """
+[data]
+train = "train.csv"
+target = "y"
+{data_extra}
+[kernels]
+{kernels}
+[model]
+C = 50.0
+standardize = true
+{model_extra}
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] - X[:, 2] > 0, "yes", "no")
+    lines = ["a,b,c,y"] + [f"{r[0]:.6f},{r[1]:.6f},{r[2]:.6f},{t}" for r, t in zip(X, y)]
+    (tmp_path / "train.csv").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def write(workdir, kernels="grid = true\nwidths = [1.0]\ndegrees = [1]", data_extra="", model_extra=""):
+    path = workdir / "config.toml"
+    path.write_text(CONFIG.format(kernels=kernels, data_extra=data_extra, model_extra=model_extra))
+    return str(path)
+
+
+def test_fit_and_predict_round_trip(workdir):
+    config = write(workdir, kernels='[[kernels.spec]]\nkernel = "gaussian"\nparams = { width = 1.5 }\n'
+                                     'features = ["a", "c"]\n[[kernels.spec]]\nkernel = "linear"\n')
+    assert main(["fit", config, "--quiet"]) == 0
+    (workdir / "new.csv").write_text("c,a,b\n1.0,-1.0,0.0\n-1.0,1.0,0.0\n")  # any column order
+    assert main(["predict", str(workdir / "model.npz"), str(workdir / "new.csv"),
+                 "--output", str(workdir / "p.csv")]) == 0
+    rows = (workdir / "p.csv").read_text().splitlines()
+    assert rows[0] == "prediction,score"
+    assert [r.split(",")[0] for r in rows[1:]] == ["no", "yes"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"model_extra": "stadardize = false"}, "unknown key in \\[model\\].*'stadardize'.*did you mean 'standardize'"),
+        ({"data_extra": 'features = ["a", "d"]'}, "unknown column of .*'d'"),
+        ({"kernels": '[[kernels.spec]]\nkernel = "gausian"'}, "did you mean 'gaussian'"),
+        ({"kernels": '[[kernels.spec]]\nkernel = "gaussian"\nfeatures = ["z"]'}, "unknown feature .* 'z'"),
+        ({"kernels": '[[kernels.spec]]\nkernel = "gaussian"\nparams = { sigma = 1.0 }'}, "spec\\]\\] number 1"),
+        ({"kernels": '[[kernels.spec]]\nwidth = 1.0'}, "unknown key in \\[\\[kernels.spec\\]\\] number 1"),
+        ({"model_extra": "q = 0.5\nfamily = \"vskl\""}, "q must be >= 1"),
+    ],
+)
+def test_errors_name_the_offending_key_or_column(workdir, capsys, kwargs, message):
+    assert main(["fit", write(workdir, **kwargs), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert __import__("re").search(message, err), err
+
+
+def test_bad_files(workdir, capsys):
+    (workdir / "bad.toml").write_text("[data\n")
+    assert main(["fit", str(workdir / "bad.toml")]) == 2
+    assert "not valid TOML" in capsys.readouterr().err
+    (workdir / "train.csv").write_text("a,b,c,y\n1,2,3,yes\n1,x,3,no\n")
+    assert main(["fit", write(workdir), "--quiet"]) == 2
+    assert "line 3, column 'b': 'x' is not a number" in capsys.readouterr().err
+    (workdir / "train.csv").write_text("a,b,c\n1,2,3\n4,5,6\n")
+    assert main(["fit", write(workdir), "--quiet"]) == 2
+    assert "no target column 'y'" in capsys.readouterr().err
+    assert main(["predict", str(workdir / "none.npz"), str(workdir / "train.csv"),
+                 "--output", str(workdir / "p.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err
