@@ -37,6 +37,7 @@ class OracleAnswer:
     primal model at the point, and ``objective`` the family objective there
     (:func:`kernelfuse.objectives.evaluate_parts`).  ``counters``: the work
     this answer cost (``svm_calls``, ``kernel_passes``, ...).
+    ``active_kernels``: how many kernels the model uses, for progress reports.
     """
 
     value: float
@@ -47,6 +48,8 @@ class OracleAnswer:
     kernel_weights: np.ndarray | None = None
     lower_bound: float = math.nan
     counters: Mapping[str, float] = attrs.field(factory=dict)
+    #: Kernels the model uses (weight above 1e-6 of the largest); -1 if unknown.
+    active_kernels: int = -1
 
 
 class Oracle(ABC):

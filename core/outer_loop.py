@@ -55,6 +55,11 @@ def _check_count(instance: Any, attribute: Any, value: int) -> None:
         raise ValidationError(f"{attribute.name} must be a non-negative integer, got {value!r}")
 
 
+def _gauges(answer: OracleAnswer) -> dict[str, float]:
+    """Per-iteration readings recorded beside the summed counters."""
+    return {"active_kernels": answer.active_kernels} if answer.active_kernels >= 0 else {}
+
+
 @attrs.define
 class OuterLoop(Solver):
     """Outer optimiser + oracle until the certified gap (or objective change) is below ``tol``."""
@@ -105,7 +110,7 @@ class OuterLoop(Solver):
         status = "max_iter"
         while True:
             objective = best[0].objective
-            history.record(objective, lower, **totals)
+            history.record(objective, lower, **totals, **_gauges(best[0]))
             if self.stop == "gap":
                 done = relative_gap(objective, lower) <= self.tol
             else:
@@ -122,7 +127,7 @@ class OuterLoop(Solver):
             new_point, answer, state = self.optimizer.step(point, answer, state, evaluate)
             steps += 1
             if np.array_equal(new_point, point) and self.stop == "gap":
-                history.record(best[0].objective, lower, **totals)
+                history.record(best[0].objective, lower, **totals, **_gauges(best[0]))
                 status = "failed"
                 break
             point = new_point

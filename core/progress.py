@@ -1,4 +1,4 @@
-"""Progress lines for long fits: iteration, objective, gap, time and work, on stderr."""
+"""Progress lines for long fits on stderr: iteration, objective, gap, time, active kernels, work."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ class ProgressPrinter:
         if row.iteration > 3 and row.time - self._last < self._interval:
             return
         self._last = row.time
-        work = "".join(f"  {name} {value:.0f}" for name, value in sorted(row.counters.items())
-                       if name in ("svm_calls", "kernel_passes"))
+        work = "".join(f"  {name.replace('_', ' ')} {row.counters[name]:.0f}"
+                       for name in ("active_kernels", "svm_calls", "kernel_passes")
+                       if name in row.counters)
         print(
             f"iter {row.iteration:5d}  objective {row.objective:.10g}  gap {row.gap:.3g}  "
             f"time {row.time:.2f}s{work}",

@@ -33,7 +33,8 @@ class Iteration:
     """One row of a solver's history.
 
     ``counters`` holds the solver's cumulative work counters at that point
-    (e.g. ``svm_calls``, ``kernel_passes``, ``bca_iterations``).
+    (e.g. ``svm_calls``, ``kernel_passes``, ``bca_iterations``) and readings
+    of the model (``active_kernels``).
     """
 
     iteration: int

@@ -151,5 +151,6 @@ class VSKLBlockCoordinateAscent(Oracle):
             lower_bound=vskl_lower_bound(solution.alpha, a, groups, state.q),
             counters={"svm_calls": sweeps, "bca_iterations": sweeps, "oracle_calls": 1,
                       "kernel_passes": 2 * sweeps},
+            active_kernels=int(np.sum(weights > 1e-6 * weights.max())) if weights.max() > 0 else 0,
         )
         return answer, attrs.evolve(state, gamma=gamma, svm=solution)
