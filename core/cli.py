@@ -16,7 +16,6 @@ import argparse
 import math
 import sys
 import warnings
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import numpy as np
 from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
 from kernelfuse.families import FAMILIES, get_family
 from kernelfuse.progress import ProgressPrinter
+from kernelfuse.validation import read_npz
 
 #: Arrays a PROBLEM.npz may hold.
 PROBLEM_KEYS = ("K", "y", "Y", "groups")
@@ -35,13 +35,7 @@ PARAMETER_OPTIONS = ("C", "C2", "lam", "p", "q", "r", "eps", "tol", "max_iter", 
 
 def load_problem_file(path: str) -> dict[str, np.ndarray]:
     """Arrays of a PROBLEM.npz (``K``, ``y`` or ``Y``, optional ``groups``)."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-    except FileNotFoundError:
-        raise ValidationError(f"problem file {path} does not exist") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ValidationError(f"cannot read problem file {path} as .npz: {exc}") from None
+    arrays = read_npz(path, "problem")
     unknown = sorted(set(arrays) - set(PROBLEM_KEYS))
     if unknown:
         raise ValidationError(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import zipfile
 from os import PathLike
 from typing import Any
 
@@ -27,6 +26,7 @@ import numpy as np
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernel import KernelSpec
 from kernelfuse.result import Result
+from kernelfuse.validation import read_npz
 
 FORMAT = "kernelfuse-model"
 FORMAT_VERSION = 1
@@ -96,13 +96,7 @@ def load_model(path: str | PathLike[str]) -> Any:
     from kernelfuse.kernel_normalization import KernelNormalizer
     from kernelfuse.registry import get_registry
 
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-    except FileNotFoundError:
-        raise ValidationError(f"model file {path} does not exist") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ValidationError(f"{path} is not a readable kernelfuse model: {exc}") from None
+    arrays = read_npz(path, "model")
     try:
         header = json.loads(str(arrays.pop("header")))
     except (KeyError, json.JSONDecodeError) as exc:

@@ -157,9 +157,9 @@ class Result:
     @classmethod
     def load(cls, path: str | PathLike[str]) -> Result:
         """Read a result written by :meth:`save`."""
-        with np.load(path, allow_pickle=False) as data:
-            arrays: Mapping[str, np.ndarray] = {k: data[k] for k in data.files}
-        return cls.from_arrays(arrays, source=str(path))
+        from kernelfuse.validation import read_npz
+
+        return cls.from_arrays(read_npz(path, "result"), source=str(path))
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], source: str = "arrays") -> Result:

@@ -75,7 +75,7 @@ def test_tampered_or_truncated_files_are_refused(fitted, tmp_path):
     model.save(path)
     data = path.read_bytes()
     (tmp_path / "truncated.npz").write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValidationError, match="not a readable kernelfuse model"):
+    with pytest.raises(ValidationError, match="cannot read model file"):
         load_model(tmp_path / "truncated.npz")
     with pytest.raises(ValidationError, match="does not exist"):
         load_model(tmp_path / "missing.npz")

@@ -36,7 +36,6 @@ default SVM solver works in double precision.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import attrs
 import numpy as np
