@@ -25,18 +25,19 @@ import numpy as np
 DEFAULTS = {"solver": "mirror-vskl", "family": "l1_mkl_sq", "C": 100.0, "tol": 1e-3}
 
 
-def breast_cancer_split(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Standardised 80/20 stratified split of breast cancer, labels +1 benign / -1 malignant."""
+def breast_cancer_split(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Standardised 80/20 stratified split of breast cancer (+1 benign / -1 malignant), feature names."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
 
-    X, y = load_breast_cancer(return_X_y=True)
-    y = np.where(y == 1, 1.0, -1.0)
+    data = load_breast_cancer()
+    X, y = data.data, np.where(data.target == 1, 1.0, -1.0)
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=0.2, random_state=seed, stratify=y)
     scaler = StandardScaler().fit(X_train)
-    return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
+    return (scaler.transform(X_train), scaler.transform(X_test), y_train, y_test,
+            list(data.feature_names))
 
 
 def run_demo(output: Path, *, quick: bool = False, quiet: bool = False,
@@ -49,9 +50,9 @@ def run_demo(output: Path, *, quick: bool = False, quiet: bool = False,
     from kernelfuse.progress import ProgressPrinter
 
     say = (lambda *a: None) if quiet else print
-    X_train, X_test, y_train, y_test = breast_cancer_split()
+    X_train, X_test, y_train, y_test, names = breast_cancer_split()
     grid = {"widths": (1.0, 5.0), "degrees": (1,)} if quick else {}
-    specs = kernel_grid(X_train.shape[1], **grid)
+    specs = kernel_grid(X_train.shape[1], feature_names=names, **grid)
     start = time.perf_counter()
     normalizer = KernelNormalizer("unit-trace").fit(specs, X_train)
     K = normalizer.transform(compute_kernels(specs, X_train))

@@ -25,8 +25,12 @@ def kernel_grid(
     widths: Sequence[float] = GAUSSIAN_WIDTHS,
     degrees: Sequence[int] = POLYNOMIAL_DEGREES,
     group_by: str = "feature",
+    feature_names: Sequence[str] | None = None,
 ) -> list[KernelSpec]:
-    """``(len(widths) + len(degrees)) * (n_features + 1)`` specs; see the module docstring."""
+    """``(len(widths) + len(degrees)) * (n_features + 1)`` specs; see the module docstring.
+
+    ``feature_names`` only changes the labels (``"gaussian(width=1) on area"``).
+    """
     from kernelfuse.plugins.kernels.gaussian import Gaussian
     from kernelfuse.plugins.kernels.polynomial import Polynomial
 
@@ -34,9 +38,16 @@ def kernel_grid(
         raise ValidationError(f"group_by must be one of {', '.join(GROUPINGS)}, got {group_by!r}")
     if n_features < 1:
         raise ValidationError(f"n_features must be >= 1, got {n_features}")
+    if feature_names is not None and len(feature_names) != n_features:
+        raise ValidationError(
+            f"feature_names has {len(feature_names)} names for {n_features} features"
+        )
     specs = []
     for index, features in enumerate([None, *((j,) for j in range(n_features))]):
-        where = "all" if features is None else f"x{features[0]}"
+        if features is None:
+            where = "all"
+        else:
+            where = f"x{features[0]}" if feature_names is None else str(feature_names[features[0]])
         for width in widths:
             specs.append(KernelSpec(Gaussian(width=float(width)), features,
                                     index if group_by == "feature" else 0,

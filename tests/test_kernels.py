@@ -95,6 +95,11 @@ def test_grid_is_the_papers(data):
     assert {s.features for s in specs} == {None, *((j,) for j in range(30))}
     widths = sorted({s.function.width for s in specs if s.function.name == "gaussian"})
     assert widths[:5] == [0.1, 0.25, 0.5, 0.75, 1.0] and widths[-1] == 20.0 and len(widths) == 24
+    named = kernel_grid(2, widths=(1.0,), degrees=(), feature_names=["age", "dose"])
+    assert [s.label for s in named] == ["gaussian(width=1) on all", "gaussian(width=1) on age",
+                                        "gaussian(width=1) on dose"]
+    with pytest.raises(ValidationError, match="2 names for 3 features"):
+        kernel_grid(3, feature_names=["a", "b"])
 
 
 @pytest.mark.parametrize("method", ["unit-trace", "spherical", "none"])
