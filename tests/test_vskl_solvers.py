@@ -140,7 +140,7 @@ def test_history_counters_and_monotone_certificates():
     assert all(b.objective <= a.objective for a, b in zip(rows, rows[1:]))
     assert all(b.dual_objective >= a.dual_objective for a, b in zip(rows, rows[1:]))
     counters = result.counters
-    assert counters["kernel_passes"] == 2 * counters["svm_calls"]
+    assert counters["svm_calls"] < counters["kernel_passes"] <= 2 * counters["svm_calls"]
     assert counters["svm_calls"] >= counters["oracle_calls"] >= result.n_iter + 1
     assert rows[-1].gap == pytest.approx(result.gap, abs=1e-12)
 
