@@ -1,0 +1,89 @@
+"""OuterLoop's honest endings: a stalled optimiser, a broken oracle, an SVM system that fails."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kernelfuse import ConvergenceWarning, Problem, SolverError
+from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.optimizer import OuterOptimizer
+from kernelfuse.outer_loop import OuterLoop
+from kernelfuse.plugins.oracles.vskl_bca import VSKLBlockCoordinateAscent
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+from kernelfuse.svm_solver import svm_dual_value, svm_primal_value
+
+from helpers import breast_cancer_kernels
+
+
+class Stuck(OuterOptimizer):
+    """Never moves."""
+
+    name = "stuck"
+
+    def init(self, problem, point, answer):
+        return None
+
+    def step(self, point, answer, state, evaluate):
+        return point, answer, state
+
+
+class Broken(Oracle):
+    """Answers NaN after the first call."""
+
+    name = "broken"
+    families = frozenset({"l1_mkl_sq"})
+
+    def init(self, problem):
+        return np.full(problem.n_kernels, 1.0 / problem.n_kernels), 0
+
+    def query(self, point, state):
+        value = 1.0 if state == 0 else math.nan
+        answer = OracleAnswer(value=value, gradient=np.zeros_like(point),
+                              coef=np.zeros((point.size, 20)), objective=20.0)
+        return answer, state + 1
+
+
+@pytest.fixture
+def problem():
+    K, y = breast_cancer_kernels(n=20, m=3, seed=0)
+    return Problem.create(K, y, "l1_mkl_sq", C=5.0)
+
+
+def test_a_stalled_optimizer_ends_failed_with_a_warning(problem):
+    solver = OuterLoop(optimizer=Stuck(), oracle=VSKLBlockCoordinateAscent(), tol=1e-12)
+    with pytest.warns(ConvergenceWarning, match="no further decrease"):
+        result = solver.solve(problem)
+    assert result.status == "failed" and result.n_iter == 1
+    assert result.gap > 1e-12  # the certificate says how far it is
+
+
+def test_a_non_finite_oracle_answer_raises(problem):
+    from kernelfuse.plugins.optimizers.mirror_descent import MirrorDescent
+
+    solver = OuterLoop(optimizer=MirrorDescent(), oracle=Broken(), max_iter=5)
+    with pytest.raises(SolverError, match="non-finite value"):
+        solver.solve(problem)
+
+
+def test_active_set_survives_a_failing_linear_system(monkeypatch):
+    K3, y = breast_cancer_kernels(n=40, m=3, seed=1)
+    K = K3.sum(axis=0) * 40
+    solver = ActiveSetSVM()
+    first = solver.solve(K, y, 2.0)
+    calls = {"n": 0}
+    original = ActiveSetSVM._solve_on_sets
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise np.linalg.LinAlgError("SVD did not converge")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ActiveSetSVM, "_solve_on_sets", staticmethod(flaky))
+    again = solver.solve(K * 1.01, y, 2.0, warm_start=first)
+    assert solver.fallbacks == 1
+    primal = svm_primal_value(K * 1.01, y, 2.0, again.alpha, again.intercept)
+    assert (primal - svm_dual_value(K * 1.01, y, again.alpha)) / primal < 1e-10
