@@ -15,6 +15,9 @@ and integer class indices ``y``):
 ``conjugate(y, rho)``
     The Fenchel conjugate in its second argument, per example:
     ``loss*(y, rho) = sup_z rho z - loss(y, z)`` (``inf`` outside its domain).
+``conjugate_derivative(y, rho)``, ``conjugate_second_derivative(y, rho)``
+    First and second derivatives of the conjugate on its domain (nan
+    outside), for Newton methods on the dual (SpicyMKL's inner solver).
 ``cvxpy_sum(y, f)``
     ``(expression, constraints)``: sum_i loss(y_i, f_i) as a cvxpy expression
     in the cvxpy expression ``f``, in a form the Clarabel solver handles,

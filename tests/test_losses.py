@@ -107,3 +107,25 @@ def test_eps_insensitive_rejects_negative_eps():
 
     with pytest.raises(ValidationError, match="eps"):
         get_registry().create("loss", "eps-insensitive", eps=-0.1)
+
+
+@pytest.mark.parametrize("name", ["squared", "squared-hinge", "logistic"])
+def test_conjugate_derivatives(name):
+    """Finite differences, and the inverse-gradient property: (loss*)'(loss'(f)) = f."""
+    loss = get_registry().create("loss", name)
+    rng = np.random.default_rng(6)
+    y = targets(loss, rng, 200)
+    f = rng.normal(size=200)
+    rho = loss.derivative(y, f)
+    inside = np.isfinite(loss.conjugate_derivative(y, rho)) & (np.abs(rho) > 1e-6)
+    if name == "squared-hinge":
+        inside &= y * f < 1 - 1e-6  # at y f >= 1, rho = 0 and loss' is not invertible
+    assert inside.sum() > 50
+    np.testing.assert_allclose(loss.conjugate_derivative(y, rho)[inside], f[inside], rtol=1e-9, atol=1e-9)
+    h = 1e-6
+    numeric = (loss.conjugate(y, rho + h) - loss.conjugate(y, rho - h)) / (2 * h)
+    ok = inside & np.isfinite(numeric)
+    np.testing.assert_allclose(loss.conjugate_derivative(y, rho)[ok], numeric[ok], rtol=1e-5, atol=1e-6)
+    numeric2 = (loss.conjugate_derivative(y, rho + h) - loss.conjugate_derivative(y, rho - h)) / (2 * h)
+    ok &= np.isfinite(numeric2)
+    np.testing.assert_allclose(loss.conjugate_second_derivative(y, rho)[ok], numeric2[ok], rtol=1e-4)

@@ -53,3 +53,30 @@ def test_an_operator_must_implement_one_of_them():
         Nothing().prox(np.zeros(3), 1.0)
     with pytest.raises(NotImplementedError, match="neither prox nor prox_conjugate"):
         Nothing().prox_conjugate(np.zeros(3), 1.0)
+
+
+def test_block_soft_threshold_is_the_prox_of_the_group_norm():
+    from kernelfuse import get_registry
+
+    rng = np.random.default_rng(1)
+    op = get_registry().create("prox", "block-soft-threshold", C=0.7)
+    x = rng.normal(size=(6, 4))
+    x[2] *= 0.05  # a block below the threshold
+    for step in (0.3, 1.0, 2.0):
+        z = op.prox(x, step)
+        norms = np.linalg.norm(x, axis=1)
+        assert np.all(z[norms <= step * 0.7] == 0.0)
+        # Optimality: (x - z) / step is in the sub-differential of C sum ||z_m||.
+        g = (x - z) / step
+        for m in range(6):
+            if np.linalg.norm(z[m]) > 0:
+                np.testing.assert_allclose(g[m], 0.7 * z[m] / np.linalg.norm(z[m]), atol=1e-12)
+            else:
+                assert np.linalg.norm(g[m]) <= 0.7 + 1e-12
+        # Moreau: the conjugate's prox projects every block onto the ball of radius C.
+        w = rng.normal(size=(6, 4)) * 2
+        scale = np.minimum(1.0, 0.7 / np.linalg.norm(w, axis=1, keepdims=True))
+        np.testing.assert_allclose(op.prox_conjugate(w, step), w * scale, atol=1e-12)
+        # Non-expansive.
+        y = rng.normal(size=(6, 4))
+        assert np.linalg.norm(op.prox(x, step) - op.prox(y, step)) <= np.linalg.norm(x - y) + 1e-12

@@ -31,6 +31,20 @@ class Logistic(Loss):
         a = np.clip(a, 0.0, 1.0)
         return np.where(inside, xlogy(a, a) + xlogy(1.0 - a, 1.0 - a), np.inf)
 
+    def conjugate_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """d loss*/d rho = -y log(a / (1 - a)), a = -y rho in (0, 1) (nan outside)."""
+        a = -y * rho
+        inside = (a > 0.0) & (a < 1.0)
+        a = np.clip(a, 1e-300, 1.0 - 1e-16)
+        return np.where(inside, -y * (np.log(a) - np.log1p(-a)), np.nan)
+
+    def conjugate_second_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """d^2 loss*/d rho^2 = 1 / (a (1 - a)), a = -y rho in (0, 1) (nan outside)."""
+        a = -y * rho
+        inside = (a > 0.0) & (a < 1.0)
+        a = np.clip(a, 1e-300, 1.0 - 1e-16)
+        return np.where(inside, 1.0 / (a * (1.0 - a)), np.nan)
+
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
 

@@ -28,5 +28,13 @@ class Squared(Loss):
         """sup_z rho z - (y - z)^2 = rho y + rho^2 / 4."""
         return rho * y + 0.25 * rho * rho
 
+    def conjugate_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """d loss*/d rho = y + rho / 2."""
+        return y + 0.5 * rho
+
+    def conjugate_second_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """d^2 loss*/d rho^2 = 1/2."""
+        return np.full(np.shape(rho), 0.5)
+
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         return sum_squares_cone(y - f)

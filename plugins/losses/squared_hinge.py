@@ -29,6 +29,15 @@ class SquaredHinge(Loss):
         s = y * rho
         return np.where(s <= 0.0, s + 0.25 * s * s, np.inf)
 
+    def conjugate_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """d loss*/d rho = y (1 + y rho / 2) on y rho <= 0 (nan outside the domain)."""
+        s = y * rho
+        return np.where(s <= 0.0, y * (1.0 + 0.5 * s), np.nan)
+
+    def conjugate_second_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """d^2 loss*/d rho^2 = 1/2 on y rho <= 0 (nan outside the domain)."""
+        return np.where(y * rho <= 0.0, 0.5, np.nan)
+
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from kernelfuse.hookspecs import hookimpl
+from kernelfuse.plugins.prox.block_soft_threshold import BlockSoftThreshold
 from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
 
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    registry.add("prox", EntropicSimplices.name, EntropicSimplices)
+    for part in (EntropicSimplices, BlockSoftThreshold):
+        registry.add("prox", part.name, part)
