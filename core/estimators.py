@@ -134,6 +134,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             if not specs or not all(isinstance(s, KernelSpec) for s in specs):
                 raise ValidationError("kernels must be a non-empty list of KernelSpec")
         self.kernels_ = specs
+        self.X_fit_ = X  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
         return self.normalizer_.transform(compute_kernels(specs, X))
 
@@ -165,8 +166,6 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             )
         self._check_precomputed_standardize()
         K = self._train_stack(X)
-        if not self._precomputed():
-            self.X_fit_ = (X - self.feature_mean_) / self.feature_scale_ if self.standardize else X
         params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
         for name in ("tol", "max_iter"):
             if getattr(self, name) is not None:
