@@ -22,6 +22,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from kernelfuse.objectives import sparse_kernel_products
 from kernelfuse.problem import Problem
 
 
@@ -42,9 +43,8 @@ def solve_inner(problem: Problem, coef: np.ndarray, intercept: float, rho: np.nd
     K, y, C, loss = problem.K, problem.y, problem.params["C"], problem.loss
     M, N, _ = K.shape
     flat = K.reshape(M * N, N)
-    K_alpha = np.einsum("mij,mj->mi", K, coef)
+    K_alpha, passes = sparse_kernel_products(K, coef)  # symmetric K: K_m alpha_m
     a_K_a = np.einsum("mi,mi->m", coef, K_alpha)
-    passes = 1.0
 
     def parts(r: np.ndarray) -> tuple[float, tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
         nonlocal passes
