@@ -401,6 +401,16 @@ def ratio(a: float | None, b: float | None) -> float:
     return a / b
 
 
+def save_figure(fig: Any, path: Path) -> Path:
+    """Lay out, write as PNG and close a matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def have_matplotlib() -> bool:
     try:
         import matplotlib

@@ -196,10 +196,7 @@ def plot(summaries: list[dict[str, Any]], path: Path) -> Path | None:
     axes[2].set_title("mean selected kernels (of 20)")
     for ax in axes:
         ax.tick_params(axis="x", rotation=45)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return common.save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -356,10 +356,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> Path | None:
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=7)
     fig.suptitle(f"l1_mkl_sq, C={C:g}, stop on objective change {TOL:g}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return common.save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:

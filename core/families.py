@@ -74,13 +74,6 @@ class Family:
     has_intercept: bool = True
     uses_groups: bool = False
 
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise UnknownNameError(f"parameter of family {self.name}", name,
-                               [p.name for p in self.params])
-
     def resolve_params(self, given: Mapping[str, object]) -> dict[str, float]:
         """Defaults filled in, each value checked against its range."""
         known = {p.name for p in self.params}
