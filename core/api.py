@@ -7,6 +7,7 @@ from typing import Any
 
 from kernelfuse.errors import UnknownNameError, ValidationError
 from kernelfuse.families import get_family
+from kernelfuse.loss import Loss
 from kernelfuse.problem import Problem
 from kernelfuse.recipe import Recipe
 from kernelfuse.registry import Registry, get_registry
@@ -20,7 +21,7 @@ def solve(
     solver: str = "cvxpy",
     family: str | None = None,
     *,
-    loss: str | None = None,
+    loss: str | Loss | None = None,
     groups: Any = None,
     callback: Callable[[Iteration], object] | None = None,
     check_psd: bool = True,
@@ -36,7 +37,7 @@ def solve(
     ``r``), the loss's (``eps``) and the solver's (``tol``, ``max_iter``,
     ``seed``, ...); a name none of them takes is an error listing the
     accepted ones.  ``family`` may be left out when the solver solves one
-    family only.  ``callback`` receives each :class:`Iteration` as recorded.
+    family only.  ``loss`` is a registered name or a :class:`Loss` object.  ``callback`` receives each :class:`Iteration` as recorded.
 
     >>> import numpy as np, kernelfuse
     >>> rng = np.random.default_rng(0)
@@ -59,10 +60,9 @@ def solve(
         (family,) = recipe.families
     fam = get_family(family)
 
-    loss_name = loss
+    loss_name = loss.name if isinstance(loss, Loss) else loss
     loss_factory = (
-        registry.get("loss", loss_name).factory if loss_name is not None
-        else None
+        registry.get("loss", loss).factory if isinstance(loss, str) else None
     )
     loss_keys = solver_parameters(loss_factory) if loss_factory is not None else set()
     family_keys = {p.name for p in fam.params}
@@ -82,7 +82,7 @@ def solve(
                 key, family_keys | loss_keys | solver_keys,
             )
     problem = Problem.create(
-        K, y, fam, loss=loss_name, loss_params=loss_params, groups=groups,
+        K, y, fam, loss=loss, loss_params=loss_params, groups=groups,
         check_psd=check_psd, registry=registry, **family_params,
     )
     return recipe.build(registry, **solver_params).solve(problem, callback=callback)

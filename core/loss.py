@@ -18,6 +18,17 @@ and integer class indices ``y``):
 ``conjugate_derivative(y, rho)``, ``conjugate_second_derivative(y, rho)``
     First and second derivatives of the conjugate on its domain (nan
     outside), for Newton methods on the dual (SpicyMKL's inner solver).
+``conjugate_domain(y)``
+    ``(lower, upper)``: per example, the interval where the conjugate is
+    finite (infinite ends where it is unbounded).  Certificates project a
+    dual point onto it.  A loss without it is taken to have the whole line.
+``conjugate_prox(y, v, step)``, ``conjugate_prox_derivative(y, v, step)``
+    The proximal map of the conjugate,
+    ``argmin_w loss*(y, w) + (w - v)^2 / (2 step)``, per example, and its
+    derivative in ``v`` (where it exists; one side's value at a kink).  For
+    losses whose conjugate is not smooth on an open domain (hinge, squared
+    hinge, epsilon-insensitive), SpicyMKL smooths the conjugate with it
+    (section 3.3's slack variables).
 ``cvxpy_sum(y, f)``
     ``(expression, constraints)``: sum_i loss(y_i, f_i) as a cvxpy expression
     in the cvxpy expression ``f``, in a form the Clarabel solver handles,

@@ -35,7 +35,7 @@ from kernelfuse.optimizer import OuterOptimizer
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.problem import Problem
 from kernelfuse.result import History, relative_gap
-from kernelfuse.solver import Model, Solver
+from kernelfuse.solver import Model, Requirements, Solver
 
 STOP_RULES = ("gap", "objective_change")
 
@@ -78,6 +78,14 @@ class OuterLoop(Solver):
     @property
     def families(self) -> frozenset[str]:  # type: ignore[override]
         return self.oracle.families
+
+    @property
+    def requires(self) -> Requirements:  # type: ignore[override]
+        """What the optimiser and the oracle need of the problem's loss."""
+        needs: list[str | tuple[str, ...]] = []
+        for part in (self.optimizer, self.oracle):
+            needs += [n for n in getattr(part, "requires", {}).get("loss", ()) if n not in needs]
+        return {"loss": tuple(needs)} if needs else {}
 
     def parts(self) -> dict[str, object]:
         return {"optimizer": self.optimizer, "oracle": self.oracle}

@@ -37,7 +37,7 @@ def check_requirements(parts: Mapping[str, object], requires: Requirements, who:
         for method in methods:
             options = (method,) if isinstance(method, str) else method
             if not any(callable(getattr(part, m, None)) for m in options):
-                problems.append(f"{role} {label!r} lacks {' or '.join(options)}()")
+                problems.append(f"{role} {label!r} lacks {' or '.join(m + '()' for m in options)}")
     if problems:
         raise IncompatiblePartsError(f"solver {who!r} cannot run: " + "; ".join(problems))
 
@@ -68,6 +68,9 @@ class Recipe:
     families: frozenset[str] = attrs.field(
         default=attrs.Factory(lambda self: self.assembler.families, takes_self=True)
     )
+    #: Parameter values this recipe uses unless the caller gives others
+    #: (e.g. a penalty schedule, or BLAS threads measured best for it).
+    defaults: Mapping[str, Any] = attrs.field(factory=dict)
 
     def _leaf_roles(self) -> dict[str, str]:
         return {role.rsplit(".", 1)[-1]: role for role in self.parts}
@@ -94,6 +97,7 @@ class Recipe:
     def build(self, registry: Any = None, **params: Any) -> Solver:
         """Create the parts, assemble the solver, check its requirements."""
         registry = _default(registry)
+        params = {**self.defaults, **params}
         chosen = dict(self.parts)
         leaves = self._leaf_roles()
         for key in [k for k in params if k in leaves and isinstance(params[k], str)]:

@@ -129,3 +129,50 @@ def test_conjugate_derivatives(name):
     numeric2 = (loss.conjugate_derivative(y, rho + h) - loss.conjugate_derivative(y, rho - h)) / (2 * h)
     ok &= np.isfinite(numeric2)
     np.testing.assert_allclose(loss.conjugate_second_derivative(y, rho)[ok], numeric2[ok], rtol=1e-4)
+
+
+PROX_LOSSES = ["hinge", "squared-hinge", "eps-insensitive"]
+
+
+@pytest.mark.parametrize("name", PROX_LOSSES)
+@pytest.mark.parametrize("step", [0.05, 0.7, 3.0])
+def test_conjugate_prox_is_the_minimiser(name, step):
+    from scipy.optimize import minimize_scalar
+
+    loss = get_registry().create("loss", name)
+    rng = np.random.default_rng(4)
+    y, v = targets(loss, rng, 30), 1.5 * rng.normal(size=30)
+    w = loss.conjugate_prox(y, v, step)
+    lower, upper = loss.conjugate_domain(y)
+    for i in range(30):
+        def objective(t):
+            return float(loss.conjugate(y[i:i + 1], np.array([t]))[0]) + (t - v[i]) ** 2 / (2 * step)
+        best = minimize_scalar(objective, bounds=(max(lower[i], -60.0), min(upper[i], 60.0)),
+                               method="bounded", options={"xatol": 1e-12})
+        assert objective(w[i]) <= best.fun + 1e-9
+    # Its derivative in v, against central differences away from the kinks.
+    h = 1e-7
+    centre = loss.conjugate_prox(y, v, step)
+    left = (centre - loss.conjugate_prox(y, v - h, step)) / h
+    right = (loss.conjugate_prox(y, v + h, step) - centre) / h
+    smooth = np.abs(left - right) < 1e-6  # not straddling a kink
+    assert smooth.sum() >= 20
+    np.testing.assert_allclose(loss.conjugate_prox_derivative(y, v, step)[smooth], right[smooth],
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("name", BINARY_OR_REAL)
+def test_conjugate_domain_is_where_the_conjugate_is_finite(name):
+    loss = get_registry().create("loss", name)
+    rng = np.random.default_rng(5)
+    y = targets(loss, rng, 40)
+    if not hasattr(loss, "conjugate_domain"):
+        assert np.all(np.isfinite(loss.conjugate(y, 1e3 * rng.normal(size=40))))
+        return
+    lower, upper = loss.conjugate_domain(y)
+    inside = np.clip(rng.normal(size=40) * 2, lower, upper)
+    assert np.all(np.isfinite(loss.conjugate(y, inside)))
+    assert np.all(np.isfinite(loss.conjugate(y, np.where(np.isfinite(lower), lower, upper))))
+    for bound, offset in ((lower, -1e-3), (upper, 1e-3)):
+        finite = np.isfinite(bound)
+        assert np.all(np.isinf(loss.conjugate(y[finite], bound[finite] + offset)))

@@ -80,3 +80,29 @@ def test_block_soft_threshold_is_the_prox_of_the_group_norm():
         # Non-expansive.
         y = rng.normal(size=(6, 4))
         assert np.linalg.norm(op.prox(x, step) - op.prox(y, step)) <= np.linalg.norm(x - y) + 1e-12
+
+
+def test_block_soft_threshold_with_the_elastic_net_term():
+    from kernelfuse import get_registry
+
+    rng = np.random.default_rng(2)
+    op = get_registry().create("prox", "block-soft-threshold", C=0.5, C2=0.8)
+    x = rng.normal(size=(5, 3))
+    x[1] *= 0.1
+    step = 0.6
+    z = op.prox(x, step)
+    # Optimality: (x - z) / step = C z/||z|| + C2 z for every block kept, ||x|| <= step C for the others.
+    for m in range(5):
+        norm = np.linalg.norm(z[m])
+        if norm > 0:
+            np.testing.assert_allclose((x[m] - z[m]) / step, 0.5 * z[m] / norm + 0.8 * z[m], atol=1e-12)
+        else:
+            assert np.linalg.norm(x[m]) <= step * 0.5
+    # The radial map is the prox on the norms, with its derivative.
+    norms = np.linalg.norm(x, axis=1)
+    shrunk, slope = op.radial(norms, step)
+    np.testing.assert_allclose(shrunk, np.linalg.norm(z, axis=1), atol=1e-12)
+    h = 1e-7
+    numeric = (op.radial(norms + h, step)[0] - op.radial(norms - h, step)[0]) / (2 * h)
+    np.testing.assert_allclose(slope, numeric, atol=1e-6)
+    np.testing.assert_allclose(op.penalty(norms), 0.5 * norms + 0.4 * norms**2)

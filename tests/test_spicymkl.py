@@ -1,56 +1,170 @@
-"""SpicyMKL (smooth losses) against the exact cvxpy optimum of l1_mkl, and its certificate."""
+"""SpicyMKL against the exact cvxpy optimum of l1_mkl, its parts on their own, and its certificate."""
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 
 import kernelfuse
-from kernelfuse import IncompatiblePartsError, Problem, objectives
-from kernelfuse.duality import l1_mkl_lower_bound
+from kernelfuse import IncompatiblePartsError, Problem, ValidationError, get_registry, objectives
+from kernelfuse.duality import feasible_dual_point, l1_mkl_lower_bound
+from kernelfuse.loss import Loss
+from kernelfuse.proximal_point import ProximalPoint
 
 from helpers import breast_cancer_kernels
 
 REL_TOL = 1e-6  # the issue's tolerance for SpicyMKL against cvxpy
+LOSSES = ["logistic", "squared", "squared-hinge", "hinge", "eps-insensitive"]
 
 
-@pytest.mark.parametrize("loss", ["logistic", "squared"])
-@pytest.mark.parametrize("C", [0.02, 0.1, 0.5])
-@pytest.mark.parametrize("seed", [0, 1])
-def test_spicymkl_reaches_the_cvxpy_optimum(loss, C, seed):
-    K, y = breast_cancer_kernels(n=50, m=8, seed=seed)
-    if loss == "squared":
-        y = 0.7 * y + 0.1
-    reference = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl", loss=loss, C=C)
-    result = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss=loss, C=C)
+def small_problem(loss: str, seed: int, n: int = 50, m: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    K, y = breast_cancer_kernels(n=n, m=m, seed=seed)
+    if loss in ("squared", "eps-insensitive"):  # real targets
+        y = 0.7 * y + 0.3 * np.random.default_rng(seed).normal(size=y.size)
+    return K, y
+
+
+def check_against_cvxpy(K, y, loss, **params):
+    reference = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl", loss=loss, **params)
+    result = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss=loss, **params)
     assert result.status == "converged" and result.gap <= 1e-6
     scale = max(1.0, abs(reference.objective))
     assert abs(result.objective - reference.objective) / scale <= REL_TOL
     assert result.dual_objective <= reference.objective + 1e-7 * scale  # a valid bound
-    problem = Problem.create(K, y, "l1_mkl", loss=loss, C=C)
+    problem = Problem.create(K, y, "l1_mkl", loss=loss, **params)
     assert objectives.evaluate(problem, result.coef, result.intercept) == pytest.approx(
         result.objective, rel=1e-12)
+    return reference, result
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("C", [0.02, 0.1, 0.5])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_spicymkl_reaches_the_cvxpy_optimum(loss, C, seed):
+    K, y = small_problem(loss, seed)
+    reference, result = check_against_cvxpy(K, y, loss, C=C)
     # The selected kernels match cvxpy's where its weights are clearly non-zero.
     clear = reference.kernel_weights > 1e-3
     assert np.all(result.kernel_weights[clear] > 1e-4)
     assert np.all(result.kernel_weights[reference.kernel_weights < 1e-7] < 1e-3)
 
 
-def test_lower_bound_is_feasible_and_valid():
-    K, y = breast_cancer_kernels(n=40, m=5, seed=3)
-    problem = Problem.create(K, y, "l1_mkl", loss="logistic", C=0.1)
-    optimum = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl", loss="logistic", C=0.1).objective
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("C, C2", [(0.05, 0.2), (0.3, 1.0)])
+def test_elastic_net_reaches_the_cvxpy_optimum(loss, C, C2):
+    K, y = small_problem(loss, seed=2)
+    check_against_cvxpy(K, y, loss, C=C, C2=C2)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("C2", [0.0, 0.4])
+def test_lower_bound_is_valid_from_any_rho(loss, C2):
+    K, y = small_problem(loss, seed=3, n=40, m=5)
+    problem = Problem.create(K, y, "l1_mkl", loss=loss, C=0.1, C2=C2)
+    optimum = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl", loss=loss, C=0.1, C2=C2).objective
     rng = np.random.default_rng(0)
+    finite = 0
     for _ in range(20):
-        rho = -y * rng.uniform(0.05, 0.95, size=y.size)
-        bound, passes = l1_mkl_lower_bound(problem, rho)
-        assert passes == 1
-        assert bound <= optimum + 1e-9 or bound == -np.inf
+        bound, passes = l1_mkl_lower_bound(problem, rng.normal(size=y.size))
+        assert passes == 1 and bound <= optimum + 1e-9
+        finite += np.isfinite(bound)
+    assert finite == 20  # every rho is made feasible
 
 
-def test_hinge_losses_and_the_elastic_net_are_refused_clearly():
+@pytest.mark.parametrize("loss", ["hinge", "eps-insensitive", "squared-hinge", "squared"])
+def test_feasible_dual_point_is_the_projection(loss):
+    """Projection onto {sum = 0} and the domain box: by its KKT conditions, the clip of a shift
+    of rho that sums to zero (and nothing else) is it."""
+    K, y = small_problem(loss, seed=4, n=30, m=2)
+    problem = Problem.create(K, y, "l1_mkl", loss=loss, C=0.1)
+    rho = 2.0 * np.random.default_rng(1).normal(size=y.size)
+    point, shift = feasible_dual_point(problem, rho)
+    lower, upper = (problem.loss.conjugate_domain(y) if hasattr(problem.loss, "conjugate_domain")
+                    else (np.full(y.size, -np.inf), np.full(y.size, np.inf)))
+    assert abs(point.sum()) <= 1e-12
+    np.testing.assert_array_equal(point, np.clip(rho - shift, lower, upper))
+    assert np.isfinite(problem.loss.conjugate(y, point)).all()
+    if loss != "squared":
+        assert np.any(point != rho - shift)  # the box was active: not a plain mean removal
+
+
+def test_the_oracle_answers_with_the_proximal_point():
+    """The oracle on its own: its model solves the proximal problem (checked with cvxpy)."""
+    import cvxpy as cp
+
+    from kernelfuse.plugins.reference.cvxpy_solver import factor_kernel
+
+    K, y = breast_cancer_kernels(n=30, m=4, seed=5)
+    problem = Problem.create(K, y, "l1_mkl", loss="hinge", C=0.2)
+    oracle = get_registry().create("oracle", "smoothed-dual-newton", newton_tol=1e-11, newton_rtol=0.0)
+    start, state = oracle.init(problem)
+    rng = np.random.default_rng(0)
+    centre = ProximalPoint(0.05 * rng.normal(size=(4, 30)), 0.3, 0.5 * rng.normal(size=30), 2.0, 3.0)
+    answer, _ = oracle.query(centre, state)
+    # The same proximal step as a conic program, slack variables included (section 3.3).
+    factors = [factor_kernel(k, 1e-10) for k in K]
+    u = [cp.Variable(f.rank) for f in factors]
+    b, z = cp.Variable(), cp.Variable(30)
+    u0 = [f.L.T @ c for f, c in zip(factors, centre.coef)]
+    f_expr = sum(f.L @ v for f, v in zip(factors, u)) + b
+    objective = (cp.sum(cp.pos(1 - cp.multiply(y, z))) + 0.2 * sum(cp.norm(v) for v in u)
+                 + sum(cp.sum_squares(v - v0) for v, v0 in zip(u, u0)) / (2 * centre.gamma)
+                 + cp.square(b - centre.intercept) / (2 * centre.gamma_b)
+                 + cp.sum_squares(z - centre.slack) / (2 * centre.gamma))
+    program = cp.Problem(cp.Minimize(objective), [z == f_expr])
+    program.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    f_answer = np.einsum("mij,mj->i", K, answer.coef) + answer.intercept
+    np.testing.assert_allclose(f_answer, f_expr.value, atol=1e-5)
+    assert answer.intercept == pytest.approx(b.value, abs=1e-5)
+    assert answer.value == pytest.approx(program.value, rel=1e-6)  # the Moreau envelope
+    # The envelope's gradient moves the slack centre to the loss arguments z+ = f+.
+    moved = centre.advanced(answer.coef, answer.intercept, answer.gradient)
+    np.testing.assert_allclose(moved.slack, z.value, atol=1e-5)
+    assert start.gamma == 0.0 and start.slack is not None
+
+
+def test_the_optimizer_raises_the_penalties_geometrically():
+    optimizer = get_registry().create("optimizer", "augmented-lagrangian", gamma0=2.0, growth=5.0,
+                                      intercept_ratio=0.5, gamma_max=100.0)
+    point = ProximalPoint(np.zeros((2, 3)))
+    gammas = []
+    for _ in range(5):
+        answer = kernelfuse.oracle.OracleAnswer(value=0.0, gradient=np.zeros(7), coef=np.ones((2, 3)),
+                                                objective=0.0, intercept=1.0)
+        point, _, _ = optimizer.step(point, answer, None, lambda p: answer)
+        gammas.append((point.gamma, point.gamma_b))
+        assert np.array_equal(point.coef, answer.coef) and point.intercept == 1.0
+    assert gammas == [(2.0, 1.0), (10.0, 5.0), (50.0, 25.0), (100.0, 50.0), (100.0, 50.0)]
+    with pytest.raises(ValidationError, match="growth must be >= 1"):
+        get_registry().create("optimizer", "augmented-lagrangian", growth=0.5)
+
+
+def test_parts_compose_by_name_and_parameters_route_to_them():
+    K, y = breast_cancer_kernels(n=40, m=6, seed=6)
+    slow = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss="logistic", C=0.1,
+                            growth=2.0, newton_rtol=0.0)
+    fast = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss="logistic", C=0.1)
+    assert slow.converged and fast.converged and slow.n_iter > fast.n_iter
+    assert slow.objective == pytest.approx(fast.objective, rel=1e-6)
+    assert fast.counters["newton_steps"] > 0 and fast.counters["kernel_passes"] > 0
+
+
+def test_a_loss_without_a_conjugate_form_is_refused_clearly():
+    @attrs.frozen
+    class Cubic(Loss):
+        name = "cubic"
+        target = "real"
+
+        def value(self, y, f):
+            return np.abs(y - f) ** 3
+
+        def derivative(self, y, f):
+            return 3 * np.sign(f - y) * (f - y) ** 2
+
+        def conjugate(self, y, rho):
+            return np.abs(rho) ** 1.5 * 2 / (3 * np.sqrt(3)) + rho * y
+
     K, y = breast_cancer_kernels(n=30, m=3, seed=0)
-    with pytest.raises(IncompatiblePartsError, match=r"loss 'hinge' lacks conjugate_derivative\(\)"):
-        kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss="hinge", C=0.1)
-    with pytest.raises(IncompatiblePartsError, match="C2 = 0"):
-        kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss="logistic", C=0.1, C2=0.5)
+    with pytest.raises(IncompatiblePartsError, match=r"lacks conjugate_prox\(\) or conjugate_second_derivative"):
+        kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss=Cubic(), C=0.1)

@@ -211,7 +211,7 @@ def test_solver_asked_for_a_family_it_does_not_solve():
         OnlyL1().solve(Problem.create(K, y, "l1_mkl", loss=ValueOnlyLoss()))
     # Every unmet requirement is named at once.
     assert "loss 'value-only' lacks conjugate()" in str(info.value)
-    assert "lacks hessian or derivative()" in str(info.value)
+    assert "lacks hessian() or derivative()" in str(info.value)
     # The family is implied when the solver has only one.
     result = kernelfuse.solve(K, y, solver="only-l1", registry=local)
     assert result.family == "l1_mkl" and result.objective == pytest.approx(12.0)  # 12 hinges of 1

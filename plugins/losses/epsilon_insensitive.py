@@ -35,6 +35,20 @@ class EpsilonInsensitive(Loss):
         """sup_z rho z - max(0, |y - z| - eps) = rho y + eps |rho| if |rho| <= 1, else inf."""
         return np.where(np.abs(rho) <= 1.0, rho * y + self.eps * np.abs(rho), np.inf)
 
+    def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """|rho| <= 1."""
+        return np.full(np.shape(y), -1.0), np.full(np.shape(y), 1.0)
+
+    def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+        """argmin_w y w + eps |w| + (w - v)^2 / (2 step) on |w| <= 1: clip(soft(v - step y, step eps), -1, 1)."""
+        u = v - step * y
+        return np.clip(np.sign(u) * np.maximum(np.abs(u) - step * self.eps, 0.0), -1.0, 1.0)
+
+    def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+        """1 where neither the soft threshold nor the clip holds, else 0."""
+        u = np.abs(v - step * y)
+        return ((u > step * self.eps) & (u - step * self.eps < 1.0)).astype(float)
+
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
 

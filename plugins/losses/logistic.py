@@ -45,6 +45,10 @@ class Logistic(Loss):
         a = np.clip(a, 1e-300, 1.0 - 1e-16)
         return np.where(inside, 1.0 / (a * (1.0 - a)), np.nan)
 
+    def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """-y rho in [0, 1]: rho in [-1, 0] for y = +1 and [0, 1] for y = -1."""
+        return np.minimum(-y, 0.0), np.maximum(-y, 0.0)
+
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
 

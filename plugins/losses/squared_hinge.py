@@ -38,6 +38,18 @@ class SquaredHinge(Loss):
         """d^2 loss*/d rho^2 = 1/2 on y rho <= 0 (nan outside the domain)."""
         return np.where(y * rho <= 0.0, 0.5, np.nan)
 
+    def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """y rho <= 0: rho in (-inf, 0] for y = +1 and [0, inf) for y = -1."""
+        return np.where(y > 0, -np.inf, 0.0), np.where(y > 0, 0.0, np.inf)
+
+    def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+        """argmin_w s + s^2/4 + (w - v)^2 / (2 step), s = y w <= 0: y min(0, (y v - step) / (1 + step/2))."""
+        return y * np.minimum(0.0, (y * v - step) / (1.0 + 0.5 * step))
+
+    def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+        """1 / (1 + step/2) where y v > step (the bound inactive), else 0."""
+        return np.where(y * v - step < 0.0, 1.0 / (1.0 + 0.5 * step), 0.0)
+
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
 

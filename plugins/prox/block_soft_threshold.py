@@ -1,14 +1,16 @@
-"""Block soft-thresholding: the proximal map of ``C sum_m ||x_m||`` (SpicyMKL, eq. 6).
+"""Block soft-thresholding: the proximal map of ``sum_m h(||x_m||)``, ``h(r) = C r + (C2/2) r^2`` (SpicyMKL, eq. 6).
 
-For blocks ``x_m`` (the rows of ``x``):
+For blocks ``x_m`` (the rows of ``x``) and a step ``s``:
 
-    ``prox_{s C sum ||.||}(x)_m = max(0, 1 - s C / ||x_m||) x_m``,
+    ``prox_{s h}(x)_m = max(0, 1 - s C / ||x_m||) x_m / (1 + s C2)``,
 
 which zeroes every block whose norm is at most ``s C``: the source of the
-sparse kernel weights of l1-MKL.  SpicyMKL applies it in each kernel's
-RKHS metric (``||x_m|| = sqrt(x_m' K_m x_m)``), which is this map on
-``L_m' x_m`` for a factor ``K_m = L_m L_m'``.  The conjugate of
-``C sum ||x_m||`` is the indicator of ``{||x_m|| <= C for all m}``, so
+sparse kernel weights of l1-MKL (``C2 > 0`` adds the elastic net's
+shrinkage).  SpicyMKL applies it in each kernel's RKHS metric
+(``||x_m|| = sqrt(x_m' K_m x_m)``), which is this map on ``L_m' x_m`` for a
+factor ``K_m = L_m L_m'``; :meth:`BlockSoftThreshold.radial` gives the map
+on the norms alone, which is all that metric needs.  For ``C2 = 0`` the
+conjugate of ``C sum ||x_m||`` is the indicator of ``{||x_m|| <= C}``, so
 ``prox_conjugate`` is the projection onto those balls (the Moreau identity,
 checked in the tests).
 """
@@ -23,13 +25,24 @@ from kernelfuse.prox import ProxOperator
 
 @attrs.frozen
 class BlockSoftThreshold(ProxOperator):
-    """Block soft-thresholding, prox of C sum_m ||x_m|| over the rows x_m: zeroes small blocks."""
+    """Block soft-thresholding, prox of sum_m C ||x_m|| + (C2/2) ||x_m||^2 over the rows x_m."""
 
     name = "block-soft-threshold"
     C: float = 1.0
+    C2: float = 0.0
+
+    def radial(self, norms: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+        """The prox on the block norms: ``r -> max(0, r - s C) / (1 + s C2)`` and its derivative in ``r``."""
+        kappa = 1.0 / (1.0 + step * self.C2)
+        active = norms > step * self.C
+        return np.where(active, (norms - step * self.C) * kappa, 0.0), np.where(active, kappa, 0.0)
+
+    def penalty(self, norms: np.ndarray) -> np.ndarray:
+        """``h(r) = C r + (C2/2) r^2`` for each block norm."""
+        return self.C * norms + 0.5 * self.C2 * norms**2
 
     def prox(self, x: np.ndarray, step: float) -> np.ndarray:
         norms = np.linalg.norm(x, axis=-1, keepdims=True)
+        shrunk, _ = self.radial(norms, step)
         with np.errstate(divide="ignore", invalid="ignore"):
-            shrink = np.where(norms > step * self.C, 1.0 - step * self.C / norms, 0.0)
-        return shrink * x
+            return np.where(norms > 0, shrunk / norms, 0.0) * x

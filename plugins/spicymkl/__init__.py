@@ -1,4 +1,15 @@
-"""SpicyMKL (Suzuki and Tomioka, 2009): parts and the ``spicymkl`` recipe."""
+"""SpicyMKL (Suzuki and Tomioka, 2009), as parts.
+
+* ``augmented_lagrangian``: the outer optimiser (eqs. 3-6, 10-11), kind ``optimizer``;
+* ``smoothed_dual_newton``: the inner oracle, Newton on ``phi_gamma`` (eqs. 7-9, 12), kind ``oracle``;
+* ``active_kernels``: the kernel terms over the active kernels (Remark 1) and
+  the free line search (section 3.4), used by the oracle;
+* ``dual_loss_terms``: the loss's share of the dual, by conjugate (eq. 7) or
+  by slack variables (section 3.3), used by the oracle;
+* block soft-thresholding is the prox ``block-soft-threshold`` (``plugins/prox``).
+
+The solver ``spicymkl`` is the recipe assembling them in an ``OuterLoop``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +18,28 @@ from kernelfuse.hookspecs import hookimpl
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    from kernelfuse.plugins.spicymkl.solver import as_recipe
+    from kernelfuse.outer_loop import OuterLoop
+    from kernelfuse.plugins.spicymkl.augmented_lagrangian import AugmentedLagrangian
+    from kernelfuse.plugins.spicymkl.smoothed_dual_newton import SmoothedDualNewton
+    from kernelfuse.recipe import Recipe
 
-    recipe = as_recipe()
+    registry.add("optimizer", AugmentedLagrangian.name, AugmentedLagrangian,
+                 description="SpicyMKL: proximal minimisation (dual augmented Lagrangian), "
+                             "non-decreasing penalties")
+    registry.add("oracle", SmoothedDualNewton.name, SmoothedDualNewton,
+                 description="SpicyMKL: Newton on the smoothed dual over the active kernels")
+    recipe = Recipe(
+        "spicymkl", OuterLoop,
+        parts={
+            "optimizer": ("optimizer", "augmented-lagrangian"),
+            "oracle": ("oracle", "smoothed-dual-newton"),
+            "oracle.prox": ("prox", "block-soft-threshold"),
+        },
+        description="SpicyMKL: dual augmented Lagrangian with a Newton inner solver (l1_mkl, any "
+                    "loss with a conjugate or a conjugate prox; elastic net)",
+        families=frozenset({"l1_mkl"}),
+        # Its cost is large passes over the stack: two BLAS threads measured
+        # faster than one (benchmarks/README.md).
+        defaults={"blas_threads": None, "max_iter": 50},
+    )
     registry.add("solver", recipe.name, recipe, description=recipe.description)

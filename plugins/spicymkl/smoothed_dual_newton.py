@@ -1,0 +1,254 @@
+"""SpicyMKL's inner oracle: Newton's method on the smoothed dual ``phi_gamma(rho)`` (eqs. 7-9, 12).
+
+At a :class:`~kernelfuse.proximal_point.ProximalPoint` with centre
+``(alpha^t, b^t, z^t)`` and penalties ``gamma``, ``gamma_b``, the proximal step
+of ``l1_mkl`` (OBJECTIVES.md family 1, ``coef = alpha``,
+``h(r) = C r + (C2/2) r^2``),
+
+    ``min P(alpha, b) + sum_m ||alpha_m - alpha^t_m||^2_{K_m} / (2 gamma) + (b - b^t)^2 / (2 gamma_b)``,
+
+is solved through its dual
+
+    ``min_rho phi(rho) = D(rho) + sum_m [(2 r_m r'_m - r'^2_m) / (2 gamma) - h(r'_m)]
+                         - b^t sum(rho) + (gamma_b / 2) sum(rho)^2``,
+
+``r_m = ||alpha^t_m - gamma rho||_{K_m}``, ``r'_m`` its block soft-threshold
+(the prox part), ``D`` the loss's share (:mod:`.dual_loss_terms`: the
+conjugate, eq. 7, or section 3.3's slack form).  The gradient of ``phi`` is
+``D'(rho) - f^+`` with ``f^+`` the decision values of the next model
+``alpha^+_m = (r'_m / r_m)(alpha^t_m - gamma rho)``, ``b^+ = b^t - gamma_b sum(rho)``,
+so Newton's method (Armijo back-tracking, eq. 12) stops once the primal
+residual ``max_i |D'(rho_i) - f^+_i|`` is below ``newton_tol``.  The
+kernel terms, their line search and their active-set Hessian are in
+:mod:`.active_kernels` (one pass over the stack per Newton step).
+
+The answer is the proximal point as the model, the Moreau envelope's value
+and gradient ``(centre - proximal point) / gamma``, and a lower bound from
+``rho`` made dual-feasible (:mod:`kernelfuse.duality`), free when that
+needs only a shift (``K_m 1`` is kept for it).  At ``gamma = 0`` the oracle
+evaluates the centre itself, the starting model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse import objectives
+from kernelfuse.duality import feasible_dual_point, l1_mkl_dual_value
+from kernelfuse.errors import ValidationError
+from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.plugins.spicymkl.active_kernels import KernelTerms
+from kernelfuse.plugins.spicymkl.dual_loss_terms import (
+    SMOOTH_CONJUGATE,
+    ConjugateTerm,
+    SlackTerm,
+    uses_slack,
+)
+from kernelfuse.problem import Problem
+from kernelfuse.proximal_point import ProximalPoint
+from kernelfuse.recipe import check_requirements
+
+
+def _default_prox() -> Any:
+    from kernelfuse.plugins.prox.block_soft_threshold import BlockSoftThreshold
+
+    return BlockSoftThreshold()
+
+
+def _check_positive(instance: Any, attribute: Any, value: float) -> None:
+    if not value > 0:
+        raise ValidationError(f"{attribute.name} must be > 0, got {value!r}")
+
+
+@attrs.define
+class NewtonState:
+    """Warm start and caches carried between queries."""
+
+    problem: Problem
+    prox: Any
+    rho: np.ndarray
+    K_rho: np.ndarray
+    K_one: np.ndarray | None
+    centre: np.ndarray
+    K_centre: np.ndarray
+
+
+@attrs.define
+class SmoothedDualNewton(Oracle):
+    """Newton on SpicyMKL's smoothed dual; answers with the proximal point of l1_mkl."""
+
+    name: ClassVar[str] = "smoothed-dual-newton"
+    families: ClassVar[frozenset[str]] = frozenset({"l1_mkl"})
+    requires: ClassVar[dict[str, tuple[Any, ...]]] = {
+        "loss": ("derivative", "conjugate", ("conjugate_prox", "conjugate_second_derivative")),
+    }
+    #: The prox part: its ``C`` and ``C2`` are set from the problem.
+    prox: Any = attrs.field(factory=_default_prox)
+    newton_tol: float = attrs.field(default=1e-9, converter=float, validator=_check_positive)
+    newton_rtol: float = 1e-2
+    max_newton: int = 50
+    ridge: float = 1e-2
+
+    def init(self, problem: Problem) -> tuple[ProximalPoint, NewtonState]:
+        if not uses_slack(problem.loss):
+            check_requirements({"loss": problem.loss}, {"loss": SMOOTH_CONJUGATE}, "spicymkl")
+        M, N = problem.n_kernels, problem.n_samples
+        prox = attrs.evolve(self.prox, C=problem.params["C"], C2=problem.params.get("C2", 0.0))
+        rho = problem.loss.derivative(problem.y, np.zeros(N))
+        columns = np.column_stack([rho, np.ones(N)])  # K_m rho and K_m 1 in one pass
+        both = (problem.K.reshape(M * N, N) @ columns).reshape(M, N, 2)
+        K_one = both[:, :, 1].copy() if problem.family.has_intercept else None
+        centre = np.zeros((M, N))
+        state = NewtonState(problem, prox, rho, both[:, :, 0].copy(), K_one, centre, np.zeros((M, N)))
+        slack = np.zeros(N) if uses_slack(problem.loss) else None
+        return ProximalPoint(centre, 0.0, slack), state
+
+    def query(self, point: ProximalPoint, state: NewtonState) -> tuple[OracleAnswer, NewtonState]:
+        problem = state.problem
+        passes = 0.0
+        if point.coef is state.centre:
+            K_centre = state.K_centre
+        else:
+            K_centre, fraction = objectives.sparse_kernel_products(problem.K, point.coef)
+            passes += fraction
+        if point.gamma == 0.0:
+            return self._answer(point, state, K_centre, point.coef, point.intercept, K_centre,
+                                point.slack, state.rho, state.K_rho, passes, 0)
+        terms = KernelTerms(problem.K, K_centre, np.einsum("mi,mi->m", point.coef, K_centre),
+                            point.gamma, state.prox, state.rho, state.K_rho)
+        loss_term: ConjugateTerm | SlackTerm = (
+            ConjugateTerm(problem.loss, problem.y) if point.slack is None
+            else SlackTerm(problem.loss, problem.y, point.slack, point.gamma)
+        )
+        steps = self._newton(terms, loss_term, point, problem.family.has_intercept)
+        rho = terms.rho
+        coef = terms.scale[:, None] * (point.coef - point.gamma * rho[None, :])
+        intercept = point.intercept - point.gamma_b * float(rho.sum()) \
+            if problem.family.has_intercept else 0.0
+        K_coef, fraction = objectives.sparse_kernel_products(problem.K, coef)
+        return self._answer(point, state, K_centre, coef, intercept, K_coef, loss_term.next_slack(rho),
+                            rho, terms.K_rho, passes + terms.passes + fraction, steps)
+
+    def _newton(self, terms: KernelTerms, loss_term: Any, point: ProximalPoint,
+                has_intercept: bool) -> int:
+        """Newton with Armijo back-tracking from ``terms.rho``; returns the steps taken."""
+        b_t, gamma_b = (point.intercept, point.gamma_b) if has_intercept else (0.0, 0.0)
+
+        def intercept_terms(rho: np.ndarray) -> float:
+            total = float(rho.sum())
+            return -b_t * total + 0.5 * gamma_b * total * total
+
+        N = terms.rho.size
+        steps = 0
+        while steps < self.max_newton:
+            rho = terms.rho
+            value = loss_term.value(rho) + terms.value() + intercept_terms(rho)
+            grad = loss_term.gradient(rho) + terms.gradient() + (gamma_b * rho.sum() - b_t)
+            residual = float(np.max(np.abs(grad)))
+            if steps == 0:
+                first = residual
+            if residual <= max(self.newton_tol, self.newton_rtol * first):
+                break
+            H = terms.hessian() + gamma_b
+            H[np.diag_indices(N)] += loss_term.hessian(rho)
+            H[np.diag_indices(N)] += self.ridge * min(1.0, float(np.max(np.abs(grad))))
+            d = -np.linalg.solve(H, grad)
+            slope = float(grad @ d)
+            if not slope < 0:  # a singular or indefinite solve: fall back to the gradient
+                d, slope = -grad, -float(grad @ grad)
+            K_d, r2, b, c = terms.direction(d)
+
+            def along(t: float) -> float:  # phi(rho + t d): no pass (section 3.4)
+                trial = rho + t * d
+                norms = np.sqrt(np.maximum(r2 - 2 * t * b + t * t * c, 0.0))
+                return loss_term.value(trial) + terms.value(norms) + intercept_terms(trial)
+
+            def slope_along(t: float) -> float:  # d/dt phi(rho + t d)
+                trial = rho + t * d
+                norms = np.sqrt(np.maximum(r2 - 2 * t * b + t * t * c, 0.0))
+                shrunk = terms.prox.radial(norms, terms.gamma)[0]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    scale = np.where(norms > 0, shrunk / norms, 0.0)
+                return float(loss_term.gradient(trial) @ d - scale @ (b - t * c) / terms.gamma
+                             + (gamma_b * trial.sum() - b_t) * d.sum())
+
+            t = step_length(along, slope_along, value, slope)
+            if t == 0.0:
+                break
+            terms.move(d, K_d, t)
+            steps += 1
+        return steps
+
+    def _answer(self, point: ProximalPoint, state: NewtonState, K_centre: np.ndarray,
+                coef: np.ndarray, intercept: float,
+                K_coef: np.ndarray, slack: np.ndarray | None, rho: np.ndarray, K_rho: np.ndarray,
+                passes: float, steps: int) -> tuple[OracleAnswer, NewtonState]:
+        problem = state.problem
+        f = objectives.decision_values(K_coef, intercept)
+        squares = objectives.squared_norms(coef, K_coef)
+        objective = objectives.evaluate_parts(problem, coef, f, squares)
+        if point.gamma == 0.0:  # the centre itself: start the dual from loss'(f)
+            rho = problem.loss.derivative(problem.y, f)
+            if not np.array_equal(rho, state.rho):
+                K_rho = (problem.K.reshape(-1, rho.size) @ rho).reshape(K_rho.shape)
+                passes += 1.0
+        lower, cost = self._lower_bound(state, rho, K_rho)
+        # Moreau envelope of P at the centre: the value, and the gradient (centre - proximal point) / gamma.
+        value, gradient = objective, np.zeros(coef.size + 1 + (0 if slack is None else slack.size))
+        if point.gamma > 0:
+            moved = (np.einsum("mi,mi->m", point.coef, K_centre) + squares
+                     - 2.0 * np.einsum("mi,mi->m", point.coef, K_coef))
+            step_b = point.intercept - intercept
+            step_z = np.zeros(0) if slack is None else point.slack - slack
+            value += (float(np.sum(np.maximum(moved, 0.0))) + step_z @ step_z) / (2 * point.gamma)
+            if point.gamma_b > 0:
+                value += step_b**2 / (2 * point.gamma_b)
+            gradient = np.concatenate([(point.coef - coef).ravel() / point.gamma,
+                                       [step_b / point.gamma_b if point.gamma_b > 0 else 0.0],
+                                       step_z / point.gamma])
+        return OracleAnswer(
+            value=value, gradient=gradient, coef=coef, objective=objective, intercept=intercept,
+            lower_bound=lower, counters={"kernel_passes": passes + cost, "newton_steps": steps},
+            active_kernels=int(np.count_nonzero(np.any(coef != 0, axis=1))),
+        ), attrs.evolve(state, rho=rho, K_rho=K_rho, centre=coef, K_centre=K_coef)
+
+    def _lower_bound(self, state: NewtonState, rho: np.ndarray, K_rho: np.ndarray) -> tuple[float, float]:
+        """The dual value at ``rho`` made feasible, and its cost: no pass when a shift suffices."""
+        problem = state.problem
+        feasible = feasible_dual_point(problem, rho)
+        if feasible is None:
+            return -np.inf, 0.0
+        point, shift = feasible
+        if np.array_equal(point, rho - shift):
+            squares = K_rho @ rho
+            if shift != 0.0 and state.K_one is not None:
+                squares = squares - 2 * shift * (state.K_one @ rho) + shift**2 * state.K_one.sum(axis=1)
+            return l1_mkl_dual_value(problem, point, np.sqrt(np.maximum(squares, 0.0))), 0.0
+        M, N = problem.n_kernels, problem.n_samples
+        squares = (problem.K.reshape(M * N, N) @ point).reshape(M, N) @ point
+        return l1_mkl_dual_value(problem, point, np.sqrt(np.maximum(squares, 0.0))), 1.0
+
+
+def step_length(along: Any, slope_along: Any, value: float, slope: float) -> float:
+    """The Newton step ``t = 1`` (halved until ``phi`` is finite) if it passes Armijo's test, else the minimiser of the convex
+    ``phi`` along the direction on ``[0, 1]`` (bisection on its slope; every trial is free).
+    Piecewise-quadratic duals (section 3.3) make full steps overshoot where the active
+    pieces change; the exact step keeps Newton's progress there.  0 when no decrease is found."""
+    high = 1.0
+    while not np.isfinite(along(high)):  # outside the conjugate's domain (eq. 7 form)
+        high *= 0.5
+        if high < 1e-12:
+            return 0.0
+    if along(high) <= value + 1e-4 * high * slope or slope_along(high) <= 0.0:
+        return high
+    low = 0.0
+    for _ in range(50):
+        t = 0.5 * (low + high)
+        derivative = slope_along(t)
+        if abs(derivative) <= 1e-3 * abs(slope):
+            break
+        low, high = (t, high) if derivative < 0 else (low, t)
+    return t if along(t) < value else 0.0
