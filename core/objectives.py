@@ -38,8 +38,8 @@ def sparse_kernel_products(K: np.ndarray, coef: np.ndarray) -> tuple[np.ndarray,
     """
     active = np.flatnonzero(np.any(coef.reshape(coef.shape[0], -1) != 0, axis=1))
     products = np.zeros_like(coef, dtype=float)
-    if active.size:
-        products[active] = kernel_products(K[active], coef[active])
+    for m in active:  # kernel by kernel: no copy of the active part of the stack
+        products[m] = K[m].T @ coef[m]
     return products, active.size / K.shape[0]
 
 

@@ -38,8 +38,6 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
         description="SpicyMKL: dual augmented Lagrangian with a Newton inner solver (l1_mkl, any "
                     "loss with a conjugate or a conjugate prox; elastic net)",
         families=frozenset({"l1_mkl"}),
-        # Its cost is large passes over the stack: two BLAS threads measured
-        # faster than one (benchmarks/README.md).
-        defaults={"blas_threads": None, "max_iter": 50},
+        defaults={"max_iter": 50},
     )
     registry.add("solver", recipe.name, recipe, description=recipe.description)

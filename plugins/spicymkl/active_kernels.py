@@ -27,13 +27,18 @@ from typing import Any
 
 import attrs
 import numpy as np
+from scipy.linalg.blas import daxpy
 
 
 @attrs.define(slots=False)
 class KernelTerms:
-    """Kernel terms of the inner dual at one centre; ``K_rho`` follows ``rho``."""
+    """Kernel terms of the inner dual at one centre over the working set ``kernels``; ``K_rho`` follows ``rho``.
+
+    ``K_alpha``, ``a_K_a`` and ``K_rho`` hold the rows of the working set only.
+    """
 
     K: np.ndarray
+    kernels: np.ndarray
     K_alpha: np.ndarray
     a_K_a: np.ndarray
     gamma: float
@@ -43,7 +48,7 @@ class KernelTerms:
     passes: float = 0.0
 
     def __attrs_post_init__(self) -> None:
-        self._flat = self.K.reshape(-1, self.K.shape[2])
+        self._everything = self.kernels.size == self.K.shape[0]
         self._refresh()
 
     def _refresh(self) -> None:
@@ -77,10 +82,11 @@ class KernelTerms:
     def hessian(self) -> np.ndarray:
         """The Hessian over the active kernels only (reads those ``K_m``)."""
         N = self.rho.size
-        H = np.zeros((N, N))
+        H = np.zeros(N * N)
         active = np.flatnonzero(self.scale > 0)
-        for m in active:
-            H += self.scale[m] * self.K[m]
+        for j in active:  # in place, one read of each active K_m
+            H = daxpy(self.K[self.kernels[j]].reshape(-1), H, a=self.scale[j])
+        H = H.reshape(N, N)
         K_v = self.K_v()[active]
         weight = (self.slope[active] - self.scale[active]) / self.norms[active] ** 2
         H += (K_v.T * weight) @ K_v
@@ -88,9 +94,14 @@ class KernelTerms:
         return self.gamma * H
 
     def direction(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``K_m d`` (one pass) and the coefficients of ``r_m(t)^2 = r_m^2 - 2 t b_m + t^2 c_m`` along ``d``."""
-        K_d = (self._flat @ d).reshape(self.K_rho.shape)
-        self.passes += 1.0
+        """``K_m d`` over the working set and the coefficients of ``r_m(t)^2 = r_m^2 - 2 t b_m + t^2 c_m`` along ``d``."""
+        if self._everything:  # one product over the whole stack
+            K_d = (self.K.reshape(-1, d.size) @ d).reshape(self.K_rho.shape)
+        else:
+            K_d = np.empty_like(self.K_rho)
+            for j, m in enumerate(self.kernels):
+                np.dot(self.K[m], d, out=K_d[j])
+        self.passes += self.kernels.size / self.K.shape[0]
         g = self.gamma
         b = g * (self.K_alpha @ d - g * (self.K_rho @ d))
         c = g * g * (K_d @ d)

@@ -89,6 +89,10 @@ class SmoothedDualNewton(Oracle):
     prox: Any = attrs.field(factory=_default_prox)
     newton_tol: float = attrs.field(default=1e-9, converter=float, validator=_check_positive)
     newton_rtol: float = 1e-2
+    #: Kernels with ``r_m > screen * gamma * C`` when an inner solve starts, and those active
+    #: at the centre, form its working set; a full pass at the end adds any kernel that
+    #: became active and Newton resumes (so the result is exact).  0: every kernel.
+    screen: float = 1.0
     max_newton: int = 50
     ridge: float = 1e-2
 
@@ -117,20 +121,44 @@ class SmoothedDualNewton(Oracle):
         if point.gamma == 0.0:
             return self._answer(point, state, K_centre, point.coef, point.intercept, K_centre,
                                 point.slack, state.rho, state.K_rho, passes, 0)
-        terms = KernelTerms(problem.K, K_centre, np.einsum("mi,mi->m", point.coef, K_centre),
-                            point.gamma, state.prox, state.rho, state.K_rho)
         loss_term: ConjugateTerm | SlackTerm = (
             ConjugateTerm(problem.loss, problem.y) if point.slack is None
             else SlackTerm(problem.loss, problem.y, point.slack, point.gamma)
         )
-        steps = self._newton(terms, loss_term, point, problem.family.has_intercept)
-        rho = terms.rho
-        coef = terms.scale[:, None] * (point.coef - point.gamma * rho[None, :])
+        gamma, a_K_a = point.gamma, np.einsum("mi,mi->m", point.coef, K_centre)
+        rho, K_rho = state.rho, state.K_rho
+        shrunk, norms = self._radial(state.prox, gamma, a_K_a, K_centre, rho, K_rho)
+        working = (norms > self.screen * gamma * state.prox.C) | np.any(point.coef != 0, axis=1)
+        steps = 0
+        while True:
+            kernels = np.flatnonzero(working)
+            terms = KernelTerms(problem.K, kernels, K_centre[kernels], a_K_a[kernels], gamma,
+                                state.prox, rho, K_rho[kernels])
+            steps += self._newton(terms, loss_term, point, problem.family.has_intercept)
+            rho = terms.rho
+            K_rho = (problem.K.reshape(-1, rho.size) @ rho).reshape(K_rho.shape)
+            passes += terms.passes + 1.0
+            shrunk, norms = self._radial(state.prox, gamma, a_K_a, K_centre, rho, K_rho)
+            joining = (shrunk > 0) & ~working
+            if not joining.any():  # rho is stationary for every kernel, not just the working set
+                break
+            working |= joining
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(norms > 0, shrunk / norms, 0.0)
+        coef = scale[:, None] * (point.coef - gamma * rho[None, :])
         intercept = point.intercept - point.gamma_b * float(rho.sum()) \
             if problem.family.has_intercept else 0.0
         K_coef, fraction = objectives.sparse_kernel_products(problem.K, coef)
         return self._answer(point, state, K_centre, coef, intercept, K_coef, loss_term.next_slack(rho),
-                            rho, terms.K_rho, passes + terms.passes + fraction, steps)
+                            rho, K_rho, passes + fraction, steps)
+
+    @staticmethod
+    def _radial(prox: Any, gamma: float, a_K_a: np.ndarray, K_centre: np.ndarray, rho: np.ndarray,
+                K_rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Shrunk norms and norms ``r_m = ||alpha_m - gamma rho||_{K_m}`` of every kernel."""
+        squares = a_K_a - 2 * gamma * (K_centre @ rho) + gamma * gamma * np.einsum("mi,i->m", K_rho, rho)
+        norms = np.sqrt(np.maximum(squares, 0.0))
+        return prox.radial(norms, gamma)[0], norms
 
     def _newton(self, terms: KernelTerms, loss_term: Any, point: ProximalPoint,
                 has_intercept: bool) -> int:
