@@ -126,13 +126,16 @@ def test_the_oracle_answers_with_the_proximal_point():
 
 def test_the_optimizer_raises_the_penalties_geometrically():
     optimizer = get_registry().create("optimizer", "augmented-lagrangian", gamma0=2.0, growth=5.0,
-                                      intercept_ratio=0.5, gamma_max=100.0)
+                                      intercept_ratio=0.5, gamma_max=50.0)
+    K, y = breast_cancer_kernels(n=3, m=2, seed=0)
+    problem = Problem.create(K, y, "l1_mkl", loss="logistic", C=0.5)
     point = ProximalPoint(np.zeros((2, 3)))
+    answer = kernelfuse.oracle.OracleAnswer(value=0.0, gradient=np.zeros(7), coef=np.ones((2, 3)),
+                                            objective=0.0, intercept=1.0)
+    state = optimizer.init(problem, point, answer)  # the cap: gamma C <= gamma_max
     gammas = []
     for _ in range(5):
-        answer = kernelfuse.oracle.OracleAnswer(value=0.0, gradient=np.zeros(7), coef=np.ones((2, 3)),
-                                                objective=0.0, intercept=1.0)
-        point, _, _ = optimizer.step(point, answer, None, lambda p: answer)
+        point, _, state = optimizer.step(point, answer, state, lambda p: answer)
         gammas.append((point.gamma, point.gamma_b))
         assert np.array_equal(point.coef, answer.coef) and point.intercept == 1.0
     assert gammas == [(2.0, 1.0), (10.0, 5.0), (50.0, 25.0), (100.0, 50.0), (100.0, 50.0)]
