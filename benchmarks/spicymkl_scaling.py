@@ -42,6 +42,7 @@ faster than cvxpy wherever they run; (d) Ringnorm M = 3000 (N = 200) under
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -406,25 +407,10 @@ def plot(grid: list[dict[str, Any]], by_M: list[dict[str, Any]], path: Path) -> 
     return common.save_figure(fig, path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small grid (a few minutes)")
-    parser.add_argument("--seed", type=int, default=0, help="split / subsample / kernel seed")
-    parser.add_argument("--out", type=Path, default=None, help="JSON output path")
-    args = parser.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
-    out = args.out or common.RESULTS_DIR / f"spicymkl_scaling{'_quick' if args.quick else ''}.json"
-    common.data_dir()
-    machine_start = common.machine_info()
-    t_start = time.perf_counter()
-
-    grid = grid_study(cfg, args.seed)
-    by_M, by_N = ringnorm_study(cfg, args.seed)
-    checks = check_targets(grid, by_M, by_N)
-    total = time.perf_counter() - t_start
-
-    mode = "quick" if args.quick else "full"
-    print(f"## spicymkl_scaling ({mode}): l1_mkl, spicymkl to gap {TOL:g}, seed {args.seed}\n")
+def report(grid: list[dict[str, Any]], by_M: list[dict[str, Any]], by_N: list[dict[str, Any]],
+           checks: list[dict[str, Any]], cfg: dict[str, Any], mode: str, seed: int,
+           total: float) -> None:
+    print(f"## spicymkl_scaling ({mode}): l1_mkl, spicymkl to gap {TOL:g}, seed {seed}\n")
     print("### kernel grids: spicymkl, time and kernel passes to gap 1e-3 and 1e-6\n")
     print(grid_table(grid))
     print("\n### kernel grids: simplemkl (hinge, l1_mkl_sq at the matching C) against spicymkl hinge\n")
@@ -441,6 +427,34 @@ def main(argv: list[str] | None = None) -> int:
     for c in checks:
         print(f"- **{'PASS' if c['pass'] else 'FAIL'}** {c['target']}: {c['detail']}")
     print(f"\ntotal wall time: {total:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small grid (a few minutes)")
+    parser.add_argument("--seed", type=int, default=0, help="split / subsample / kernel seed")
+    parser.add_argument("--out", type=Path, default=None, help="JSON output path")
+    parser.add_argument("--report", type=Path, default=None,
+                        help="print the tables of an earlier run's JSON (for the docs) and stop")
+    args = parser.parse_args(argv)
+    if args.report:
+        saved = json.loads(args.report.read_text())
+        report(saved["grid"], saved["ringnorm_by_M"], saved["ringnorm_by_N"], saved["targets"],
+               saved["settings"], saved["mode"], saved["seed"], saved["total_seconds"])
+        return 0
+    cfg = QUICK if args.quick else FULL
+    out = args.out or common.RESULTS_DIR / f"spicymkl_scaling{'_quick' if args.quick else ''}.json"
+    common.data_dir()
+    machine_start = common.machine_info()
+    t_start = time.perf_counter()
+
+    grid = grid_study(cfg, args.seed)
+    by_M, by_N = ringnorm_study(cfg, args.seed)
+    checks = check_targets(grid, by_M, by_N)
+    total = time.perf_counter() - t_start
+
+    mode = "quick" if args.quick else "full"
+    report(grid, by_M, by_N, checks, cfg, mode, args.seed, total)
 
     payload = {
         "benchmark": "spicymkl_scaling", "mode": mode, "seed": args.seed,

@@ -36,6 +36,7 @@ from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.problem import Problem
 from kernelfuse.result import History, relative_gap
 from kernelfuse.solver import Model, Requirements, Solver
+from kernelfuse.validation import count, positive
 
 STOP_RULES = ("gap", "objective_change")
 
@@ -43,16 +44,6 @@ STOP_RULES = ("gap", "objective_change")
 def _check_stop(instance: Any, attribute: Any, value: str) -> None:
     if value not in STOP_RULES:
         raise ValidationError(f"stop must be one of {', '.join(STOP_RULES)}, got {value!r}")
-
-
-def _check_positive(instance: Any, attribute: Any, value: float) -> None:
-    if not value > 0:
-        raise ValidationError(f"{attribute.name} must be > 0, got {value!r}")
-
-
-def _check_count(instance: Any, attribute: Any, value: int) -> None:
-    if int(value) != value or value < 0:
-        raise ValidationError(f"{attribute.name} must be a non-negative integer, got {value!r}")
 
 
 def _gauges(answer: OracleAnswer) -> dict[str, float]:
@@ -66,10 +57,10 @@ class OuterLoop(Solver):
 
     optimizer: OuterOptimizer
     oracle: Oracle
-    tol: float = attrs.field(default=1e-6, converter=float, validator=_check_positive)
-    max_iter: int = attrs.field(default=1000, validator=_check_count)
+    tol: float = attrs.field(default=1e-6, converter=float, validator=positive)
+    max_iter: int = attrs.field(default=1000, validator=count)
     stop: str = attrs.field(default="gap", validator=_check_stop)
-    time_limit: float = attrs.field(default=math.inf, converter=float, validator=_check_positive)
+    time_limit: float = attrs.field(default=math.inf, converter=float, validator=positive)
     name: str = "outer-loop"
     #: BLAS threads while running: 1 measured 2-5x faster than 2 on this
     #: loop of small dense solves and matrix-vector passes (benchmarks/README.md).

@@ -172,3 +172,38 @@ def read_npz(path: str | PathLike[str], what: str) -> dict[str, np.ndarray]:
         raise ValidationError(f"{what} file {path} does not exist") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise ValidationError(f"cannot read {what} file {path} as .npz: {exc}") from None
+
+
+# attrs validators for solver and part settings: ``attrs.field(validator=positive)``.
+
+
+def positive(instance: object, attribute: object, value: float) -> None:
+    """``value > 0``."""
+    if not value > 0:
+        raise ValidationError(f"{getattr(attribute, 'name', 'value')} must be > 0, got {value!r}")
+
+
+def nonnegative(instance: object, attribute: object, value: float) -> None:
+    """``value >= 0``."""
+    if not value >= 0:
+        raise ValidationError(f"{getattr(attribute, 'name', 'value')} must be >= 0, got {value!r}")
+
+
+def below_one(instance: object, attribute: object, value: float) -> None:
+    """``0 <= value < 1``."""
+    if not 0 <= value < 1:
+        raise ValidationError(f"{getattr(attribute, 'name', 'value')} must be in [0, 1), got {value!r}")
+
+
+def count(instance: object, attribute: object, value: int) -> None:
+    """A non-negative integer."""
+    if int(value) != value or value < 0:
+        raise ValidationError(
+            f"{getattr(attribute, 'name', 'value')} must be a non-negative integer, got {value!r}")
+
+
+def positive_count(instance: object, attribute: object, value: int) -> None:
+    """A positive integer."""
+    if int(value) != value or value < 1:
+        raise ValidationError(
+            f"{getattr(attribute, 'name', 'value')} must be a positive integer, got {value!r}")

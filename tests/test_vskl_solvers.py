@@ -173,6 +173,26 @@ def test_reduced_gradient_direction():
             assert d[nu] + gamma * D[nu] == pytest.approx(0.0, abs=1e-12)
 
 
+def test_reduced_gradient_step_when_two_weights_reach_zero_together():
+    """A tie at the boundary leaves a falling weight at exactly 0 (gamma_max = 0): it is dropped
+    from the direction, not searched over (this crashed on Ionosphere's kernel grid)."""
+    from kernelfuse.oracle import OracleAnswer
+    from kernelfuse.plugins.optimizers.reduced_gradient import ReducedGradient
+
+    g = np.array([0.0, 1.0, 1.0, 0.5])
+
+    def evaluate(d):  # J(d) = g . d + 0.1 ||d||^2, gradient g + 0.2 d
+        return OracleAnswer(value=float(g @ d + 0.1 * d @ d), gradient=g + 0.2 * d,
+                            coef=np.zeros((4, 1)), objective=0.0)
+
+    d = np.array([0.4, 0.2, 0.2, 0.2])
+    answer = evaluate(d)
+    new, new_answer, _ = ReducedGradient().step(d, answer, None, evaluate)
+    assert new.sum() == pytest.approx(1.0) and new.min() >= 0.0
+    assert new_answer.value < answer.value
+    assert new[1] == 0.0 and new[2] == 0.0
+
+
 def test_simplemkl_refuses_several_groups():
     K, y = breast_cancer_kernels(n=30, m=4, seed=0)
     with pytest.raises(kernelfuse.IncompatiblePartsError, match="one simplex"):

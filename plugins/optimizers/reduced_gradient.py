@@ -81,12 +81,14 @@ class ReducedGradient(OuterOptimizer):
             gamma_max, nu = max_step(d, D)
             if nu < 0:  # rounding left no falling weight: nothing to gain
                 return d, current, state
-            edge = d + gamma_max * D
-            edge[nu] = 0.0
-            edge_answer = evaluate(edge)
-            if edge_answer.value >= current.value:
-                break
-            d, current = edge, edge_answer
+            if gamma_max > 0.0:
+                edge = d + gamma_max * D
+                edge[nu] = 0.0
+                edge_answer = evaluate(edge)
+                if edge_answer.value >= current.value:
+                    break
+                d, current = edge, edge_answer
+            # The weight nu is at 0 (reached, or already there): drop it from the direction.
             D = D.copy()
             D[nu] = 0.0
             if nu == mu:  # the balancing weight itself hit 0: rebalance on the largest

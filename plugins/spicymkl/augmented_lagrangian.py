@@ -29,11 +29,7 @@ from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
 from kernelfuse.problem import Problem
 from kernelfuse.proximal_point import ProximalPoint
-
-
-def _check_positive(instance: Any, attribute: Any, value: float) -> None:
-    if not value > 0:
-        raise ValidationError(f"{attribute.name} must be > 0, got {value!r}")
+from kernelfuse.validation import positive
 
 
 def _check_growth(instance: Any, attribute: Any, value: float) -> None:
@@ -46,11 +42,11 @@ class AugmentedLagrangian(OuterOptimizer):
     """Proximal-point steps with a geometric, non-decreasing penalty schedule."""
 
     name: ClassVar[str] = "augmented-lagrangian"
-    gamma0: float = attrs.field(default=10.0, converter=float, validator=_check_positive)
+    gamma0: float = attrs.field(default=10.0, converter=float, validator=positive)
     growth: float = attrs.field(default=10.0, converter=float, validator=_check_growth)
     #: Bound on ``gamma * C``, the soft-threshold level (see the module docstring).
-    gamma_max: float = attrs.field(default=1e6, converter=float, validator=_check_positive)
-    intercept_ratio: float = attrs.field(default=1.0, converter=float, validator=_check_positive)
+    gamma_max: float = attrs.field(default=1e6, converter=float, validator=positive)
+    intercept_ratio: float = attrs.field(default=1.0, converter=float, validator=positive)
 
     def init(self, problem: Problem, point: ProximalPoint, answer: OracleAnswer) -> float:
         """The state: the largest penalty, ``gamma_max / C``."""

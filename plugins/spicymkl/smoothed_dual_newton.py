@@ -38,7 +38,6 @@ import numpy as np
 
 from kernelfuse import objectives
 from kernelfuse.duality import feasible_dual_point, l1_mkl_dual_value
-from kernelfuse.errors import ValidationError
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.spicymkl.active_kernels import KernelTerms
 from kernelfuse.plugins.spicymkl.dual_loss_terms import (
@@ -50,17 +49,13 @@ from kernelfuse.plugins.spicymkl.dual_loss_terms import (
 from kernelfuse.problem import Problem
 from kernelfuse.proximal_point import ProximalPoint
 from kernelfuse.recipe import check_requirements
+from kernelfuse.validation import below_one, nonnegative, positive, positive_count
 
 
 def _default_prox() -> Any:
     from kernelfuse.plugins.prox.block_soft_threshold import BlockSoftThreshold
 
     return BlockSoftThreshold()
-
-
-def _check_positive(instance: Any, attribute: Any, value: float) -> None:
-    if not value > 0:
-        raise ValidationError(f"{attribute.name} must be > 0, got {value!r}")
 
 
 @attrs.define
@@ -87,14 +82,16 @@ class SmoothedDualNewton(Oracle):
     }
     #: The prox part: its ``C`` and ``C2`` are set from the problem.
     prox: Any = attrs.field(factory=_default_prox)
-    newton_tol: float = attrs.field(default=1e-9, converter=float, validator=_check_positive)
-    newton_rtol: float = 1e-2
+    #: Newton stops when the primal residual is below ``max(newton_tol, newton_rtol * initial)``.
+    newton_tol: float = attrs.field(default=1e-9, converter=float, validator=positive)
+    newton_rtol: float = attrs.field(default=1e-2, converter=float, validator=below_one)
     #: Kernels with ``r_m > screen * gamma * C`` when an inner solve starts, and those active
     #: at the centre, form its working set; a full pass at the end adds any kernel that
     #: became active and Newton resumes (so the result is exact).  0: every kernel.
-    screen: float = 1.0
-    max_newton: int = 50
-    ridge: float = 1e-2
+    screen: float = attrs.field(default=1.0, converter=float, validator=nonnegative)
+    max_newton: int = attrs.field(default=50, validator=positive_count)
+    #: Levenberg-Marquardt ridge ``ridge * min(1, residual)`` on the Newton system.
+    ridge: float = attrs.field(default=1e-2, converter=float, validator=nonnegative)
 
     def init(self, problem: Problem) -> tuple[ProximalPoint, NewtonState]:
         if not uses_slack(problem.loss):
@@ -118,9 +115,9 @@ class SmoothedDualNewton(Oracle):
         else:
             K_centre, fraction = objectives.sparse_kernel_products(problem.K, point.coef)
             passes += fraction
-        if point.gamma == 0.0:
+        if point.gamma == 0.0:  # the starting model; init's pass (K rho and K 1) is counted here
             return self._answer(point, state, K_centre, point.coef, point.intercept, K_centre,
-                                point.slack, state.rho, state.K_rho, passes, 0)
+                                point.slack, state.rho, state.K_rho, passes + 1.0, 0)
         loss_term: ConjugateTerm | SlackTerm = (
             ConjugateTerm(problem.loss, problem.y) if point.slack is None
             else SlackTerm(problem.loss, problem.y, point.slack, point.gamma)
