@@ -33,10 +33,12 @@ $(BENCH_STAMP): $(STAMP)
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/vskl_scaling.py
 	$(PY) benchmarks/vskl_accuracy.py
+	$(PY) benchmarks/spicymkl_scaling.py
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/vskl_scaling.py --quick
 	$(PY) benchmarks/vskl_accuracy.py --quick
+	$(PY) benchmarks/spicymkl_scaling.py --quick
 
 clean:
 	rm -rf $(VENV) demo-output build dist

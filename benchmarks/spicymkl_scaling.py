@@ -387,16 +387,20 @@ def plot(grid: list[dict[str, Any]], by_M: list[dict[str, Any]], path: Path) -> 
         if s and s.get("history"):
             axes[0].semilogy([h["time"] for h in s["history"]], [max(h["gap"], 1e-12) for h in s["history"]],
                              ":", color=f"C{i}", label=f"simplemkl C={row['C']:g} (l1_mkl_sq gap)")
-    axes[0].set(xlabel="time (s)", ylabel="relative duality gap",
+    axes[0].set(xlabel="time (s)", ylabel="relative duality gap", xscale="log",
                 title=f"{shown[0]['dataset'] if shown else ''}: gap against time")
     axes[1].set(xlabel="time (s)", ylabel="active kernels", title="active kernels against time",
                 yscale="symlog")
     for loss, style in zip(LOSSES, ("o-", "s--")):
         axes[2].loglog([r["M"] for r in by_M], [r[loss]["to_1e-6"]["time"] for r in by_M], style,
                        label=f"spicymkl {loss} (1e-6)")
-    with_simple = [r for r in by_M if "simplemkl" in r]
-    axes[2].loglog([r["M"] for r in with_simple], [r["simplemkl"]["time"] for r in with_simple], "^:",
-                   label="simplemkl hinge (1e-3)")
+    with_simple = [r for r in by_M if "simplemkl" in r and r["simplemkl"].get("status") != "error"]
+    axes[2].loglog([r["M"] for r in with_simple], [r["simplemkl"]["time"] for r in with_simple], ":",
+                   color="C2")
+    for r in with_simple:
+        axes[2].loglog([r["M"]], [r["simplemkl"]["time"]], "^", color="C2",
+                       markerfacecolor="C2" if reached(r["simplemkl"]) else "none")
+    axes[2].plot([], [], "^:", color="C2", label="simplemkl hinge to 1e-3 (hollow: stopped above it)")
     with_cvx = [r for r in by_M if "cvxpy_logistic" in r]
     axes[2].loglog([r["M"] for r in with_cvx], [r["cvxpy_logistic"]["conic_seconds"] for r in with_cvx],
                    "x-.", label="cvxpy logistic (conic s)")
@@ -435,12 +439,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="split / subsample / kernel seed")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
     parser.add_argument("--report", type=Path, default=None,
-                        help="print the tables of an earlier run's JSON (for the docs) and stop")
+                        help="print the tables of an earlier run's JSON (for the docs), redraw "
+                             "its plot, and stop")
     args = parser.parse_args(argv)
     if args.report:
         saved = json.loads(args.report.read_text())
         report(saved["grid"], saved["ringnorm_by_M"], saved["ringnorm_by_N"], saved["targets"],
                saved["settings"], saved["mode"], saved["seed"], saved["total_seconds"])
+        plot(saved["grid"], saved["ringnorm_by_M"], args.report.with_suffix(".png"))
         return 0
     cfg = QUICK if args.quick else FULL
     out = args.out or common.RESULTS_DIR / f"spicymkl_scaling{'_quick' if args.quick else ''}.json"
