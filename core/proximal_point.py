@@ -16,8 +16,8 @@ oracle evaluates the centre itself (the starting model).
 
 The centre is the model ``(coef, intercept)`` and, for losses smoothed by
 slack variables (SpicyMKL section 3.3), the centre ``slack`` of the loss
-arguments.  :meth:`ProximalPoint.flat` lays it out as one vector in that
-order, the layout of the envelope's gradient.
+arguments.  :meth:`ProximalPoint.envelope_gradient` lays the gradient out as
+one vector in that order; :meth:`ProximalPoint.advanced` reads it back.
 """
 
 from __future__ import annotations
@@ -36,10 +36,16 @@ class ProximalPoint:
     gamma: float = 0.0
     gamma_b: float = 0.0
 
-    def flat(self) -> np.ndarray:
-        """``[coef.ravel(), intercept, slack]``: the layout of an envelope gradient."""
-        slack = np.zeros(0) if self.slack is None else self.slack
-        return np.concatenate([self.coef.ravel(), [self.intercept], slack])
+    def envelope_gradient(self, coef: np.ndarray, intercept: float,
+                          slack: np.ndarray | None) -> np.ndarray:
+        """``(centre - proximal point) / penalty`` laid out as ``[coef.ravel(), intercept, slack]``
+        (zero at ``gamma = 0``, where the proximal point is the centre)."""
+        size = self.coef.size + 1 + (0 if self.slack is None else self.slack.size)
+        if self.gamma == 0:
+            return np.zeros(size)
+        step_b = (self.intercept - intercept) / self.gamma_b if self.gamma_b > 0 else 0.0
+        step_z = np.zeros(0) if self.slack is None or slack is None else self.slack - slack
+        return np.concatenate([(self.coef - coef).ravel() / self.gamma, [step_b], step_z / self.gamma])
 
     def advanced(self, coef: np.ndarray, intercept: float, gradient: np.ndarray) -> ProximalPoint:
         """The next centre: the proximal point ``(coef, intercept)`` (the oracle's model, exactly, so

@@ -124,7 +124,7 @@ class SmoothedDualNewton(Oracle):
         )
         gamma, a_K_a = point.gamma, np.einsum("mi,mi->m", point.coef, K_centre)
         rho, K_rho = state.rho, state.K_rho
-        shrunk, norms = self._radial(state.prox, gamma, a_K_a, K_centre, rho, K_rho)
+        _, norms = self._radial(state.prox, gamma, a_K_a, K_centre, rho, K_rho)
         working = (norms > self.screen * gamma * state.prox.C) | np.any(point.coef != 0, axis=1)
         steps = 0
         while True:
@@ -221,19 +221,16 @@ class SmoothedDualNewton(Oracle):
                 K_rho = (problem.K.reshape(-1, rho.size) @ rho).reshape(K_rho.shape)
                 passes += 1.0
         lower, cost = self._lower_bound(state, rho, K_rho)
-        # Moreau envelope of P at the centre: the value, and the gradient (centre - proximal point) / gamma.
-        value, gradient = objective, np.zeros(coef.size + 1 + (0 if slack is None else slack.size))
+        # Moreau envelope of P at the centre: its value and gradient (centre - proximal point) / gamma.
+        value = objective
         if point.gamma > 0:
             moved = (np.einsum("mi,mi->m", point.coef, K_centre) + squares
-                     - 2.0 * np.einsum("mi,mi->m", point.coef, K_coef))
-            step_b = point.intercept - intercept
+                     - 2.0 * np.einsum("mi,mi->m", point.coef, K_coef))  # ||alpha^t_m - alpha_m||^2
             step_z = np.zeros(0) if slack is None else point.slack - slack
             value += (float(np.sum(np.maximum(moved, 0.0))) + step_z @ step_z) / (2 * point.gamma)
             if point.gamma_b > 0:
-                value += step_b**2 / (2 * point.gamma_b)
-            gradient = np.concatenate([(point.coef - coef).ravel() / point.gamma,
-                                       [step_b / point.gamma_b if point.gamma_b > 0 else 0.0],
-                                       step_z / point.gamma])
+                value += (point.intercept - intercept) ** 2 / (2 * point.gamma_b)
+        gradient = point.envelope_gradient(coef, intercept, slack)
         return OracleAnswer(
             value=value, gradient=gradient, coef=coef, objective=objective, intercept=intercept,
             lower_bound=lower, counters={"kernel_passes": passes + cost, "newton_steps": steps},
