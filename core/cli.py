@@ -2,7 +2,9 @@
 
 ``kernelfuse solve PROBLEM.npz --solver NAME [--family F] [--loss L] [--C X]
 [--C2 X] [--lam X] [--p X] [--q X] [--r X] [--eps X] [--tol X] [--max-iter N]
-[--seed S] --output RESULT.npz`` solves one problem; ``kernelfuse demo`` runs
+[--seed S] [--set NAME=VALUE ...] --output RESULT.npz`` solves one problem
+(``--set`` passes any other parameter of the solver or its parts, e.g.
+``--set growth=3``); ``kernelfuse demo`` runs
 the main job (:mod:`kernelfuse.demo`); ``kernelfuse plugins``
 lists every registered component; ``kernelfuse families`` lists the problem
 families.  Exit status: 0 on success, 1 when a solver fails numerically, 2
@@ -58,6 +60,10 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {
         name: getattr(args, name) for name in PARAMETER_OPTIONS if getattr(args, name) is not None
     }
+    for name, value in args.set or ():
+        if name in params:
+            raise ValidationError(f"parameter {name!r} given twice (an option and --set)")
+        params[name] = value
     groups = arrays.get("groups")
     if groups is not None and args.family is not None and not get_family(args.family).uses_groups:
         # One problem file serves every family; only the grouped ones read its groups.
@@ -183,6 +189,27 @@ def _number(text: str) -> float:
     return value
 
 
+def _setting(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE`` with VALUE read as an integer, a number, true/false, or else text."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    value: Any = raw
+    lowered = raw.strip().lower()
+    if lowered in ("true", "false"):
+        value = lowered == "true"
+    else:
+        for kind in (int, float):
+            try:
+                value = kind(raw)
+                break
+            except ValueError:
+                continue
+    if isinstance(value, float) and math.isnan(value):
+        raise argparse.ArgumentTypeError("NaN is not a valid parameter")
+    return name.strip().replace("-", "_"), value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from kernelfuse.registry import KINDS
 
@@ -201,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
         solve.add_argument(f"--{name}", type=_number, metavar="X")
     solve.add_argument("--max-iter", dest="max_iter", type=int, metavar="N")
     solve.add_argument("--seed", type=int, metavar="S")
+    solve.add_argument("--set", type=_setting, action="append", metavar="NAME=VALUE",
+                       help="any other solver or part parameter (repeatable), e.g. growth=3 "
+                            "or svm_solver=libsvm; an unknown name lists the accepted ones")
     solve.add_argument("--output", required=True, metavar="RESULT.npz")
     solve.add_argument("--quiet", action="store_true", help="print nothing on success")
     solve.add_argument("--no-check-psd", action="store_true",

@@ -97,6 +97,9 @@ def test_bad_problem_files_exit_2(problem_file, tmp_path, capsys, change, messag
         (["--solver", "cvxpy", "--family", "pnorm_mkl", "--p", "3"], r"p must be in \(1, 2\]"),
         (["--solver", "cvxpy"], "solves several families"),
         (["--solver", "cvxpy", "--family", "l1_mkl", "--seed", "3"], "parameter"),
+        (["--solver", "spicymkl", "--set", "growht=3"], "did you mean 'growth'"),
+        (["--solver", "spicymkl", "--family", "l1_mkl", "--set", "growth=0.5"], "growth must be >= 1"),
+        (["--solver", "spicymkl", "--tol", "1e-3", "--set", "tol=1e-4"], "given twice"),
     ],
 )
 def test_bad_options_exit_2(problem_file, tmp_path, capsys, args, message):
@@ -153,3 +156,22 @@ def test_example_problem_file_solves_from_the_shell(tmp_path):
                "--C", "50", "--output", str(tmp_path / "r.npz"))
     assert done.returncode == 0, done.stderr
     assert float(np.load(tmp_path / "r.npz")["gap"]) <= 1e-6
+
+
+def test_set_passes_solver_and_part_parameters(problem_file, tmp_path, capsys):
+    common = ["solve", str(problem_file), "--solver", "spicymkl", "--family", "l1_mkl", "--loss",
+              "hinge", "--C", "0.1", "--quiet", "--output"]
+    code = main([*common, str(tmp_path / "slow.npz"), "--set", "growth=3", "--set", "newton_rtol=0"])
+    assert code == 0, capsys.readouterr().err
+    assert main([*common, str(tmp_path / "fast.npz")]) == 0
+    slow, fast = np.load(tmp_path / "slow.npz"), np.load(tmp_path / "fast.npz")
+    assert int(slow["n_iter"]) > int(fast["n_iter"])
+    assert float(slow["objective"]) == pytest.approx(float(fast["objective"]), rel=1e-6)
+
+
+def test_set_without_a_value_is_a_usage_error(problem_file, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["solve", str(problem_file), "--solver", "spicymkl", "--set", "growth",
+              "--output", str(tmp_path / "r.npz")])
+    assert exit_info.value.code == 2
+    assert "expected NAME=VALUE, got 'growth'" in capsys.readouterr().err
