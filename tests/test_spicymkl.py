@@ -153,6 +153,13 @@ def test_parts_compose_by_name_and_parameters_route_to_them():
     assert fast.counters["newton_steps"] > 0 and fast.counters["kernel_passes"] > 0
 
 
+def test_the_prox_penalty_comes_from_the_problem_not_the_part():
+    K, y = breast_cancer_kernels(n=30, m=3, seed=0)
+    with pytest.raises(ValidationError, match="give C and C2 as family parameters"):
+        kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss="logistic", C=0.1,
+                         **{"oracle.prox.C": 0.5})
+
+
 def test_a_loss_without_a_conjugate_form_is_refused_clearly():
     @attrs.frozen
     class Cubic(Loss):

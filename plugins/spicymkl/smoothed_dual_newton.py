@@ -38,6 +38,7 @@ import numpy as np
 
 from kernelfuse import objectives
 from kernelfuse.duality import feasible_dual_point, l1_mkl_dual_value
+from kernelfuse.errors import ValidationError
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.spicymkl.active_kernels import KernelTerms
 from kernelfuse.plugins.spicymkl.dual_loss_terms import (
@@ -80,7 +81,8 @@ class SmoothedDualNewton(Oracle):
     requires: ClassVar[dict[str, tuple[Any, ...]]] = {
         "loss": ("derivative", "conjugate", ("conjugate_prox", "conjugate_second_derivative")),
     }
-    #: The prox part: its ``C`` and ``C2`` are set from the problem.
+    #: The prox part: its ``C`` and ``C2`` are set from the problem (setting them on the
+    #: prox to other values is refused, not overridden).
     prox: Any = attrs.field(factory=_default_prox)
     #: Newton stops when the primal residual is below ``max(newton_tol, newton_rtol * initial)``.
     newton_tol: float = attrs.field(default=1e-9, converter=float, validator=positive)
@@ -97,7 +99,13 @@ class SmoothedDualNewton(Oracle):
         if not uses_slack(problem.loss):
             check_requirements({"loss": problem.loss}, {"loss": SMOOTH_CONJUGATE}, "spicymkl")
         M, N = problem.n_kernels, problem.n_samples
-        prox = attrs.evolve(self.prox, C=problem.params["C"], C2=problem.params.get("C2", 0.0))
+        C, C2 = problem.params["C"], problem.params.get("C2", 0.0)
+        default = _default_prox()
+        if (self.prox.C, self.prox.C2) not in ((default.C, default.C2), (C, C2)):
+            raise ValidationError(
+                f"the prox's C and C2 ({self.prox.C:g}, {self.prox.C2:g}) come from the problem "
+                f"(C={C:g}, C2={C2:g}): give C and C2 as family parameters, not to the prox")
+        prox = attrs.evolve(self.prox, C=C, C2=C2)
         rho = problem.loss.derivative(problem.y, np.zeros(N))
         columns = np.column_stack([rho, np.ones(N)])  # K_m rho and K_m 1 in one pass
         both = (problem.K.reshape(M * N, N) @ columns).reshape(M, N, 2)
