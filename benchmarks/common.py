@@ -360,6 +360,17 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
+def save_results(out: Path, payload: dict[str, Any], draw: Any) -> None:
+    """Draw the plot next to ``out`` (``draw(png_path)``, None without matplotlib), record its
+    name in ``payload``, write the JSON and say where both went."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    png = draw(out.with_suffix(".png"))
+    if png:
+        payload["plot"] = png.name
+    write_json(out, payload)
+    print(f"raw measurements: {out}" + (f"; plot: {png}" if png else ""))
+
+
 def write_json(path: Path, payload: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(_jsonable(payload), indent=1, allow_nan=False) + "\n")

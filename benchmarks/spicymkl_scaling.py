@@ -468,12 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_start, "machine_at_end": common.machine_info(), "total_seconds": total,
         "grid": grid, "ringnorm_by_M": by_M, "ringnorm_by_N": by_N, "targets": checks,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    png = plot(grid, by_M, out.with_suffix(".png"))
-    if png:
-        payload["plot"] = png.name
-    common.write_json(out, payload)
-    print(f"raw measurements: {out}" + (f"; plot: {png}" if png else ""))
+    common.save_results(out, payload, lambda path: plot(grid, by_M, path))
     return 0
 
 

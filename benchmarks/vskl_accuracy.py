@@ -280,12 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         "total_seconds": total,
         "validation": validation, "methods": summaries,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    png = plot(summaries, out.with_suffix(".png"))
-    if png:
-        payload["plot"] = png.name
-    common.write_json(out, payload)
-    print(f"raw measurements: {out}" + (f"; plot: {png}" if png else ""))
+    common.save_results(out, payload, lambda path: plot(summaries, path))
     return 0
 
 

@@ -409,12 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         "total_seconds": total,
         "scaling": scaling, "cvxpy": cvx, "svm_back_ends": back_ends, "targets": checks,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    png = plot(scaling, out.with_suffix(".png"))
-    if png:
-        payload["plot"] = str(png.name)
-    common.write_json(out, payload)
-    print(f"raw measurements: {out}" + (f"; plot: {png}" if png else ""))
+    common.save_results(out, payload, lambda path: plot(scaling, path))
     return 0
 
 
