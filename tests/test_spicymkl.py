@@ -124,6 +124,78 @@ def test_the_oracle_answers_with_the_proximal_point():
     assert start.gamma == 0.0 and start.slack is not None
 
 
+def kernel_terms(hessian_tol: float):
+    from kernelfuse.plugins.prox.block_soft_threshold import BlockSoftThreshold
+    from kernelfuse.plugins.spicymkl.active_kernels import KernelTerms
+
+    K, _ = breast_cancer_kernels(n=20, m=6, seed=4)
+    rng = np.random.default_rng(1)
+    alpha, rho = 0.3 * rng.normal(size=(6, 20)), rng.normal(size=20)
+    K_alpha = np.einsum("mij,mj->mi", K, alpha)
+    return K, KernelTerms(K, np.arange(6), K_alpha, np.einsum("mi,mi->m", alpha, K_alpha), 0.7,
+                          BlockSoftThreshold(C=1.0), rho, np.einsum("mij,j->mi", K, rho), hessian_tol)
+
+
+def exact_hessian(K, terms) -> np.ndarray:
+    """``gamma [sum_m s_m K_m + sum_m ((r'_m - s_m) / r_m^2) (K_m v_m)(K_m v_m)']``, term by term."""
+    K_v = terms.K_v()
+    H = sum(s * k for s, k in zip(terms.scale, K))
+    H = H + sum(((d - s) / r**2) * np.outer(kv, kv)
+                for d, s, r, kv in zip(terms.slope, terms.scale, terms.norms, K_v) if s > 0)
+    return terms.gamma * H
+
+
+def test_the_lazy_hessian_is_exact_at_zero_tolerance_and_reads_only_moved_weights():
+    K, exact = kernel_terms(0.0)
+    K, lazy = kernel_terms(0.5)
+    assert 0 < np.count_nonzero(exact.scale) < 6  # some kernels active, some not
+    np.testing.assert_allclose(exact.hessian(), exact_hessian(K, exact), rtol=1e-12, atol=1e-14)
+    first = lazy.hessian()  # the first call reads every active kernel
+    np.testing.assert_allclose(first, exact_hessian(K, lazy), rtol=1e-12, atol=1e-14)
+    assert lazy.passes == pytest.approx(np.count_nonzero(lazy.scale) / 6)
+    weights_before = lazy.scale.copy()
+    d = 1e-3 * np.random.default_rng(2).normal(size=20)
+    for terms in (exact, lazy):
+        terms.move(d, terms.direction(d)[0], 1.0)
+    read_before = lazy.passes
+    assert not np.array_equal(weights_before, lazy.scale)  # the weights did move
+    np.testing.assert_allclose(exact.hessian(), exact_hessian(K, exact), rtol=1e-12, atol=1e-14)
+    H = lazy.hessian()
+    # A small step moves no weight by half: no kernel is read again, the old weights are kept...
+    assert lazy.passes == read_before
+    kept = exact_hessian(K, lazy) + lazy.gamma * sum(
+        (w - s) * k for w, s, k in zip(lazy._weights, lazy.scale, K))
+    np.testing.assert_allclose(H, kept, rtol=1e-12, atol=1e-14)
+    # ...and the approximation stays positive semi-definite and close to the exact Hessian.
+    assert np.linalg.eigvalsh(H).min() > -1e-12
+    assert np.abs(H - exact_hessian(K, lazy)).max() <= 0.5 * np.abs(exact_hessian(K, lazy)).max()
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_the_lazy_hessian_changes_the_path_not_the_answer(loss):
+    K, y = small_problem(loss, seed=3, n=60, m=12)
+    exact = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss=loss, C=0.05,
+                             **{"oracle.hessian_tol": 0.0})
+    lazy = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss=loss, C=0.05)
+    assert exact.status == lazy.status == "converged"
+    assert lazy.objective == pytest.approx(exact.objective, rel=2e-6)
+    np.testing.assert_array_equal(lazy.kernel_weights > 1e-6, exact.kernel_weights > 1e-6)
+
+
+def test_the_dual_starts_inside_the_feasible_ball():
+    from kernelfuse.plugins.spicymkl.smoothed_dual_newton import _within_ball
+
+    K, y = breast_cancer_kernels(n=25, m=5, seed=6)
+    rho = -0.5 * y
+    K_rho = np.einsum("mij,j->mi", K, rho)
+    norms = np.sqrt(K_rho @ rho)
+    scaled, K_scaled = _within_ball(rho, K_rho, 0.5 * norms.max())
+    assert np.sqrt(K_scaled @ scaled).max() == pytest.approx(0.5 * norms.max(), rel=1e-12)
+    np.testing.assert_allclose(K_scaled, np.einsum("mij,j->mi", K, scaled), rtol=1e-12)
+    same, _ = _within_ball(rho, K_rho, 2 * norms.max())  # already inside: untouched
+    assert same is rho
+
+
 def test_the_optimizer_raises_the_penalties_geometrically():
     optimizer = get_registry().create("optimizer", "augmented-lagrangian", gamma0=2.0, growth=5.0,
                                       intercept_ratio=0.5, gamma_max=50.0)

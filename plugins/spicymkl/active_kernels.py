@@ -10,7 +10,9 @@ dual through ``v_m = alpha_m - gamma rho`` and its norm
   ``t`` once ``K_m d`` is known, one pass over the stack per Newton step:
   every trial of the line search is free (the shortcut of section 3.4);
 * the gradient and the Hessian involve only the *active* kernels, those
-  with ``r_m > gamma C`` (Remark 1): the Hessian reads just those ``K_m``.
+  with ``r_m > gamma C`` (Remark 1): the Hessian reads just those ``K_m``,
+  and, from one Newton step to the next, only those whose weight ``s_m``
+  moved by more than a relative tolerance (see :meth:`KernelTerms.hessian`).
 
 With ``r'_m`` the block soft-threshold of ``r_m`` (the ``radial`` map of the
 prox part) and ``s_m = r'_m / r_m``, the kernel terms of ``phi`` are
@@ -45,10 +47,15 @@ class KernelTerms:
     prox: Any
     rho: np.ndarray
     K_rho: np.ndarray
+    #: Relative change of ``s_m`` below which the Hessian keeps the kernel's old weight.
+    hessian_tol: float = 0.0
     passes: float = 0.0
 
     def __attrs_post_init__(self) -> None:
         self._everything = self.kernels.size == self.K.shape[0]
+        N = self.rho.size
+        self._weighted_sum = np.zeros(N * N)  # sum_m w_m K_m, flat
+        self._weights = np.zeros(self.kernels.size)  # the w_m it holds
         self._refresh()
 
     def _refresh(self) -> None:
@@ -80,18 +87,28 @@ class KernelTerms:
         return -self.model_products().sum(axis=0)
 
     def hessian(self) -> np.ndarray:
-        """The Hessian over the active kernels only (reads those ``K_m``)."""
+        """The Hessian over the active kernels only, its sum ``sum_m s_m K_m`` updated lazily.
+
+        The sum is kept from the previous Newton step as ``sum_m w_m K_m`` and
+        ``K_m`` is read only where ``|s_m - w_m| > hessian_tol * max(s_m, w_m)``:
+        a kernel leaving the active set is always read (to remove it), one
+        inactive throughout never is.  With ``hessian_tol = 0`` this is the
+        exact Hessian; otherwise a positive semi-definite approximation, so the
+        direction stays a descent direction, the gradient stays exact and so
+        does the solution (an inexact Newton method)."""
         N = self.rho.size
-        H = np.zeros(N * N)
+        change = self.scale - self._weights
+        stale = np.abs(change) > self.hessian_tol * np.maximum(self.scale, self._weights)
+        H = self._weighted_sum
+        for j in np.flatnonzero(stale):  # in place, one read of each K_m whose weight moved
+            H = daxpy(self.K[self.kernels[j]].reshape(-1), H, a=change[j])
+        self._weighted_sum = H
+        self._weights[stale] = self.scale[stale]
+        self.passes += np.count_nonzero(stale) / self.K.shape[0]
         active = np.flatnonzero(self.scale > 0)
-        for j in active:  # in place, one read of each active K_m
-            H = daxpy(self.K[self.kernels[j]].reshape(-1), H, a=self.scale[j])
-        H = H.reshape(N, N)
         K_v = self.K_v()[active]
         weight = (self.slope[active] - self.scale[active]) / self.norms[active] ** 2
-        H += (K_v.T * weight) @ K_v
-        self.passes += active.size / self.K.shape[0]
-        return self.gamma * H
+        return self.gamma * (H.reshape(N, N) + (K_v.T * weight) @ K_v)
 
     def direction(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``K_m d`` over the working set and the coefficients of ``r_m(t)^2 = r_m^2 - 2 t b_m + t^2 c_m`` along ``d``."""
