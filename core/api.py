@@ -12,13 +12,13 @@ from kernelfuse.problem import Problem
 from kernelfuse.recipe import Recipe
 from kernelfuse.registry import Registry, get_registry
 from kernelfuse.result import Iteration, Result
-from kernelfuse.solver import solver_parameters
+from kernelfuse.solver import Solver, solver_parameters
 
 
 def solve(
     K: Any,
     y: Any,
-    solver: str = "cvxpy",
+    solver: str | Solver = "cvxpy",
     family: str | None = None,
     *,
     loss: str | Loss | None = None,
@@ -28,7 +28,7 @@ def solve(
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
-    """Solve an MKL problem of ``family`` with the registered solver ``solver``.
+    """Solve an MKL problem of ``family`` with the registered solver ``solver`` (or a built :class:`Solver`).
 
     ``K`` is the kernel stack (M, N, N); ``y`` the targets (N,), or (N, L)
     for the multi-label families; ``groups`` (M,) the group of each kernel
@@ -48,16 +48,24 @@ def solve(
     True
     """
     registry = get_registry() if registry is None else registry
-    recipe = registry.get("solver", solver).factory
-    if not isinstance(recipe, Recipe):
-        raise ValidationError(f"solver {solver!r} is not registered as a Recipe")
+    if isinstance(solver, Solver):  # already built: only family and loss parameters remain
+        recipe, families, solver_keys = None, solver.families, set()
+    elif isinstance(solver, str):
+        recipe = registry.get("solver", solver).factory
+        if not isinstance(recipe, Recipe):
+            raise ValidationError(f"solver {solver!r} is not registered as a Recipe")
+        families, solver_keys = recipe.families, recipe.parameters(registry)
+    else:
+        raise ValidationError(
+            f"solver must be a registered name or a Solver object, got {type(solver).__name__}")
+    name = solver if isinstance(solver, str) else solver.name
     if family is None:
-        if len(recipe.families) != 1:
+        if len(families) != 1:
             raise ValidationError(
-                f"solver {solver!r} solves several families "
-                f"({', '.join(sorted(recipe.families))}): pass family=..."
+                f"solver {name!r} solves several families "
+                f"({', '.join(sorted(families))}): pass family=..."
             )
-        (family,) = recipe.families
+        (family,) = families
     fam = get_family(family)
 
     loss_name = loss.name if isinstance(loss, Loss) else loss
@@ -66,7 +74,6 @@ def solve(
     )
     loss_keys = solver_parameters(loss_factory) if loss_factory is not None else set()
     family_keys = {p.name for p in fam.params}
-    solver_keys = recipe.parameters(registry)
     family_params, loss_params, solver_params = {}, {}, {}
     for key, value in params.items():
         if key in family_keys:
@@ -77,7 +84,7 @@ def solve(
             solver_params[key] = value
         else:
             raise UnknownNameError(
-                f"parameter (family {fam.name}, solver {solver}"
+                f"parameter (family {fam.name}, solver {name}"
                 + (f", loss {loss_name}" if loss_name else "") + ")",
                 key, family_keys | loss_keys | solver_keys,
             )
@@ -85,4 +92,5 @@ def solve(
         K, y, fam, loss=loss, loss_params=loss_params, groups=groups,
         check_psd=check_psd, registry=registry, **family_params,
     )
-    return recipe.build(registry, **solver_params).solve(problem, callback=callback)
+    built = solver if recipe is None else recipe.build(registry, **solver_params)
+    return built.solve(problem, callback=callback)

@@ -124,6 +124,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_fit(args: argparse.Namespace) -> int:
     from kernelfuse.config import build_estimator, load_config, read_csv
+    from kernelfuse.estimators import MKLRegressor
     from kernelfuse.persistence import save_model
 
     config = load_config(args.config)
@@ -131,8 +132,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     X, names, text = read_csv(data["train"], data.get("features"), exclude=data["target"])
     if data["target"] not in text:
         raise ValidationError(f"{data['train']} has no target column {data['target']!r}")
-    y = np.array(text[data["target"]])
     model = build_estimator(config, names)
+    regression = isinstance(model, MKLRegressor)
+    y = read_csv(data["train"], [data["target"]])[0][:, 0] if regression \
+        else np.array(text[data["target"]])
     if not args.quiet:
         model.set_params(verbose=True)
     model.fit(X, y)
@@ -140,7 +143,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     save_model(model, output, metadata={"features": names, "target": data["target"]})
     if not args.quiet:
         print(f"trained on {X.shape[0]} rows x {X.shape[1]} features, {len(model.kernels_)} kernels: "
-              f"training accuracy {model.score(X, y):.3f}, "
+              f"training {'R^2' if regression else 'accuracy'} {model.score(X, y):.3f}, "
               f"{int(np.sum(model.kernel_weights_ > 1e-3))} kernels selected, "
               f"largest gap {max(r.gap for r in model.results_):.1e}; wrote {output}")
     return 0 if all(r.converged for r in model.results_) else 1
@@ -158,10 +161,13 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         raise ValidationError(f"{args.model} records no feature columns (it was not saved by 'kernelfuse fit')")
     X, _, _ = read_csv(args.data, features)
     predictions = model.predict(X)
-    scores = model.decision_function(X)
+    scores = model.decision_function(X) if hasattr(model, "decision_function") else None
     with open(args.output, "w", newline="") as handle:
         writer = csv.writer(handle)
-        if scores.ndim == 1:
+        if scores is None:  # a regressor: the prediction is the score
+            writer.writerow(["prediction"])
+            writer.writerows([f"{v:.10g}"] for v in predictions)
+        elif scores.ndim == 1:
             writer.writerow(["prediction", "score"])
             writer.writerows(zip(predictions, (f"{v:.10g}" for v in scores)))
         else:
@@ -243,7 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="the main job: MKL on breast cancer with the kernel grid")
     demo.add_argument("--output", default="demo-output", help="folder for the result and the plots")
-    demo.add_argument("--solver", default="mirror-vskl", help="registered solver (family l1_mkl_sq)")
+    demo.add_argument("--solver", default="spicymkl",
+                      help="registered solver: spicymkl (the default, l1_mkl, logistic, C=0.3) or "
+                           "another of family l1_mkl_sq (C=100)")
     demo.add_argument("--quick", action="store_true", help="a small grid (93 kernels) instead of 837")
     demo.add_argument("--quiet", action="store_true", help="no progress or summary")
     demo.set_defaults(run=_cmd_demo)

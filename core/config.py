@@ -19,10 +19,12 @@
     features = ["f0", "f2"]      # default: all features
     group = 0
 
-    [model]                      # MKLClassifier parameters
-    solver = "mirror-vskl"
-    family = "l1_mkl_sq"
-    C = 100.0
+    [model]                      # the estimator and its parameters
+    estimator = "MKLClassifier"  # or "MKLRegressor" (a numeric target)
+    solver = "spicymkl"
+    family = "l1_mkl"
+    loss = "logistic"
+    C = 0.3
     standardize = true
 
     [output]
@@ -51,8 +53,8 @@ else:  # pragma: no cover - Python 3.10
 SECTIONS: dict[str, set[str]] = {
     "data": {"train", "target", "features"},
     "kernels": {"grid", "widths", "degrees", "group_by", "spec"},
-    "model": {"solver", "family", "C", "C2", "lam", "p", "q", "r", "eps", "loss", "normalization",
-              "standardize", "tol", "max_iter", "solver_params"},
+    "model": {"estimator", "solver", "family", "C", "C2", "lam", "p", "q", "r", "eps", "loss",
+              "normalization", "standardize", "tol", "max_iter", "random_state", "solver_params"},
     "output": {"model"},
 }
 SPEC_KEYS = {"kernel", "params", "features", "group", "label"}
@@ -129,9 +131,13 @@ def read_csv(path: str | Path, columns: list[str] | None = None,
     return values, names, text
 
 
+#: The estimators ``[model] estimator`` may name.
+ESTIMATORS = ("MKLClassifier", "MKLRegressor")
+
+
 def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
-    """The MKLClassifier a configuration describes."""
-    from kernelfuse.estimators import MKLClassifier
+    """The estimator (``MKLClassifier`` unless ``[model] estimator`` says otherwise) a configuration describes."""
+    from kernelfuse import estimators
     from kernelfuse.kernel import KernelSpec
     from kernelfuse.kernel_grid import kernel_grid
     from kernelfuse.registry import get_registry
@@ -158,4 +164,8 @@ def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
     else:
         grid = {key: kernels_cfg[key] for key in ("widths", "degrees", "group_by") if key in kernels_cfg}
         kernels = kernel_grid(len(feature_names), **grid)
-    return MKLClassifier(kernels=kernels, **config["model"])
+    params = dict(config["model"])
+    kind = params.pop("estimator", "MKLClassifier")
+    if kind not in ESTIMATORS:
+        raise UnknownNameError("[model] estimator", str(kind), ESTIMATORS)
+    return getattr(estimators, kind)(kernels=kernels, **params)

@@ -1,11 +1,22 @@
 """scikit-learn estimators: MKL from feature matrices (or precomputed kernel stacks).
 
-``MKLClassifier(kernels="grid", solver="mirror-vskl", family="l1_mkl_sq", C=100.0)``
-builds the kernel stack from the features with kernel specs (by default the
-papers' grid, :mod:`kernelfuse.kernel_grid`), normalises it on the training
-set (:mod:`kernelfuse.kernel_normalization`), solves the MKL problem with a
-registered solver, and predicts with the learnt expansion.  Multiclass
-targets are fitted one-vs-rest with the binary family.
+``MKLClassifier()``, ``MKLRegressor()`` and ``MultiLabelMKLClassifier()`` build
+the kernel stack from the features with kernel specs (by default the papers'
+grid, :mod:`kernelfuse.kernel_grid`), normalise it on the training set
+(:mod:`kernelfuse.kernel_normalization`), solve the MKL problem with a
+registered solver (by default SpicyMKL on ``l1_mkl``), and predict with the
+learnt expansion ``f(x) = sum_m sum_j coef[m, j] k_m(x_j, x) + b``.
+
+* :class:`MKLClassifier`: two classes are one ``l1_mkl`` problem (labels
+  +-1); more are fitted one-vs-rest, unless the family is multiclass
+  (``pnorm_mkl`` with the ``crammer-singer`` loss) or multi-label
+  (``mlmkl_*``: one shared kernel combination), which fit every class at once.
+* :class:`MKLRegressor`: real targets, ``l1_mkl`` with the ``squared`` (default) or
+  ``eps-insensitive`` loss.
+* :class:`MultiLabelMKLClassifier`: an indicator matrix ``Y`` (n, L); a
+  multi-label family (``mlmkl_sum``, ``mlmkl_max``) fits one problem with one
+  kernel combination shared by the labels, any other family one binary problem
+  per label.  One-dimensional targets are fitted as :class:`MKLClassifier` does.
 
 ``kernels="precomputed"``: ``X`` is a kernel stack laid out ``(n, n, M)``
 (kernel axis last), so that scikit-learn's cross-validation, which slices a
@@ -16,34 +27,36 @@ predict time ``X`` is ``(n_test, n_train, M)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.progress import ProgressPrinter
+from kernelfuse.families import get_family
 from kernelfuse.kernel import KernelSpec, compute_kernels
 from kernelfuse.kernel_grid import kernel_grid
 from kernelfuse.kernel_normalization import KernelNormalizer
+from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import Result
 
 #: Family parameters an estimator passes on when set (None: the family's default).
 _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 
 
-class MKLClassifier(ClassifierMixin, BaseEstimator):
-    """Multiple kernel learning classifier (binary; multiclass one-vs-rest).
+class MKLEstimator(BaseEstimator):
+    """The parameters, kernels and solving shared by the kernelfuse estimators.
 
     Parameters
     ----------
     kernels : "grid", a sequence of :class:`~kernelfuse.kernel.KernelSpec`, or "precomputed"
-    solver : registered solver name (see ``kernelfuse plugins --kind solver``)
-    family : problem family of OBJECTIVES.md solved for each binary problem
+    solver : a registered solver name (see ``kernelfuse plugins --kind solver``) or a
+        built :class:`~kernelfuse.solver.Solver`
+    family : problem family of OBJECTIVES.md
     C, C2, lam, p, q, r, eps : family (and loss) parameters; None keeps the family default
-    loss : registered loss name for family ``l1_mkl`` (None: the family default)
+    loss : registered loss name for family ``l1_mkl`` (None: the estimator's default)
     groups : group of each kernel for ``vskl`` (None: the specs' groups)
     normalization : "unit-trace", "spherical" or "none"
     standardize : scale every feature to zero mean and unit variance on the
@@ -51,24 +64,30 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     tol : relative duality gap at which the solver stops (1e-3, as scikit-learn's
         SVC; the solvers' own default is 1e-6); None keeps the solver's default
     max_iter : passed to the solver when set
+    random_state : seed of a stochastic solver (passed as ``seed`` where the solver
+        takes one; the deterministic solvers ignore it)
     solver_params : other solver keywords (e.g. ``{"svm_solver": "libsvm"}``)
     verbose : print progress (iteration, objective, gap, time) to stderr
 
     Attributes
     ----------
-    classes_, n_features_in_, kernels_ (the specs used), results_ (one
-    :class:`~kernelfuse.result.Result` per binary problem), result_ (the
-    first), coef_ (M, n_train) or (n_problems, M, n_train), intercept_,
-    kernel_weights_ (mean over the binary problems), n_iter_ (the most iterations
-    any binary problem recorded, the starting point included).
+    n_features_in_, kernels_ (the specs used), results_ (one
+    :class:`~kernelfuse.result.Result` per problem solved), result_ (the
+    first), coef_ (M, n_train), or (n_problems, M, n_train) for several
+    problems, or the solver's (M, n_outputs, n_train) for one multi-output
+    problem, intercept_, kernel_weights_ (the mean over the problems), n_iter_
+    (the most iterations any problem recorded, the starting point included).
     """
+
+    #: The loss used when ``loss`` is None (None: the family's default).
+    default_loss: ClassVar[str | None] = None
 
     def __init__(
         self,
         kernels: str | Sequence[KernelSpec] = "grid",
-        solver: str = "mirror-vskl",
-        family: str = "l1_mkl_sq",
-        C: float | None = 100.0,
+        solver: Any = "spicymkl",
+        family: str = "l1_mkl",
+        C: float | None = 0.3,
         C2: float | None = None,
         lam: float | None = None,
         p: float | None = None,
@@ -81,6 +100,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         standardize: bool = False,
         tol: float | None = 1e-3,
         max_iter: int | None = None,
+        random_state: int | None = None,
         solver_params: dict[str, Any] | None = None,
         verbose: bool = False,
     ) -> None:
@@ -100,6 +120,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.standardize = standardize
         self.tol = tol
         self.max_iter = max_iter
+        self.random_state = random_state
         self.solver_params = solver_params
         self.verbose = verbose
 
@@ -107,16 +128,25 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     def _precomputed(self) -> bool:
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
-    def _check_precomputed_standardize(self) -> None:
+    def _validated(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``X`` (features, or a precomputed stack) and ``y`` checked; sets ``n_features_in_``."""
         if self.standardize and self._precomputed():
             raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
+        if not self._precomputed():
+            return validate_data(self, X, y, dtype=np.float64, multi_output=self._multi_output())
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 3:
+            raise ValueError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
+        self.n_features_in_ = X.shape[1]
+        return X, np.asarray(y)
+
+    def _multi_output(self) -> bool:
+        return False
 
     def _train_stack(self, X: np.ndarray) -> np.ndarray:
         if self._precomputed():
-            if X.ndim != 3 or X.shape[0] != X.shape[1]:
-                raise ValidationError(
-                    f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}"
-                )
+            if X.shape[0] != X.shape[1]:
+                raise ValidationError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
             return np.ascontiguousarray(np.moveaxis(X, 2, 0))
         if self.standardize:
             self.feature_mean_ = X.mean(axis=0)
@@ -138,56 +168,51 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
         return self.normalizer_.transform(compute_kernels(specs, X))
 
-    def _test_stack(self, X: np.ndarray) -> np.ndarray:
+    def _test_stack(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
         if self._precomputed():
+            X = np.asarray(X, dtype=np.float64)
+            M = self.result_.coef.shape[0]
+            if X.ndim != 3 or X.shape[1] != self.n_train_ or X.shape[2] != M:
+                raise ValueError(
+                    f"kernels='precomputed' needs X of shape (n_test, {self.n_train_}, {M}), got {X.shape}"
+                )
             return np.ascontiguousarray(np.moveaxis(X, 2, 0))
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         if self.standardize:
             X = (X - self.feature_mean_) / self.feature_scale_
         K = compute_kernels(self.kernels_, self.X_fit_, X)
         return self.normalizer_.transform(K, self.kernels_, X)
 
-    # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any) -> MKLClassifier:
+    # ------------------------------------------------------------------ solving
+    def _solve_each(self, K: np.ndarray, targets: Sequence[np.ndarray]) -> None:
+        """Solve one problem per target (a vector, or a matrix for a multi-output family)."""
         from kernelfuse.api import solve
+        from kernelfuse.registry import get_registry
 
-        if self._precomputed():
-            X = np.asarray(X, dtype=np.float64)
-            if X.ndim != 3:
-                raise ValueError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
-            y = np.asarray(y)
-            self.n_features_in_ = X.shape[1]
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, encoded = np.unique(y, return_inverse=True)
-        if self.classes_.size < 2:
-            raise ValueError(
-                f"MKLClassifier needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
-            )
-        self._check_precomputed_standardize()
-        K = self._train_stack(X)
         params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
         for name in ("tol", "max_iter"):
             if getattr(self, name) is not None:
                 params[name] = getattr(self, name)
+        if self.random_state is not None and isinstance(self.solver, str) and \
+                "seed" in get_registry().get("solver", self.solver).factory.parameters():
+            params["seed"] = self.random_state
         params.update(self.solver_params or {})
         groups = self.groups
         if groups is None and not self._precomputed() and self.family == "vskl":
             groups = [spec.group for spec in self.kernels_]
-        problems = ([1] if self.classes_.size == 2 else range(self.classes_.size))
-        results: list[Result] = []
-        for positive in problems:
-            target = np.where(encoded == positive, 1.0, -1.0)
-            results.append(solve(
-                K, target, solver=self.solver, family=self.family, loss=self.loss,
-                groups=groups, check_psd=self._precomputed(),
-                callback=ProgressPrinter() if self.verbose else None, **params,
-            ))
-        self._adopt_results(results)
-        return self
+        loss = self.loss
+        if loss is None and get_family(self.family).losses is None:  # the family takes any loss
+            loss = self.default_loss
+        self._adopt_results([
+            solve(K, target, solver=self.solver, family=self.family, loss=loss, groups=groups,
+                  check_psd=self._precomputed(),
+                  callback=ProgressPrinter() if self.verbose else None, **params)
+            for target in targets
+        ])
 
     def _adopt_results(self, results: Sequence[Result]) -> None:
-        """Fitted attributes from one solver result per binary problem."""
+        """Fitted attributes from the solver results (one per problem)."""
         coefs = np.stack([r.coef for r in results])
         self.results_ = list(results)
         self.result_ = self.results_[0]
@@ -198,22 +223,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.kernel_weights_ = np.mean(weights, axis=0) if weights else None
         self.n_iter_ = max(len(r.history) for r in results)
 
-    # ------------------------------------------------------------------ predict
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Decision values: (n,) for two classes (positive: ``classes_[1]``), else (n, n_classes)."""
-        check_is_fitted(self)
-        if self._precomputed():
-            X = np.asarray(X, dtype=np.float64)
-            if X.ndim != 3 or X.shape[1] != self.n_train_ or X.shape[2] != self.result_.coef.shape[0]:
-                raise ValueError(
-                    f"kernels='precomputed' needs X of shape (n_test, {self.n_train_}, "
-                    f"{self.result_.coef.shape[0]}), got {X.shape}"
-                )
-        else:
-            X = validate_data(self, X, dtype=np.float64, reset=False)
+    def _scores(self, X: Any) -> np.ndarray:
+        """Decision values, one column per problem (a multi-output problem gives its own columns)."""
         K = self._test_stack(X)
-        scores = np.stack([r.decision_function(K) for r in self.results_], axis=1)
-        return scores[:, 0] if scores.shape[1] == 1 else scores
+        columns = [r.decision_function(K) for r in self.results_]
+        return np.column_stack(columns)
 
     def save(self, path: Any) -> None:
         """Write the fitted model to ``path`` (.npz: arrays + JSON, no pickle)."""
@@ -221,13 +235,131 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
 
         save_model(self, path)
 
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._precomputed()
+        return tags
+
+
+class MKLClassifier(ClassifierMixin, MKLEstimator):
+    """Multiple kernel learning classifier: binary, multiclass one-vs-rest (or natively).
+
+    The default is SpicyMKL on ``l1_mkl`` with the logistic loss, ``C = 0.3``
+    and a relative gap of 1e-3, chosen by measurement on the breast-cancer
+    grid (docs/estimators.md).  Parameters and attributes: see
+    :class:`MKLEstimator`; also ``classes_``.  ``decision_function`` is
+    ``(n,)`` for two classes (positive: ``classes_[1]``), else ``(n, n_classes)``.
+    """
+
+    default_loss = "logistic"
+
+    def fit(self, X: Any, y: Any) -> MKLClassifier:
+        return self._fit_classes(*self._validated(X, y))
+
+    def _fit_classes(self, X: np.ndarray, y: np.ndarray) -> MKLClassifier:
+        check_classification_targets(y)
+        self.classes_, encoded = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
+                             f"got 1 class ({self.classes_[0]!r})")
+        K = self._train_stack(X)
+        signs = np.where(encoded[:, None] == np.arange(self.classes_.size), 1.0, -1.0)
+        target = get_family(self.family).target
+        if target == "multilabel":  # every class a label of one shared combination
+            self._solve_each(K, [signs])
+        elif target == "class" and self.classes_.size > 2:  # a native multiclass loss
+            self._solve_each(K, [encoded.astype(float)])
+        elif self.classes_.size == 2:
+            self._solve_each(K, [signs[:, 1]])
+        else:
+            self._solve_each(K, list(signs.T))
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Decision values: (n,) for two classes (positive: ``classes_[1]``), else (n, n_classes)."""
+        scores = self._scores(X)
+        if self.classes_.size == 2 and scores.shape[1] == 2:  # one multi-output problem
+            return scores[:, 1] - scores[:, 0]
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
     def predict(self, X: Any) -> np.ndarray:
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
+
+class MKLRegressor(RegressorMixin, MKLEstimator):
+    """Multiple kernel learning regression: ``l1_mkl`` with the squared (default) or
+    ``eps-insensitive`` loss, ``sum_i loss(y_i, f_i) + C sum_m ||f_m||``.
+
+    Parameters and attributes: see :class:`MKLEstimator`.
+    """
+
+    default_loss = "squared"
+
+    def fit(self, X: Any, y: Any) -> MKLRegressor:
+        X, y = self._validated(X, y)
+        self._solve_each(self._train_stack(X), [np.asarray(y, dtype=np.float64)])
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self._scores(X)[:, 0]
+
+
+class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
+    """Multi-label MKL: ``Y`` an indicator matrix (n, L) of 0/1 (or -1/+1).
+
+    With a multi-label family (``mlmkl_sum``, ``mlmkl_max``: OBJECTIVES.md
+    family 6) one problem is solved and the labels share one kernel
+    combination; with any other family each label is its own binary problem
+    (its own combination; ``kernel_weights_`` is then their mean).
+    ``decision_function`` is (n, L) and ``predict`` the indicator matrix, in
+    the dtype of the fitted ``Y``.  ``classes_`` is ``arange(L)`` and
+    ``multilabel_`` True.  Targets of one dimension are fitted as
+    :class:`MKLClassifier` fits them (``multilabel_`` False).
+    """
+
+    def _multi_output(self) -> bool:
+        return True
+
+    def fit(self, X: Any, y: Any) -> MultiLabelMKLClassifier:
+        X, Y = self._validated(X, y)
+        if Y.ndim == 1 or Y.shape[1] == 1:  # one label column: classes, as MKLClassifier
+            self.multilabel_ = False
+            return self._fit_classes(X, Y.ravel())
+        if type_of_target(Y) != "multilabel-indicator" or Y.shape[1] < 2:
+            raise ValueError(f"{type(self).__name__} needs Y as an indicator matrix of at least "
+                             f"two labels (values 0/1 or -1/+1), got {type_of_target(Y)} {Y.shape}")
+        self.multilabel_ = True
+        self.classes_ = np.arange(Y.shape[1])
+        self.label_dtype_ = Y.dtype
+        signs = np.where(Y > 0, 1.0, -1.0)
+        K = self._train_stack(X)
+        if get_family(self.family).target == "multilabel":
+            self._solve_each(K, [signs])
+        else:
+            self._solve_each(K, list(signs.T))
+        return self
+
+    def _is_multilabel(self) -> bool:
+        check_is_fitted(self)
+        return self.multilabel_
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Decision values (n, L) for multi-label targets (positive: the label is on)."""
+        if not self._is_multilabel():
+            return super().decision_function(X)
+        return self._scores(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        if not self._is_multilabel():
+            return super().predict(X)
+        return (self.decision_function(X) > 0).astype(self.label_dtype_)
+
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self._precomputed()
+        tags.classifier_tags.multi_label = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
         return tags

@@ -4,8 +4,8 @@ The header (array ``"header"``, a JSON string) holds the format version,
 the versions of kernelfuse, numpy and scikit-learn that wrote the file, the
 estimator's parameters, and each kernel spec as a registered kernel name
 with its parameters, features, group and label.  The arrays hold the
-training features, the normalisation's training diagonals, the classes,
-and one solver result per binary problem (``result<k>_<key>``, see
+training features, the normalisation's training diagonals, the classes
+(classifiers), and one solver result per problem (``result<k>_<key>``, see
 :meth:`kernelfuse.result.Result.to_arrays`).
 
 Loading reads with ``allow_pickle=False``, refuses another format version,
@@ -52,7 +52,7 @@ def _spec_record(spec: KernelSpec, index: int, arrays: dict[str, np.ndarray]) ->
 
 def save_model(estimator: Any, path: str | PathLike[str],
                metadata: dict[str, Any] | None = None) -> None:
-    """Write a fitted :class:`~kernelfuse.estimators.MKLClassifier`.
+    """Write a fitted estimator of :mod:`kernelfuse.estimators`.
 
     ``metadata`` (JSON-serialisable, e.g. feature column names) is stored in
     the header and set as ``metadata_`` on the loaded estimator.
@@ -60,9 +60,12 @@ def save_model(estimator: Any, path: str | PathLike[str],
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator)
-    arrays: dict[str, np.ndarray] = {"classes": np.asarray(estimator.classes_)}
-    if arrays["classes"].dtype == object:
-        raise ValidationError("classes of object dtype cannot be saved without pickle; use str or numbers")
+    arrays: dict[str, np.ndarray] = {}
+    if hasattr(estimator, "classes_"):
+        arrays["classes"] = np.asarray(estimator.classes_)
+        if arrays["classes"].dtype == object:
+            raise ValidationError("classes of object dtype cannot be saved without pickle; use str or numbers")
+    labels = getattr(estimator, "multilabel_", False)
     params = estimator.get_params(deep=False)
     specs = None
     if not estimator._precomputed():
@@ -82,6 +85,7 @@ def save_model(estimator: Any, path: str | PathLike[str],
         "estimator": type(estimator).__name__, "params": params, "kernels": specs,
         "n_results": len(estimator.results_), "n_features_in": int(estimator.n_features_in_),
         "metadata": metadata or {},
+        "multilabel": {"dtype": np.dtype(estimator.label_dtype_).str} if labels else None,
     }
     try:
         arrays["header"] = np.array(json.dumps(header))
@@ -92,7 +96,7 @@ def save_model(estimator: Any, path: str | PathLike[str],
 
 def load_model(path: str | PathLike[str]) -> Any:
     """Read a model written by :func:`save_model`; refuses anything it cannot verify."""
-    from kernelfuse.estimators import MKLClassifier
+    from kernelfuse import estimators
     from kernelfuse.kernel_normalization import KernelNormalizer
     from kernelfuse.registry import get_registry
 
@@ -106,8 +110,11 @@ def load_model(path: str | PathLike[str]) -> Any:
             f"{path}: unsupported model format {header.get('format')!r} version "
             f"{header.get('format_version')!r} (this kernelfuse reads {FORMAT} version {FORMAT_VERSION})"
         )
-    if header.get("estimator") != "MKLClassifier":
+    kinds = {cls.__name__: cls for cls in (estimators.MKLClassifier, estimators.MKLRegressor,
+                                            estimators.MultiLabelMKLClassifier)}
+    if header.get("estimator") not in kinds:
         raise ValidationError(f"{path}: unknown estimator {header.get('estimator')!r}")
+    kind = kinds[header["estimator"]]
     params = dict(header["params"])
     registry = get_registry()
     results = [Result.from_arrays({key[len(f"result{k}_"):]: value for key, value in arrays.items()
@@ -125,13 +132,22 @@ def load_model(path: str | PathLike[str]) -> Any:
             function = registry.create("kernel", record["kernel"], **kernel_params)
             specs.append(KernelSpec(function, record["features"], record["group"], record["label"]))
         params["kernels"] = specs
-    estimator = MKLClassifier(**params)
-    estimator.classes_ = arrays["classes"]
+    estimator = kind(**params)
+    if issubclass(kind, estimators.MKLClassifier):
+        if "classes" not in arrays:
+            raise ValidationError(f"{path}: a classifier without its classes")
+        estimator.classes_ = arrays["classes"]
+    if kind is estimators.MultiLabelMKLClassifier:
+        labels = header.get("multilabel")
+        estimator.multilabel_ = labels is not None
+        if labels is not None:
+            estimator.label_dtype_ = np.dtype(labels["dtype"])
     estimator.n_features_in_ = int(header["n_features_in"])
     shapes = {r.coef.shape for r in results}
-    if len(shapes) != 1 or len(next(iter(shapes))) != 2:
+    if len(shapes) != 1 or len(next(iter(shapes))) not in (2, 3):
         raise ValidationError(f"{path}: inconsistent coefficient shapes {sorted(shapes)}")
-    M, N = next(iter(shapes))
+    shape = next(iter(shapes))
+    M, N = shape[0], shape[-1]
     if params["kernels"] != "precomputed":
         X_fit, diagonal = arrays.get("X_fit"), arrays.get("train_diagonal")
         if X_fit is None or diagonal is None or X_fit.shape != (N, estimator.n_features_in_) \

@@ -15,7 +15,7 @@ target = "y"
 [kernels]
 {kernels}
 [model]
-C = 50.0
+C = 0.1
 standardize = true
 {model_extra}
 """
@@ -49,6 +49,23 @@ def test_fit_and_predict_round_trip(workdir):
     assert [r.split(",")[0] for r in rows[1:]] == ["no", "yes"]
 
 
+def test_a_regression_model_from_a_config(workdir):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 3))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 2]
+    lines = ["a,b,c,y"] + [f"{r[0]:.6f},{r[1]:.6f},{r[2]:.6f},{t:.6f}" for r, t in zip(X, y)]
+    (workdir / "train.csv").write_text("\n".join(lines) + "\n")
+    config = write(workdir, model_extra='estimator = "MKLRegressor"')
+    assert main(["fit", config, "--quiet"]) == 0
+    (workdir / "new.csv").write_text("a,b,c\n1.0,0.0,1.0\n-1.0,0.0,-1.0\n")
+    assert main(["predict", str(workdir / "model.npz"), str(workdir / "new.csv"),
+                 "--output", str(workdir / "p.csv")]) == 0
+    rows = (workdir / "p.csv").read_text().splitlines()
+    assert rows[0] == "prediction"
+    first, second = (float(r) for r in rows[1:])
+    assert first > 0.5 and second < -0.5  # sin(1) + 0.5 = 1.34, its negative
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
@@ -59,6 +76,7 @@ def test_fit_and_predict_round_trip(workdir):
         ({"kernels": '[[kernels.spec]]\nkernel = "gaussian"\nparams = { sigma = 1.0 }'}, "spec\\]\\] number 1"),
         ({"kernels": '[[kernels.spec]]\nwidth = 1.0'}, "unknown key in \\[\\[kernels.spec\\]\\] number 1"),
         ({"model_extra": "q = 0.5\nfamily = \"vskl\""}, "q must be >= 1"),
+        ({"model_extra": 'estimator = "MKLRegresor"'}, "unknown \\[model\\] estimator.*did you mean 'MKLRegressor'"),
     ],
 )
 def test_errors_name_the_offending_key_or_column(workdir, capsys, kwargs, message):

@@ -22,7 +22,7 @@ def fitted():
     labels = np.array(["cat", "dog", "emu"])[y]
     specs = kernel_grid(2, widths=(0.5, 2.0), degrees=(2,)) + [
         KernelSpec(get_registry().create("kernel", "laplacian", width=3.0), features=[1], group=7)]
-    model = MKLClassifier(kernels=specs, family="vskl", q=3.0, C=50.0,
+    model = MKLClassifier(kernels=specs, solver="mirror-vskl", family="vskl", q=3.0, C=50.0,
                           normalization="spherical", standardize=True).fit(X * 3 + 1, labels)
     return model, X
 
@@ -47,10 +47,29 @@ def test_round_trip_predicts_identically(fitted, tmp_path):
 def test_precomputed_models_round_trip(tmp_path):
     X, y = make_blobs(n_samples=40, centers=2, random_state=1)
     K = np.stack([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 8)], axis=2)
-    model = MKLClassifier(kernels="precomputed", C=10.0).fit(K, y)
+    model = MKLClassifier(kernels="precomputed").fit(K, y)
     model.save(tmp_path / "m.npz")
     loaded = load_model(tmp_path / "m.npz")
     np.testing.assert_array_equal(loaded.predict(K[:7]), model.predict(K[:7]))
+
+
+def test_regressors_and_multilabel_models_round_trip(tmp_path):
+    from sklearn.datasets import make_multilabel_classification
+
+    from kernelfuse.estimators import MKLRegressor, MultiLabelMKLClassifier
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    specs = kernel_grid(3, widths=(1.0,), degrees=(1,))
+    regressor = MKLRegressor(kernels=specs, loss="eps-insensitive", eps=0.1).fit(X, X[:, 0] ** 2)
+    X_labels, Y = make_multilabel_classification(n_samples=40, n_features=3, n_classes=3, random_state=0)
+    labeller = MultiLabelMKLClassifier(kernels=specs).fit(X_labels, Y)
+    for model, X_new in ((regressor, X + 0.1), (labeller, X_labels + 0.1)):
+        model.save(tmp_path / "m.npz")
+        loaded = load_model(tmp_path / "m.npz")
+        assert type(loaded) is type(model)
+        np.testing.assert_array_equal(loaded.predict(X_new), model.predict(X_new))
+    assert loaded.predict(X_labels).dtype == Y.dtype and loaded.multilabel_
 
 
 def rewrite(path, **changes):
