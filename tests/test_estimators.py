@@ -158,3 +158,17 @@ def test_a_built_solver_object_is_accepted():
     assert by_object.result_.solver == "spicymkl" and by_object.result_.gap <= 1e-8
     with pytest.raises(kernelfuse.ValidationError, match="registered name or a Solver"):
         MKLClassifier(solver=3.0).fit(X, y)
+
+
+def test_multiclass_natively_in_one_problem():
+    """A multiclass family (Crammer-Singer) or a multi-label one fits every class in one problem."""
+    X, y = make_blobs(n_samples=45, centers=3, cluster_std=1.5, random_state=1)
+    labels = np.array(["a", "b", "c"])[y]
+    specs = kernel_grid(2, widths=(1.0,), degrees=(1,))
+    for family, params in (("pnorm_mkl", {"lam": 0.1}), ("mlmkl_sum", {"C": 1.0})):
+        model = MKLClassifier(kernels=specs, solver="cvxpy", family=family, tol=None, standardize=True,
+                              **{"C": None, **params}).fit(X, labels)
+        assert len(model.results_) == 1 and model.coef_.shape == (len(specs), 3, 45)
+        assert model.decision_function(X).shape == (45, 3)
+        assert model.score(X, labels) >= 0.9
+    assert model.results_[0].family == "mlmkl_sum"
