@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer
+from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
 
@@ -14,16 +14,25 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 def breast_cancer_kernels(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``m`` unit-trace Gaussian kernels on random feature subsets of ``n`` samples."""
+    """``m`` unit-trace Gaussian kernels on random feature subsets of ``n`` samples (labels +-1)."""
+    K, target = subset_kernels(load_breast_cancer(), n, m, seed)
+    return K, np.where(target == 1, 1.0, -1.0)
+
+
+def wine_kernels(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`breast_cancer_kernels` on scikit-learn's wine data: 3 classes (indices 0-2)."""
+    return subset_kernels(load_wine(), n, m, seed)
+
+
+def subset_kernels(data, n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+    """``m`` unit-trace Gaussian kernels on random feature subsets of ``n`` random rows, and their targets."""
     rng = np.random.default_rng(seed)
-    data = load_breast_cancer()
     rows = rng.permutation(data.target.size)[:n]
     X = StandardScaler().fit_transform(data.data)[rows]
-    y = np.where(data.target[rows] == 1, 1.0, -1.0)
     kernels = []
     for _ in range(m):
         cols = rng.choice(X.shape[1], size=rng.integers(1, 6), replace=False)
         width = rng.uniform(0.5, 3.0) * np.sqrt(cols.size)
         K = rbf_kernel(X[:, cols], gamma=1.0 / (2 * width**2))
         kernels.append(K / np.trace(K))
-    return np.stack(kernels), y
+    return np.stack(kernels), data.target[rows]

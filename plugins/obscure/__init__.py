@@ -1,0 +1,51 @@
+"""OBSCURE / UFO-MKL (Orabona, Jie and Caputo, "Multi Kernel Learning with Online-Batch Optimization"), as parts.
+
+* ``group_norm_map``: the (2,p) group-norm mirror map, its conjugate and the
+  projection of Lemma 1, kind ``prox`` (``group-norm``);
+* ``kernel_expansion``: the kernelised iterate of section 3.1 (coefficients,
+  cached products, lazy scaling);
+* ``example_subgradient``: the per-example sub-gradient oracle (hinge,
+  Crammer-Singer, any loss with a derivative), kind ``sampler``;
+* ``online_batch``: the online stage (Algorithm 1) then the stochastic
+  proximal projected sub-gradient stage (Algorithm 2), kind ``optimizer``;
+* ``expansion_model``: the epoch's model and its ``pnorm_mkl`` objective, kind ``oracle``.
+
+Solvers: ``obscure`` and ``pegasos-mkl`` (the same parts, ``s_t = 0`` and no online stage).
+"""
+
+from __future__ import annotations
+
+from kernelfuse.hookspecs import hookimpl
+
+
+@hookimpl
+def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
+    from kernelfuse.outer_loop import OuterLoop
+    from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
+    from kernelfuse.plugins.obscure.expansion_model import ExpansionModel
+    from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
+    from kernelfuse.plugins.obscure.online_batch import OnlineBatch
+    from kernelfuse.recipe import Recipe
+
+    registry.add("prox", GroupNormMirrorMap.name, GroupNormMirrorMap,
+                 description="OBSCURE: (q/2)||w||_{2,p}^2 over kernel blocks; grad h* scales each block, "
+                             "projection onto the (2,p) ball by scaling (Lemma 1)")
+    registry.add("sampler", ExampleSubgradient.name, ExampleSubgradient,
+                 description="OBSCURE: the loss's sub-gradient at one sampled example")
+    registry.add("optimizer", OnlineBatch.name, OnlineBatch,
+                 description="OBSCURE: online stage (Alg. 1), then stochastic proximal projected "
+                             "sub-gradient epochs with adaptive steps (Alg. 2)")
+    registry.add("oracle", ExpansionModel.name, ExpansionModel,
+                 description="OBSCURE: the model of a kernel expansion under the (2,p) map and its objective")
+    parts = {"optimizer": ("optimizer", "online-batch"), "oracle": ("oracle", "expansion-model"),
+             "optimizer.sampler": ("sampler", "example-subgradient")}
+    defaults = {"stop": "objective_change", "tol": 1e-4, "max_iter": 50}
+    for recipe in (
+        Recipe("obscure", OuterLoop, parts=parts, families=frozenset({"pnorm_mkl"}), defaults=defaults,
+               description="OBSCURE: p-norm MKL in the primal, online then stochastic stage "
+                           "(binary hinge, multiclass Crammer-Singer)"),
+        Recipe("pegasos-mkl", OuterLoop, parts=parts, families=frozenset({"pnorm_mkl"}),
+               defaults={**defaults, "optimizer.adaptive": False, "optimizer.online_epochs": 0},
+               description="Pegasos-MKL: OBSCURE's stochastic stage with s_t = 0 and no online stage"),
+    ):
+        registry.add("solver", recipe.name, recipe, description=recipe.description)

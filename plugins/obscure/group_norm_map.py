@@ -1,0 +1,93 @@
+"""The (2,p) group-norm mirror map of OBSCURE (Orabona, Jie and Caputo, section 3; Lemma 1).
+
+For ``w = (w_1, ..., w_M)`` with one block per kernel and ``1 < p <= 2``,
+``q = p / (p - 1)`` its dual exponent,
+
+    ``h(w) = (q / 2) ||w||_{2,p}^2``,  ``||w||_{2,p} = (sum_m ||w_m||^p)^(1/p)``,
+    ``h*(theta) = ||theta||_{2,q}^2 / (2 q)``,
+    ``grad h*(theta)_m = omega_m theta_m``,  ``omega_m = (||theta_m|| / ||theta||_{2,q})^(q-2) / q``,
+
+so ``||grad h*(theta)||_{2,p} = ||theta||_{2,q} / q``.  ``h`` is 1-strongly
+convex in ``||.||_{2,p}``; the regulariser of ``pnorm_mkl`` (OBJECTIVES.md
+family 4) is ``(lam / 2) ||w||_{2,p}^2 = (lam / q) h(w)``.  Since ``h`` is a
+function of the norm alone, its Bregman projection onto the ball
+``||w||_{2,p} <= R`` scales ``theta`` down to ``||theta||_{2,q} <= q R`` (Lemma 1).
+
+Kernelised (section 3.1), ``theta_m`` is only known through its norm: the
+map then reduces to the per-kernel factors ``omega`` (:meth:`weights`)
+applied to the expansion of ``theta``.  The explicit-vector methods of
+:class:`~kernelfuse.mirror_map.MirrorMap` take the blocks as the rows of a 2-D array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+from kernelfuse.mirror_map import MirrorMap
+
+
+def _check_p(instance: Any, attribute: Any, value: float) -> None:
+    if not 1.0 < value <= 2.0:
+        raise ValidationError(f"p must be in (1, 2], got {value!r}")
+
+
+def lp_norm(values: np.ndarray, exponent: float) -> float:
+    """``(sum |v|^exponent)^(1/exponent)``, scaled by the largest entry so nothing overflows."""
+    top = float(np.max(np.abs(values), initial=0.0))
+    if top == 0.0:
+        return 0.0
+    return top * float(np.sum((np.abs(values) / top) ** exponent)) ** (1.0 / exponent)
+
+
+@attrs.frozen
+class GroupNormMirrorMap(MirrorMap):
+    """``h(w) = (q/2) ||w||_{2,p}^2`` over kernel blocks: grad h* scales each block by ``omega_m``."""
+
+    name = "group-norm"
+    p: float = attrs.field(default=1.5, converter=float, validator=_check_p)
+
+    @property
+    def q(self) -> float:
+        """The dual exponent ``p / (p - 1)`` (``inf`` never: ``p > 1``)."""
+        return self.p / (self.p - 1.0)
+
+    def weights(self, block_norms: np.ndarray) -> np.ndarray:
+        """``omega_m = (||theta_m|| / ||theta||_{2,q})^(q-2) / q`` from the block norms ``||theta_m||``."""
+        total = lp_norm(block_norms, self.q)
+        if total == 0.0:
+            return np.zeros_like(block_norms, dtype=float)
+        return (block_norms / total) ** (self.q - 2.0) / self.q
+
+    def dual_norm(self, block_norms: np.ndarray) -> float:
+        """``||theta||_{2,q}`` from the block norms."""
+        return lp_norm(block_norms, self.q)
+
+    def projection_factor(self, block_norms: np.ndarray, radius: float) -> float:
+        """The scaling of ``theta`` that projects ``grad h*(theta)`` onto ``||w||_{2,p} <= radius`` (Lemma 1)."""
+        total = self.dual_norm(block_norms)
+        return 1.0 if total <= self.q * radius else self.q * radius / total
+
+    def h(self, x: np.ndarray) -> float:
+        """``(q/2) ||x||_{2,p}^2`` for blocks in the rows of ``x``."""
+        return 0.5 * self.q * lp_norm(np.linalg.norm(x, axis=1), self.p) ** 2
+
+    def grad_h(self, x: np.ndarray) -> np.ndarray:
+        """``q (||x_m|| / ||x||_{2,p})^(p-2) x_m`` (blocks in rows; 0 where ``x_m = 0``)."""
+        norms = np.linalg.norm(x, axis=1)
+        total = lp_norm(norms, self.p)
+        if total == 0.0:
+            return np.zeros_like(x, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(norms > 0, (norms / total) ** (self.p - 2.0), 0.0)
+        return self.q * factor[:, None] * x
+
+    def grad_h_conjugate(self, theta: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
+        """``omega_m theta_m`` (blocks in rows; ``groups`` is not used: every row is a block)."""
+        return self.weights(np.linalg.norm(theta, axis=1))[:, None] * theta
+
+    def divergence(self, x: np.ndarray, z: np.ndarray) -> float:
+        return float(self.h(x) - self.h(z) - np.sum(self.grad_h(z) * (x - z)))

@@ -1,0 +1,152 @@
+"""OBSCURE's optimiser: an online stage (Algorithm 1), then a stochastic proximal stage (Algorithm 2).
+
+Family ``pnorm_mkl`` (OBJECTIVES.md family 4),
+``P(w) = (lam/2) ||w||_{2,p}^2 + (1/N) sum_i loss_i``, with the mirror map
+``h = (q/2) ||.||_{2,p}^2`` (:mod:`.group_norm_map`) and the dual iterate
+``theta`` kept as a :class:`~.kernel_expansion.KernelExpansion`; the model
+is always ``w = grad h*(theta)``.  One call of :meth:`OnlineBatch.step` is
+one epoch over the training set in a fresh random order.
+
+**Online stage** (Algorithm 1, a p-norm perceptron): for each example with
+a positive loss, ``theta <- theta - eta0 z_i``, ``z_i`` the per-example
+sub-gradient (:mod:`.example_subgradient`), ``eta0 = M^(-2/q)`` by default.
+It ends after ``online_epochs`` epochs, or after an epoch with at most
+``stop_updates`` updates, and returns the bound
+``R = sqrt(2 P(w_1) / lam) >= ||w*||_{2,p}`` (since
+``(lam/2) ||w*||^2 <= P(w*) <= P(w_1)``; ``P(0)`` when it is smaller).
+
+**Stochastic stage** (Algorithm 2): at step ``t`` on example ``i_t``,
+
+    ``eta_t = q / (lam t + sum_{s<=t} s_s)``,
+    ``theta <- (1 - eta_t lam / q) theta - eta_t z_t``   (a proximal step on (lam/q) h),
+    ``theta <- theta min(1, q R / ||theta||_{2,q})``      (the projection, Lemma 1),
+
+where the adaptive strong convexity ``s_t >= 0`` solves
+``s_t^2 + a s_t = q (||z_t||_{2,q} + lam ||theta||_{2,q} / q)^2 / R^2``,
+``a = lam t + sum_{s<t} s_s`` (the adaptive steps of Bartlett, Hazan and
+Rakhlin, which OBSCURE uses: large early steps while ``theta`` is far from
+the ball, ``q / (lam t)`` later).  ``adaptive=False`` sets ``s_t = 0``:
+Pegasos-MKL, the same optimiser with that one option changed.  The online
+stage's examples count as the first steps, so ``t`` continues from them and
+the online iterate is kept (``t = 1`` would give ``1 - eta_1 lam / q = 0``,
+erasing it).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse.optimizer import Evaluate, OuterOptimizer
+from kernelfuse.oracle import OracleAnswer
+from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
+from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
+from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
+from kernelfuse.problem import Problem
+from kernelfuse.validation import count, nonnegative, positive
+
+STAGES = ("online", "stochastic")
+
+
+@attrs.define
+class OnlineBatchState:
+    """Everything the optimiser carries between epochs."""
+
+    problem: Problem
+    mirror_map: GroupNormMirrorMap
+    diagonal: np.ndarray  # K_m(x_i, x_i), shape (N, M)
+    rng: np.random.Generator
+    online_step: float
+    stage: str
+    online_epochs_done: int = 0
+    start_objective: float = math.nan  # P(0)
+    t: int = 0
+    sum_s: float = 0.0
+    radius: float = math.inf
+
+
+@attrs.define
+class OnlineBatch(OuterOptimizer):
+    """OBSCURE: online epochs, then stochastic proximal projected sub-gradient epochs."""
+
+    name: ClassVar[str] = "online-batch"
+    requires: ClassVar[dict[str, tuple[str, ...]]] = ExampleSubgradient.requires
+    #: The per-example sub-gradient oracle.
+    sampler: ExampleSubgradient = attrs.field(factory=ExampleSubgradient)
+    #: Epochs of the online stage at most (0: start with the stochastic stage, radius from P(0)).
+    online_epochs: int = attrs.field(default=5, validator=count)
+    #: The online stage ends after an epoch with at most this many updates.
+    stop_updates: int = attrs.field(default=0, validator=count)
+    #: ``eta0`` of the online stage; None: ``M^(-2/q)``.
+    online_step: float | None = attrs.field(default=None, validator=attrs.validators.optional(positive))
+    #: The adaptive ``s_t`` of Algorithm 2; False: ``s_t = 0`` (Pegasos-MKL).
+    adaptive: bool = True
+    #: Seed of the example order (None: fresh randomness).
+    seed: int | None = attrs.field(default=None, validator=attrs.validators.optional(nonnegative))
+
+    def init(self, problem: Problem, point: KernelExpansion, answer: OracleAnswer) -> OnlineBatchState:
+        """The state at the starting point ``theta = 0``, where ``answer.objective = P(0)``."""
+        mirror_map = GroupNormMirrorMap(problem.params["p"])
+        M = problem.n_kernels
+        step = self.online_step if self.online_step is not None else M ** (-2.0 / mirror_map.q)
+        diagonal = np.ascontiguousarray(np.diagonal(problem.K, axis1=1, axis2=2).T)
+        state = OnlineBatchState(problem, mirror_map, diagonal, np.random.default_rng(self.seed), step,
+                                 "online" if self.online_epochs > 0 else "stochastic",
+                                 start_objective=answer.objective)
+        if state.stage == "stochastic":  # the bound from P(0): (lam/2) ||w*||^2 <= P(0)
+            state.radius = math.sqrt(2.0 * answer.objective / problem.params["lam"])
+        return state
+
+    def step(self, point: KernelExpansion, answer: OracleAnswer, state: OnlineBatchState,
+             evaluate: Evaluate) -> tuple[KernelExpansion, OracleAnswer, OnlineBatchState]:
+        expansion = point.copy()
+        if state.stage == "online":
+            updates = self._online_epoch(expansion, state)
+            new_answer = evaluate(expansion)
+            state.online_epochs_done += 1
+            if updates <= self.stop_updates or state.online_epochs_done >= self.online_epochs:
+                best = min(new_answer.objective, state.start_objective)
+                state.radius = math.sqrt(2.0 * best / state.problem.params["lam"])
+                state.stage = "stochastic"
+            return expansion, new_answer, state
+        self._stochastic_epoch(expansion, state)
+        return expansion, evaluate(expansion), state
+
+    def _epoch_order(self, state: OnlineBatchState) -> np.ndarray:
+        return state.rng.permutation(state.problem.n_samples)
+
+    def _online_epoch(self, expansion: KernelExpansion, state: OnlineBatchState) -> int:
+        problem, K = state.problem, state.problem.K
+        updates = 0
+        for i in self._epoch_order(state):
+            weights = state.mirror_map.weights(expansion.block_norms)
+            value, g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
+            expansion.examples += 1
+            state.t += 1
+            if value > 0.0 and np.any(g):
+                expansion.add(i, -state.online_step * g, K[:, i, :], state.diagonal[i])
+                updates += 1
+        return updates
+
+    def _stochastic_epoch(self, expansion: KernelExpansion, state: OnlineBatchState) -> None:
+        problem, K, mirror_map = state.problem, state.problem.K, state.mirror_map
+        lam, q, radius = problem.params["lam"], mirror_map.q, state.radius
+        for i in self._epoch_order(state):
+            norms = expansion.block_norms
+            weights = mirror_map.weights(norms)
+            _, g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
+            expansion.examples += 1
+            state.t += 1
+            if self.adaptive:
+                a = lam * state.t + state.sum_s
+                bound = self.sampler.dual_norm(g, state.diagonal[i], q) + lam * mirror_map.dual_norm(norms) / q
+                state.sum_s += 0.5 * (math.sqrt(a * a + q * bound * bound / radius**2) - a)
+            eta = q / (lam * state.t + state.sum_s)
+            expansion.shrink(1.0 - eta * lam / q)
+            if np.any(g):
+                expansion.add(i, -eta * g, K[:, i, :], state.diagonal[i])
+            expansion.shrink(mirror_map.projection_factor(expansion.block_norms, radius))
+

@@ -1,0 +1,167 @@
+"""OBSCURE / Pegasos-MKL: the (2,p) mirror map, the kernelised iterate, the stages, and the cvxpy optimum."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import kernelfuse
+from kernelfuse import Problem, get_registry, objectives
+from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap, lp_norm
+from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
+
+from helpers import breast_cancer_kernels, wine_kernels
+
+#: Runs stopped by max_iter on purpose (a fixed number of epochs) warn; expected here.
+pytestmark = pytest.mark.filterwarnings("ignore:solver .* stopped with status 'max_iter'")
+
+REL_TOL = 1e-3  # the issue's tolerance for OBSCURE against cvxpy
+PS = [1.01, 1.25, 1.5, 2.0]
+LAM = 0.003  # unit-trace kernels on 40 points: an optimum well inside (0, P(0))
+
+
+@pytest.mark.parametrize("p", PS)
+def test_the_mirror_map_and_its_conjugate(p):
+    mirror_map = GroupNormMirrorMap(p)
+    rng = np.random.default_rng(0)
+    theta = rng.normal(size=(5, 3))
+    w = mirror_map.grad_h_conjugate(theta)
+    np.testing.assert_allclose(mirror_map.grad_h(w), theta, rtol=1e-9, atol=1e-12)  # inverse maps
+    block_norms = np.linalg.norm(theta, axis=1)
+    # ||grad h*(theta)||_{2,p} = ||theta||_{2,q} / q, and h(w) + h*(theta) = <w, theta> (Fenchel).
+    assert lp_norm(np.linalg.norm(w, axis=1), p) == pytest.approx(mirror_map.dual_norm(block_norms) / mirror_map.q)
+    assert mirror_map.h(w) + mirror_map.dual_norm(block_norms) ** 2 / (2 * mirror_map.q) == \
+        pytest.approx(np.sum(w * theta))
+    z = mirror_map.grad_h_conjugate(rng.normal(size=(5, 3)))
+    assert mirror_map.divergence(w, z) > 0 and mirror_map.divergence(w, w) == pytest.approx(0, abs=1e-12)
+    # Lemma 1: scaling theta projects w onto the ball, and is the Bregman projection.
+    radius = 0.3 * lp_norm(np.linalg.norm(w, axis=1), p)
+    projected = mirror_map.grad_h_conjugate(mirror_map.projection_factor(block_norms, radius) * theta)
+    assert lp_norm(np.linalg.norm(projected, axis=1), p) == pytest.approx(radius)
+    for _ in range(20):  # no point of the ball is closer to w in D_h
+        other = rng.normal(size=(5, 3))
+        other *= radius / lp_norm(np.linalg.norm(other, axis=1), p) * rng.uniform(0.2, 1.0)
+        assert mirror_map.divergence(other, w) >= mirror_map.divergence(projected, w) - 1e-12
+    assert mirror_map.projection_factor(block_norms, 10 * radius / 0.3) == 1.0
+
+
+def test_the_kernel_expansion_matches_explicit_products():
+    K, _ = wine_kernels(n=30, m=4, seed=1)
+    expansion = KernelExpansion.zeros(3, 4, 30)
+    rng = np.random.default_rng(2)
+    A = np.zeros((3, 30))
+    for step in range(40):
+        i, u = int(rng.integers(30)), rng.normal(size=3) * (rng.random(3) < 0.6)
+        expansion.add(i, u, K[:, i, :], K[:, i, i])
+        A[:, i] += u
+        factor = rng.uniform(0.5, 1.0) if step % 3 else 0.9
+        expansion.shrink(factor)
+        A *= factor
+    weights = rng.uniform(0.1, 1.0, size=4)
+    products = np.einsum("mij,cj->cmi", K, A)
+    np.testing.assert_allclose(expansion.scale * expansion.products, products, atol=1e-12)
+    np.testing.assert_allclose(expansion.squared_norms, np.einsum("cmi,ci->m", products, A), rtol=1e-9)
+    coef = expansion.coef(weights)
+    np.testing.assert_allclose(coef, weights[:, None, None] * A[None], atol=1e-14)
+    np.testing.assert_allclose(expansion.decision_values(weights), np.einsum("mij,mcj->ic", K, coef), atol=1e-12)
+    np.testing.assert_allclose(expansion.values_at(weights, 7), expansion.decision_values(weights)[7])
+    assert expansion.rows_read == 40 * 4
+    fresh = expansion.copy()
+    assert fresh.scale == 1.0 and fresh.rows_read == 0
+    np.testing.assert_allclose(fresh.decision_values(weights), expansion.decision_values(weights))
+
+
+def reference(K, y, p, lam):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = kernelfuse.solve(K, y, solver="cvxpy", family="pnorm_mkl", p=p, lam=lam)
+    assert result.status == "converged", "the exact reference must certify its optimum"
+    return result
+
+
+@pytest.mark.parametrize("p", PS)
+@pytest.mark.parametrize("solver", ["obscure", "pegasos-mkl"])
+@pytest.mark.parametrize("data, seed", [("binary", 0), ("binary", 1), ("multiclass", 0)])
+def test_reaches_the_cvxpy_optimum(p, solver, data, seed):
+    K, y = (breast_cancer_kernels if data == "binary" else wine_kernels)(n=40, m=4, seed=seed)
+    best = reference(K, y, p, LAM)
+    result = kernelfuse.solve(K, y, solver=solver, family="pnorm_mkl", p=p, lam=LAM,
+                              max_iter=300, tol=1e-12, seed=seed)
+    assert (result.objective - best.objective) / best.objective <= REL_TOL
+    assert result.objective >= best.objective * (1 - 1e-9)  # never below the certified optimum
+    problem = Problem.create(K, y, "pnorm_mkl", p=p, lam=LAM)
+    assert objectives.evaluate(problem, result.coef) == pytest.approx(result.objective, rel=1e-12)
+    assert result.coef.shape == problem.coef_shape
+    assert result.counters["examples"] == 300 * 40 and result.counters["kernel_passes"] > 0
+
+
+def test_the_online_stage_bounds_the_optimum():
+    """R = sqrt(2 P(w_1) / lam) >= ||w*||_{2,p}, checked against cvxpy's optimum."""
+    registry = get_registry()
+    for seed, p in ((0, 1.25), (1, 2.0), (2, 1.01)):
+        K, y = breast_cancer_kernels(n=40, m=4, seed=seed)
+        problem = Problem.create(K, y, "pnorm_mkl", p=p, lam=LAM)
+        oracle = registry.create("oracle", "expansion-model")
+        optimizer = registry.create("optimizer", "online-batch", online_epochs=3, seed=seed)
+        point, oracle_state = oracle.init(problem)
+
+        def evaluate(trial):
+            return oracle.query(trial, oracle_state)[0]
+
+        answer = evaluate(point)
+        state = optimizer.init(problem, point, answer)
+        assert answer.objective == pytest.approx(1.0)  # P(0): the hinge at f = 0
+        while state.stage == "online":
+            point, answer, state = optimizer.step(point, answer, state, evaluate)
+        assert state.online_epochs_done == 3 and state.t == 3 * 40
+        assert state.radius == pytest.approx(math.sqrt(2 * min(answer.objective, 1.0) / LAM))
+        best = reference(K, y, p, LAM)
+        optimum_norm = lp_norm(objectives.rkhs_norms(K, best.coef), p)
+        assert optimum_norm <= state.radius
+        point, answer, state = optimizer.step(point, answer, state, evaluate)  # stochastic epochs stay in the ball
+        norms = objectives.rkhs_norms(K, answer.coef)
+        assert lp_norm(norms, p) <= state.radius * (1 + 1e-9)
+
+
+def test_p_two_is_the_svm_on_the_sum_kernel():
+    """p = 2: (lam/2) sum_m ||f_m||^2 + mean hinge is an SVM (no intercept) on sum_m K_m."""
+    import cvxpy as cp
+
+    K, y = breast_cancer_kernels(n=40, m=4, seed=3)
+    result = kernelfuse.solve(K, y, solver="obscure", family="pnorm_mkl", p=2.0, lam=LAM,
+                              max_iter=300, tol=1e-12, seed=0)
+    total = K.sum(axis=0)
+    L = np.linalg.cholesky(total + 1e-12 * np.eye(40))
+    a = cp.Variable(40)
+    svm = cp.Problem(cp.Minimize(LAM / 2 * cp.sum_squares(L.T @ a)
+                                 + cp.sum(cp.pos(1 - cp.multiply(y, total @ a))) / 40))
+    svm.solve(solver="CLARABEL")
+    f = np.einsum("mij,mj->i", K, result.coef)
+    assert result.objective == pytest.approx(svm.value, rel=REL_TOL)
+    assert np.mean(np.sign(f) == np.sign(total @ a.value)) >= 0.95
+    assert np.linalg.norm(f - total @ a.value) <= 0.1 * np.linalg.norm(total @ a.value)
+
+
+def test_runs_are_reproducible_with_a_seed_and_pegasos_is_one_option():
+    K, y = wine_kernels(n=40, m=4, seed=0)
+    runs = [kernelfuse.solve(K, y, solver="obscure", family="pnorm_mkl", p=1.5, lam=LAM,
+                             max_iter=5, seed=seed) for seed in (7, 7, 8)]
+    np.testing.assert_array_equal(runs[0].coef, runs[1].coef)
+    assert not np.array_equal(runs[0].coef, runs[2].coef)
+    recipe = get_registry().get("solver", "pegasos-mkl").factory
+    optimizer = recipe.build().optimizer
+    assert optimizer.adaptive is False and optimizer.online_epochs == 0
+    assert recipe.build().stop == "objective_change"
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(kernelfuse.ValidationError, match="p must be in"):
+        GroupNormMirrorMap(1.0)
+    K, y = breast_cancer_kernels(n=20, m=2, seed=0)
+    with pytest.raises(kernelfuse.IncompatiblePartsError, match="does not solve family 'l1_mkl'"):
+        kernelfuse.solve(K, y, solver="obscure", family="l1_mkl")
+    with pytest.raises(kernelfuse.UnknownNameError, match="did you mean 'online_epochs'"):
+        kernelfuse.solve(K, y, solver="obscure", family="pnorm_mkl", online_epoch=3)
