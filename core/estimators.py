@@ -44,6 +44,9 @@ from kernelfuse.result import Result
 
 #: Family parameters an estimator passes on when set (None: the family's default).
 _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
+#: ``C`` of ``l1_mkl`` when left at None: chosen by measurement on the main job's grid
+#: (``benchmarks/default_solver.py``, docs/estimators.md).
+L1_MKL_DEFAULT_C = 0.3
 
 
 class MKLEstimator(BaseEstimator):
@@ -55,7 +58,8 @@ class MKLEstimator(BaseEstimator):
     solver : a registered solver name (see ``kernelfuse plugins --kind solver``) or a
         built :class:`~kernelfuse.solver.Solver`
     family : problem family of OBJECTIVES.md
-    C, C2, lam, p, q, r, eps : family (and loss) parameters; None keeps the family default
+    C, C2, lam, p, q, r, eps : family (and loss) parameters; None keeps the family default,
+        except ``C`` for ``l1_mkl``: None means 0.3, the measured default (docs/estimators.md)
     loss : registered loss name for family ``l1_mkl`` (None: the estimator's default)
     groups : group of each kernel for ``vskl`` (None: the specs' groups)
     normalization : "unit-trace", "spherical" or "none"
@@ -87,7 +91,7 @@ class MKLEstimator(BaseEstimator):
         kernels: str | Sequence[KernelSpec] = "grid",
         solver: Any = "spicymkl",
         family: str = "l1_mkl",
-        C: float | None = 0.3,
+        C: float | None = None,
         C2: float | None = None,
         lam: float | None = None,
         p: float | None = None,
@@ -191,6 +195,8 @@ class MKLEstimator(BaseEstimator):
         from kernelfuse.registry import get_registry
 
         params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
+        if self.C is None and self.family == "l1_mkl":
+            params["C"] = L1_MKL_DEFAULT_C
         for name in ("tol", "max_iter"):
             if getattr(self, name) is not None:
                 params[name] = getattr(self, name)

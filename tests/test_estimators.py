@@ -167,8 +167,21 @@ def test_multiclass_natively_in_one_problem():
     specs = kernel_grid(2, widths=(1.0,), degrees=(1,))
     for family, params in (("pnorm_mkl", {"lam": 0.1}), ("mlmkl_sum", {"C": 1.0})):
         model = MKLClassifier(kernels=specs, solver="cvxpy", family=family, tol=None, standardize=True,
-                              **{"C": None, **params}).fit(X, labels)
+                              **params).fit(X, labels)
         assert len(model.results_) == 1 and model.coef_.shape == (len(specs), 3, 45)
         assert model.decision_function(X).shape == (45, 3)
         assert model.score(X, labels) >= 0.9
     assert model.results_[0].family == "mlmkl_sum"
+
+
+def test_obscure_fits_multiclass_natively_and_random_state_reproduces_it():
+    X, y = make_blobs(n_samples=120, centers=4, cluster_std=2.0, random_state=2)
+    specs = kernel_grid(2, widths=(0.5, 2.0), degrees=(1,))
+    fits = [MKLClassifier(kernels=specs, standardize=True, solver="obscure", family="pnorm_mkl",
+                          lam=1e-3, max_iter=20, random_state=seed).fit(X[:90], y[:90])
+            for seed in (3, 3, 4)]
+    model = fits[0]
+    assert len(model.results_) == 1 and model.coef_.shape == (len(specs), 4, 90)  # Crammer-Singer
+    assert model.results_[0].solver == "obscure" and model.score(X[90:], y[90:]) >= 0.8
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    assert not np.array_equal(fits[0].coef_, fits[2].coef_)
