@@ -17,14 +17,20 @@ from collections.abc import Callable
 import numpy as np
 
 from kernelfuse.errors import ValidationError
+from kernelfuse.kernel_rows import KernelRows
 from kernelfuse.problem import Problem
 
 #: Simplex tolerance for kernel weights: d >= -tol and |sum(d) - 1| <= tol.
 SIMPLEX_TOL = 1e-8
 
 
-def kernel_products(K: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """``K[m].T @ coef[m]`` for every kernel (and output); same shape as coef."""
+def kernel_products(K: np.ndarray | KernelRows, coef: np.ndarray) -> np.ndarray:
+    """``K[m].T @ coef[m]`` for every kernel (and output); same shape as coef.
+
+    From :class:`~kernelfuse.kernel_rows.KernelRows`, only the rows of non-zero
+    coefficients are read (rows hold symmetric kernels)."""
+    if isinstance(K, KernelRows):
+        return K.products(coef)
     if coef.ndim == 2:
         return np.einsum("mji,mj->mi", K, coef, optimize=True)
     return np.einsum("mji,mcj->mci", K, coef, optimize=True)

@@ -78,6 +78,11 @@ class OuterLoop(Solver):
             needs += [n for n in getattr(part, "requires", {}).get("loss", ()) if n not in needs]
         return {"loss": tuple(needs)} if needs else {}
 
+    @property
+    def reads_kernel_rows(self) -> bool:  # type: ignore[override]
+        """When both the optimiser and the oracle work from kernel rows on demand."""
+        return all(getattr(part, "reads_kernel_rows", False) for part in (self.optimizer, self.oracle))
+
     def parts(self) -> dict[str, object]:
         return {"optimizer": self.optimizer, "oracle": self.oracle}
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.families import Family, get_family
+from kernelfuse.kernel_rows import KernelRows
 from kernelfuse.loss import Loss
 from kernelfuse.validation import check_groups, check_kernels, check_targets
 
@@ -21,14 +22,15 @@ class Problem:
     Build it with :meth:`Problem.create`, which checks everything; the
     attributes are then trusted by solvers.
 
-    ``K`` float64 (M, N, N); ``y`` targets: (N,) floats in {-1, +1} or real,
+    ``K`` float64 (M, N, N), or :class:`~kernelfuse.kernel_rows.KernelRows` read row by
+    row (for the solvers that declare ``reads_kernel_rows``); ``y`` targets: (N,) floats in {-1, +1} or real,
     (N,) class indices for multiclass (``classes`` holds the labels), or
     (N, L) in {-1, +1} for multi-label; ``groups`` (M,) ints 0..G-1 for
     families with groups, else None; ``params`` the family parameters with
     defaults filled in.
     """
 
-    K: np.ndarray
+    K: np.ndarray | KernelRows
     y: np.ndarray
     family: Family
     loss: Loss
@@ -81,7 +83,11 @@ class Problem:
         classes).  ``params`` are the family parameters of OBJECTIVES.md.
         """
         fam = get_family(family)
-        K = check_kernels(K, require_psd=fam.requires_psd, check_psd=check_psd)
+        if isinstance(K, KernelRows):  # rows on demand: shape and diagonal checked, not PSD
+            if not np.isfinite(K.diagonal()).all():
+                raise ValidationError("the kernel rows have NaN or inf on their diagonal")
+        else:
+            K = check_kernels(K, require_psd=fam.requires_psd, check_psd=check_psd)
         n_kernels, n_samples = K.shape[0], K.shape[1]
         resolved = fam.resolve_params(params)
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from kernelfuse import objectives
 from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError
+from kernelfuse.kernel_rows import KernelRows
 from kernelfuse.problem import Problem
 from kernelfuse.result import History, Iteration, Result, relative_gap
 
@@ -53,6 +54,8 @@ class Solver(ABC):
     #: Solvers making many small dense solves run faster on one thread: a
     #: two-thread OpenBLAS call on a small operand stalls for milliseconds.
     blas_threads: int | None = None
+    #: Whether it works from :class:`~kernelfuse.kernel_rows.KernelRows` (one example's rows at a time).
+    reads_kernel_rows: ClassVar[bool] = False
 
     def parts(self) -> dict[str, object]:
         """Its parts by role (the problem's loss is added at solve time)."""
@@ -64,6 +67,12 @@ class Solver(ABC):
             raise IncompatiblePartsError(
                 f"solver {self.name!r} does not solve family {problem.family.name!r}; "
                 f"it solves {', '.join(sorted(self.families))}"
+            )
+        if isinstance(problem.K, KernelRows) and not self.reads_kernel_rows:
+            raise IncompatiblePartsError(
+                f"solver {self.name!r} needs the kernel stack in memory, not kernel rows on demand; "
+                "compute the stack (kernelfuse.kernel.compute_kernels), or use a solver that reads "
+                "rows (obscure, pegasos-mkl)"
             )
         from kernelfuse.recipe import check_requirements
 

@@ -165,3 +165,35 @@ def test_bad_parameters_are_refused():
         kernelfuse.solve(K, y, solver="obscure", family="l1_mkl")
     with pytest.raises(kernelfuse.UnknownNameError, match="did you mean 'online_epochs'"):
         kernelfuse.solve(K, y, solver="obscure", family="pnorm_mkl", online_epoch=3)
+
+
+@pytest.mark.parametrize("normalization", ["unit-trace", "spherical", "none"])
+def test_kernel_rows_on_demand_match_the_stack(normalization):
+    from sklearn.datasets import load_wine
+
+    from kernelfuse.kernel import compute_kernels
+    from kernelfuse.kernel_grid import kernel_grid
+    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.kernel_rows import SpecKernelRows
+
+    X, y = load_wine(return_X_y=True)
+    rows_taken = np.random.default_rng(5).permutation(y.size)[:50]
+    X, y = X[rows_taken], y[rows_taken]
+    X = (X - X.mean(0)) / X.std(0)
+    specs = kernel_grid(X.shape[1], widths=(2.0,), degrees=(2,))[-4:] + kernel_grid(3, widths=(1.0,))[:2]
+    stack = KernelNormalizer(normalization).fit(specs, X).transform(compute_kernels(specs, X))
+    rows = SpecKernelRows(specs, X, normalization)
+    assert rows.shape == stack.shape
+    np.testing.assert_allclose(rows.rows(7), stack[:, 7, :], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(rows.diagonal(), np.diagonal(stack, axis1=1, axis2=2), rtol=1e-12)
+    coef = np.zeros((len(specs), 3, 50))
+    coef[:, :, [2, 9, 31]] = np.random.default_rng(0).normal(size=(len(specs), 3, 3))
+    np.testing.assert_allclose(objectives.kernel_products(rows, coef),
+                               objectives.kernel_products(stack, coef), atol=1e-12)
+    # The same run from rows as from the stack; the objective is evaluated from rows too.
+    on_rows = kernelfuse.solve(rows, y, solver="obscure", family="pnorm_mkl", lam=1e-3, max_iter=4, seed=1)
+    on_stack = kernelfuse.solve(stack, y, solver="obscure", family="pnorm_mkl", lam=1e-3, max_iter=4, seed=1)
+    np.testing.assert_allclose(on_rows.coef, on_stack.coef, rtol=1e-9, atol=1e-12)
+    assert on_rows.objective == pytest.approx(on_stack.objective, rel=1e-9)
+    with pytest.raises(kernelfuse.IncompatiblePartsError, match="needs the kernel stack in memory"):
+        kernelfuse.solve(rows, np.where(y == 0, 1.0, -1.0), solver="spicymkl", family="l1_mkl")

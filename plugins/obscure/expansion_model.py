@@ -31,6 +31,7 @@ class ExpansionModel(Oracle):
 
     name: ClassVar[str] = "expansion-model"
     families: ClassVar[frozenset[str]] = frozenset({"pnorm_mkl"})
+    reads_kernel_rows: ClassVar[bool] = True
 
     def init(self, problem: Problem) -> tuple[KernelExpansion, Any]:
         expansion = KernelExpansion.zeros(problem.n_outputs, problem.n_kernels, problem.n_samples)

@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.kernel_rows import kernel_diagonal, kernel_rows
 from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
 from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
@@ -74,6 +75,7 @@ class OnlineBatch(OuterOptimizer):
 
     name: ClassVar[str] = "online-batch"
     requires: ClassVar[dict[str, tuple[str, ...]]] = ExampleSubgradient.requires
+    reads_kernel_rows: ClassVar[bool] = True
     #: The per-example sub-gradient oracle.
     sampler: ExampleSubgradient = attrs.field(factory=ExampleSubgradient)
     #: Epochs of the online stage at most (0: start with the stochastic stage, radius from P(0)).
@@ -92,7 +94,7 @@ class OnlineBatch(OuterOptimizer):
         mirror_map = GroupNormMirrorMap(problem.params["p"])
         M = problem.n_kernels
         step = self.online_step if self.online_step is not None else M ** (-2.0 / mirror_map.q)
-        diagonal = np.ascontiguousarray(np.diagonal(problem.K, axis1=1, axis2=2).T)
+        diagonal = np.ascontiguousarray(kernel_diagonal(problem.K).T)
         state = OnlineBatchState(problem, mirror_map, diagonal, np.random.default_rng(self.seed), step,
                                  "online" if self.online_epochs > 0 else "stochastic",
                                  start_objective=answer.objective)
@@ -119,7 +121,7 @@ class OnlineBatch(OuterOptimizer):
         return state.rng.permutation(state.problem.n_samples)
 
     def _online_epoch(self, expansion: KernelExpansion, state: OnlineBatchState) -> int:
-        problem, K = state.problem, state.problem.K
+        problem = state.problem
         updates = 0
         for i in self._epoch_order(state):
             weights = state.mirror_map.weights(expansion.block_norms)
@@ -127,12 +129,12 @@ class OnlineBatch(OuterOptimizer):
             expansion.examples += 1
             state.t += 1
             if value > 0.0 and np.any(g):
-                expansion.add(i, -state.online_step * g, K[:, i, :], state.diagonal[i])
+                expansion.add(i, -state.online_step * g, kernel_rows(problem.K, i), state.diagonal[i])
                 updates += 1
         return updates
 
     def _stochastic_epoch(self, expansion: KernelExpansion, state: OnlineBatchState) -> None:
-        problem, K, mirror_map = state.problem, state.problem.K, state.mirror_map
+        problem, mirror_map = state.problem, state.mirror_map
         lam, q, radius = problem.params["lam"], mirror_map.q, state.radius
         for i in self._epoch_order(state):
             norms = expansion.block_norms
@@ -147,6 +149,6 @@ class OnlineBatch(OuterOptimizer):
             eta = q / (lam * state.t + state.sum_s)
             expansion.shrink(1.0 - eta * lam / q)
             if np.any(g):
-                expansion.add(i, -eta * g, K[:, i, :], state.diagonal[i])
+                expansion.add(i, -eta * g, kernel_rows(problem.K, i), state.diagonal[i])
             expansion.shrink(mirror_map.projection_factor(expansion.block_norms, radius))
 

@@ -1,0 +1,87 @@
+"""Kernel rows on demand: a kernel set on the training points without its N x N stack.
+
+Stochastic solvers read one example's rows ``K_m[i, :]`` at a time (OBSCURE
+section 3.1).  :class:`SpecKernelRows` computes them from kernel specs and
+the training features when asked, normalised as the stack would be
+(:mod:`kernelfuse.kernel_normalization`), so memory stays O(M N) where the
+float64 stack needs 8 M N^2 bytes.  A :class:`KernelRows` goes wherever a
+stack goes (``kernelfuse.solve``, :class:`~kernelfuse.problem.Problem`):
+solvers whose parts declare ``reads_kernel_rows`` use it; the others refuse
+it by name.  The objective at a model reads only the rows of the examples
+with a non-zero coefficient (:meth:`KernelRows.products`).
+
+Kernels given as rows are not checked for positive semi-definiteness (that
+needs the matrices); specs of PSD kernel functions give PSD kernels.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+from kernelfuse.kernel import KernelSpec, compute_kernels
+from kernelfuse.kernel_normalization import KernelNormalizer
+
+
+class KernelRows(ABC):
+    """``M`` kernels on ``N`` training points, read row by row."""
+
+    #: ``(M, N, N)``, the shape of the stack it stands for.
+    shape: tuple[int, int, int]
+    ndim = 3
+
+    @abstractmethod
+    def rows(self, i: int) -> np.ndarray:
+        """``K_m[i, :]`` for every kernel: shape (M, N)."""
+
+    @abstractmethod
+    def diagonal(self) -> np.ndarray:
+        """``K_m[i, i]``: shape (M, N)."""
+
+    def products(self, coef: np.ndarray) -> np.ndarray:
+        """``K_m @ coef_m`` for every kernel (and output), reading the rows of non-zero coefficients."""
+        flat = coef.reshape(coef.shape[0], -1, coef.shape[-1])  # (M, C, N)
+        out = np.zeros_like(flat, dtype=float)
+        for j in np.flatnonzero(np.any(flat != 0, axis=(0, 1))):
+            out += flat[:, :, j][:, :, None] * self.rows(j)[:, None, :]
+        return out.reshape(coef.shape)
+
+
+@attrs.define(eq=False)
+class SpecKernelRows(KernelRows):
+    """Rows of ``specs`` on the training features ``X``, normalised (fitted on ``X``) when read."""
+
+    specs: Sequence[KernelSpec] = attrs.field(converter=list)
+    X: np.ndarray = attrs.field(converter=lambda X: np.asarray(X, dtype=np.float64))
+    normalization: str = "unit-trace"
+
+    def __attrs_post_init__(self) -> None:
+        if self.X.ndim != 2 or not np.isfinite(self.X).all():
+            raise ValidationError(f"X must be a finite 2-D feature matrix, got shape {self.X.shape}")
+        if not self.specs:
+            raise ValidationError("kernel rows need at least one kernel spec")
+        self._normalizer = KernelNormalizer(self.normalization).fit(self.specs, self.X)
+        N = self.X.shape[0]
+        self.shape = (len(self.specs), N, N)
+        self._diagonal = self._normalizer.normalized_diagonal()
+
+    def rows(self, i: int) -> np.ndarray:
+        K = compute_kernels(self.specs, self.X, self.X[i:i + 1])
+        return self._normalizer.transform(K, train_rows=np.array([i]))[:, 0, :]
+
+    def diagonal(self) -> np.ndarray:
+        return self._diagonal
+
+
+def kernel_rows(K: np.ndarray | KernelRows, i: int) -> np.ndarray:
+    """``K_m[i, :]`` for every kernel, from a stack or from rows."""
+    return K.rows(i) if isinstance(K, KernelRows) else K[:, i, :]
+
+
+def kernel_diagonal(K: np.ndarray | KernelRows) -> np.ndarray:
+    """``K_m[i, i]``, shape (M, N), from a stack or from rows."""
+    return K.diagonal() if isinstance(K, KernelRows) else np.diagonal(K, axis1=1, axis2=2)
