@@ -28,8 +28,9 @@ class Pairwise:
     """Rows X and Z of one feature subset, with their inner products and squared
     distances computed once and shared by every kernel on that subset."""
 
-    def __init__(self, X: np.ndarray, Z: np.ndarray) -> None:
+    def __init__(self, X: np.ndarray, Z: np.ndarray, Z_sqnorms: np.ndarray | None = None) -> None:
         self.X, self.Z = X, Z
+        self._Z_sqnorms = Z_sqnorms  # ||z_j||^2 when known (kernel rows reuse them)
         self._gram: np.ndarray | None = None
         self._sqdist: np.ndarray | None = None
 
@@ -44,7 +45,8 @@ class Pairwise:
     def sqdist(self) -> np.ndarray:
         """``[||x_i - z_j||^2]``, clipped at 0."""
         if self._sqdist is None:
-            d = (self.X * self.X).sum(1)[:, None] + (self.Z * self.Z).sum(1)[None, :] - 2.0 * self.gram
+            z_norms = (self.Z * self.Z).sum(1) if self._Z_sqnorms is None else self._Z_sqnorms
+            d = (self.X * self.X).sum(1)[:, None] + z_norms[None, :] - 2.0 * self.gram
             self._sqdist = np.maximum(d, 0.0)
         return self._sqdist
 

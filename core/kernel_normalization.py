@@ -57,26 +57,28 @@ class KernelNormalizer:
         self.train_diagonal_ = diag
         return self
 
-    def normalized_diagonal(self) -> np.ndarray:
-        """``K_m[i, i]`` of the normalised training kernels, shape (M, N)."""
+    def training_scales(self) -> np.ndarray:
+        """``s`` (M, N) with normalised training kernels ``s_mi K_m[i, j] s_mj``.
+
+        ``1 / sqrt(trace)`` for unit trace, ``1 / sqrt(k(x_i, x_i))`` for
+        spherical, 1 for none: training rows can be normalised one at a time."""
         if self.train_diagonal_ is None:
-            raise ValidationError("KernelNormalizer.normalized_diagonal called before fit")
+            raise ValidationError("KernelNormalizer.training_scales called before fit")
         diag = self.train_diagonal_
         if self.method == "unit-trace":
-            return diag / diag.sum(axis=1, keepdims=True)
+            return np.broadcast_to(1.0 / np.sqrt(diag.sum(axis=1, keepdims=True)), diag.shape).copy()
         if self.method == "spherical":
-            return np.ones_like(diag)
-        return diag.copy()
+            return 1.0 / np.sqrt(diag)
+        return np.ones_like(diag)
 
     def transform(
         self, K: np.ndarray, specs: Sequence[KernelSpec] | None = None,
-        X_rows: np.ndarray | None = None, train_rows: np.ndarray | None = None,
+        X_rows: np.ndarray | None = None,
     ) -> np.ndarray:
         """Normalise ``K`` (M, n_rows, N_train) in place and return it.
 
         ``X_rows`` are the rows' features (test points); None means the rows are
-        the training points, all of them or those indexed by ``train_rows``.
-        Spherical normalisation of test rows needs ``specs``.
+        the training points.  Spherical normalisation of test rows needs ``specs``.
         """
         if self.train_diagonal_ is None:
             raise ValidationError("KernelNormalizer.transform called before fit")
@@ -90,7 +92,7 @@ class KernelNormalizer:
             K *= (1.0 / diag.sum(axis=1))[:, None, None].astype(K.dtype)
         elif self.method == "spherical":
             if X_rows is None:
-                rows = diag if train_rows is None else diag[:, train_rows]
+                rows = diag
             else:
                 if specs is None:
                     raise ValidationError("spherical normalisation of test rows needs the specs")

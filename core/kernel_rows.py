@@ -23,7 +23,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernel import KernelSpec, compute_kernels
+from kernelfuse.kernel import KernelSpec, Pairwise
 from kernelfuse.kernel_normalization import KernelNormalizer
 
 
@@ -64,14 +64,29 @@ class SpecKernelRows(KernelRows):
             raise ValidationError(f"X must be a finite 2-D feature matrix, got shape {self.X.shape}")
         if not self.specs:
             raise ValidationError("kernel rows need at least one kernel spec")
-        self._normalizer = KernelNormalizer(self.normalization).fit(self.specs, self.X)
+        normalizer = KernelNormalizer(self.normalization).fit(self.specs, self.X)
         N = self.X.shape[0]
         self.shape = (len(self.specs), N, N)
-        self._diagonal = self._normalizer.normalized_diagonal()
+        self._scales = normalizer.training_scales()  # K_m[i, j] = s_mi k_m(x_i, x_j) s_mj
+        self._diagonal = normalizer.train_diagonal_ * self._scales**2
+        # Each feature subset once, contiguous, with its squared norms: a row costs one
+        # matrix-vector product per subset.
+        self._subsets: dict[tuple[int, ...] | None, tuple[np.ndarray, np.ndarray]] = {}
+        for spec in self.specs:
+            if spec.features not in self._subsets:
+                columns = self.X if spec.features is None else self.X[:, list(spec.features)]
+                columns = np.ascontiguousarray(columns)
+                self._subsets[spec.features] = (columns, np.einsum("ij,ij->i", columns, columns))
 
     def rows(self, i: int) -> np.ndarray:
-        K = compute_kernels(self.specs, self.X, self.X[i:i + 1])
-        return self._normalizer.transform(K, train_rows=np.array([i]))[:, 0, :]
+        out = np.empty((len(self.specs), self.shape[1]))
+        pairs, features = None, object()
+        for m, spec in enumerate(self.specs):
+            if spec.features != features:  # consecutive specs on one subset share the products
+                columns, sqnorms = self._subsets[spec.features]
+                pairs, features = Pairwise(columns[i:i + 1], columns, sqnorms), spec.features
+            out[m] = spec.function.on_pairwise(pairs)[0]
+        return out * self._scales * self._scales[:, i:i + 1]
 
     def diagonal(self) -> np.ndarray:
         return self._diagonal
