@@ -39,13 +39,14 @@ def test_the_mirror_map_and_its_conjugate(p):
     assert mirror_map.divergence(w, z) > 0 and mirror_map.divergence(w, w) == pytest.approx(0, abs=1e-12)
     # Lemma 1: scaling theta projects w onto the ball, and is the Bregman projection.
     radius = 0.3 * lp_norm(np.linalg.norm(w, axis=1), p)
-    projected = mirror_map.grad_h_conjugate(mirror_map.projection_factor(block_norms, radius) * theta)
+    factor = mirror_map.projection_factor(mirror_map.dual_norm(block_norms), radius)
+    projected = mirror_map.grad_h_conjugate(factor * theta)
     assert lp_norm(np.linalg.norm(projected, axis=1), p) == pytest.approx(radius)
     for _ in range(20):  # no point of the ball is closer to w in D_h
         other = rng.normal(size=(5, 3))
         other *= radius / lp_norm(np.linalg.norm(other, axis=1), p) * rng.uniform(0.2, 1.0)
         assert mirror_map.divergence(other, w) >= mirror_map.divergence(projected, w) - 1e-12
-    assert mirror_map.projection_factor(block_norms, 10 * radius / 0.3) == 1.0
+    assert mirror_map.projection_factor(mirror_map.dual_norm(block_norms), 10 * radius / 0.3) == 1.0
 
 
 def test_the_kernel_expansion_matches_explicit_products():

@@ -66,10 +66,10 @@ class GroupNormMirrorMap(MirrorMap):
         """``||theta||_{2,q}`` from the block norms."""
         return lp_norm(block_norms, self.q)
 
-    def projection_factor(self, block_norms: np.ndarray, radius: float) -> float:
-        """The scaling of ``theta`` that projects ``grad h*(theta)`` onto ``||w||_{2,p} <= radius`` (Lemma 1)."""
-        total = self.dual_norm(block_norms)
-        return 1.0 if total <= self.q * radius else self.q * radius / total
+    def projection_factor(self, dual_norm: float, radius: float) -> float:
+        """The scaling of ``theta`` (of norm ``||theta||_{2,q} = dual_norm``) that projects
+        ``grad h*(theta)`` onto ``||w||_{2,p} <= radius`` (Lemma 1)."""
+        return 1.0 if dual_norm <= self.q * radius else self.q * radius / dual_norm
 
     def h(self, x: np.ndarray) -> float:
         """``(q/2) ||x||_{2,p}^2`` for blocks in the rows of ``x``."""

@@ -122,33 +122,41 @@ class OnlineBatch(OuterOptimizer):
 
     def _online_epoch(self, expansion: KernelExpansion, state: OnlineBatchState) -> int:
         problem = state.problem
+        weights = state.mirror_map.weights(expansion.block_norms)
         updates = 0
         for i in self._epoch_order(state):
-            weights = state.mirror_map.weights(expansion.block_norms)
             value, g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
             expansion.examples += 1
             state.t += 1
             if value > 0.0 and np.any(g):
                 expansion.add(i, -state.online_step * g, kernel_rows(problem.K, i), state.diagonal[i])
+                weights = state.mirror_map.weights(expansion.block_norms)
                 updates += 1
         return updates
 
     def _stochastic_epoch(self, expansion: KernelExpansion, state: OnlineBatchState) -> None:
+        """Algorithm 2 over one epoch.  The factors ``omega`` do not change when ``theta`` is
+        scaled and ``||theta||_{2,q}`` scales with it, so both are recomputed only after an add."""
         problem, mirror_map = state.problem, state.mirror_map
         lam, q, radius = problem.params["lam"], mirror_map.q, state.radius
+        weights = mirror_map.weights(expansion.block_norms)
+        dual_norm = mirror_map.dual_norm(expansion.block_norms)
         for i in self._epoch_order(state):
-            norms = expansion.block_norms
-            weights = mirror_map.weights(norms)
             _, g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
             expansion.examples += 1
             state.t += 1
             if self.adaptive:
                 a = lam * state.t + state.sum_s
-                bound = self.sampler.dual_norm(g, state.diagonal[i], q) + lam * mirror_map.dual_norm(norms) / q
+                bound = self.sampler.dual_norm(g, state.diagonal[i], q) + lam * dual_norm / q
                 state.sum_s += 0.5 * (math.sqrt(a * a + q * bound * bound / radius**2) - a)
             eta = q / (lam * state.t + state.sum_s)
-            expansion.shrink(1.0 - eta * lam / q)
+            shrink = 1.0 - eta * lam / q
+            expansion.shrink(shrink)
+            dual_norm *= shrink
             if np.any(g):
                 expansion.add(i, -eta * g, kernel_rows(problem.K, i), state.diagonal[i])
-            expansion.shrink(mirror_map.projection_factor(expansion.block_norms, radius))
-
+                weights = mirror_map.weights(expansion.block_norms)
+                dual_norm = mirror_map.dual_norm(expansion.block_norms)
+            factor = mirror_map.projection_factor(dual_norm, radius)
+            expansion.shrink(factor)
+            dual_norm *= factor
