@@ -314,6 +314,10 @@ def cvxpy_table(rows: list[dict[str, Any]]) -> str:
     return markdown_table(headers, body)
 
 
+#: "Clearly" sub-linear: a slope of 0.99 is linear within the noise of one run.
+CLEARLY_SUBLINEAR = 0.8
+
+
 def slope(rows: list[dict[str, Any]], loss: str, least: int) -> float:
     """Log-log slope of spicymkl's time to 1e-6 against M, over M >= least."""
     points = [(row["M"], row[loss]["to_1e-6"]["time"]) for row in rows
@@ -362,8 +366,9 @@ def check_targets(grid: list[dict[str, Any]], by_M: list[dict[str, Any]],
                        "pass": bool(max(times) < 10), "detail": ", ".join(f"{t:.2f} s" for t in times)})
     least = 500 if any(row["M"] >= 2000 for row in by_M) else 200
     slopes = {loss: slope(by_M, loss, least) for loss in LOSSES}
-    checks.append({"target": f"(d) time sub-linear in M (log-log slope over M >= {least} below 1)",
-                   "pass": bool(all(s < 1 for s in slopes.values())),
+    checks.append({"target": f"(d) time clearly sub-linear in M (log-log slope over M >= {least} "
+                             f"at most {CLEARLY_SUBLINEAR})",
+                   "pass": bool(all(s <= CLEARLY_SUBLINEAR for s in slopes.values())),
                    "detail": ", ".join(f"{loss} {fmt(s)}" for loss, s in slopes.items())})
     return checks
 
@@ -439,11 +444,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="split / subsample / kernel seed")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
     parser.add_argument("--report", type=Path, default=None,
-                        help="print the tables of an earlier run's JSON (for the docs), redraw "
-                             "its plot, and stop")
+                        help="print the tables of an earlier run's JSON (for the docs) with the "
+                             "verdicts recomputed (and saved back), redraw its plot, and stop")
     args = parser.parse_args(argv)
     if args.report:
         saved = json.loads(args.report.read_text())
+        # The verdicts are recomputed from the measurements, so the current criteria apply.
+        saved["targets"] = check_targets(saved["grid"], saved["ringnorm_by_M"], saved["ringnorm_by_N"])
+        common.write_json(args.report, saved)
         report(saved["grid"], saved["ringnorm_by_M"], saved["ringnorm_by_N"], saved["targets"],
                saved["settings"], saved["mode"], saved["seed"], saved["total_seconds"])
         plot(saved["grid"], saved["ringnorm_by_M"], args.report.with_suffix(".png"))
