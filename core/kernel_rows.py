@@ -3,8 +3,10 @@
 Stochastic solvers read one example's rows ``K_m[i, :]`` at a time (OBSCURE
 section 3.1).  :class:`SpecKernelRows` computes them from kernel specs and
 the training features when asked, normalised as the stack would be
-(:mod:`kernelfuse.kernel_normalization`), so memory stays O(M N) where the
-float64 stack needs 8 M N^2 bytes.  A :class:`KernelRows` goes wherever a
+(:mod:`kernelfuse.kernel_normalization`), so memory stays O(M N) (plus a
+bounded cache of recently read rows, 256 MiB by default: near convergence
+the same margin violators come back every epoch) where the float64 stack
+needs 8 M N^2 bytes.  A :class:`KernelRows` goes wherever a
 stack goes (``kernelfuse.solve``, :class:`~kernelfuse.problem.Problem`):
 solvers whose parts declare ``reads_kernel_rows`` use it; the others refuse
 it by name.  The objective at a model reads only the rows of the examples
@@ -17,6 +19,7 @@ needs the matrices); specs of PSD kernel functions give PSD kernels.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import attrs
@@ -25,6 +28,7 @@ import numpy as np
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernel import KernelSpec, Pairwise
 from kernelfuse.kernel_normalization import KernelNormalizer
+from kernelfuse.validation import count
 
 
 class KernelRows(ABC):
@@ -58,6 +62,8 @@ class SpecKernelRows(KernelRows):
     specs: Sequence[KernelSpec] = attrs.field(converter=list)
     X: np.ndarray = attrs.field(converter=lambda X: np.asarray(X, dtype=np.float64))
     normalization: str = "unit-trace"
+    #: Bytes of recently read row sets kept (least recently used dropped first); 0: none.
+    cache_bytes: int = attrs.field(default=256 * 2**20, validator=count)
 
     def __attrs_post_init__(self) -> None:
         if self.X.ndim != 2 or not np.isfinite(self.X).all():
@@ -69,6 +75,8 @@ class SpecKernelRows(KernelRows):
         self.shape = (len(self.specs), N, N)
         self._scales = normalizer.training_scales()  # K_m[i, j] = s_mi k_m(x_i, x_j) s_mj
         self._diagonal = normalizer.train_diagonal_ * self._scales**2
+        self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._cache_size = self.cache_bytes // (8 * len(self.specs) * N)  # row sets it holds
         # Each feature subset once, contiguous, with its squared norms: a row costs one
         # matrix-vector product per subset.
         self._subsets: dict[tuple[int, ...] | None, tuple[np.ndarray, np.ndarray]] = {}
@@ -79,6 +87,20 @@ class SpecKernelRows(KernelRows):
                 self._subsets[spec.features] = (columns, np.einsum("ij,ij->i", columns, columns))
 
     def rows(self, i: int) -> np.ndarray:
+        """The row set of example ``i`` (read-only: it may be shared with the cache)."""
+        cached = self._cache.get(i)
+        if cached is not None:
+            self._cache.move_to_end(i)
+            return cached
+        out = self._compute(i)
+        if self._cache_size > 0:
+            out.flags.writeable = False
+            self._cache[i] = out
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return out
+
+    def _compute(self, i: int) -> np.ndarray:
         out = np.empty((len(self.specs), self.shape[1]))
         pairs, features = None, object()
         for m, spec in enumerate(self.specs):

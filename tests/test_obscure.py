@@ -198,3 +198,24 @@ def test_kernel_rows_on_demand_match_the_stack(normalization):
     assert on_rows.objective == pytest.approx(on_stack.objective, rel=1e-9)
     with pytest.raises(kernelfuse.IncompatiblePartsError, match="needs the kernel stack in memory"):
         kernelfuse.solve(rows, np.where(y == 0, 1.0, -1.0), solver="spicymkl", family="l1_mkl")
+
+
+def test_kernel_rows_keep_a_bounded_cache_of_recent_rows():
+    from kernelfuse.kernel_grid import kernel_grid
+    from kernelfuse.kernel_rows import SpecKernelRows
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    specs = kernel_grid(3, widths=(1.0,), degrees=(1,))
+    row_set_bytes = 8 * len(specs) * 30
+    rows = SpecKernelRows(specs, X, cache_bytes=2 * row_set_bytes)  # room for two row sets
+    first = rows.rows(0)
+    assert rows.rows(0) is first and not first.flags.writeable  # served from the cache
+    rows.rows(1)
+    rows.rows(2)  # evicts 0, the least recently used
+    again = rows.rows(0)
+    assert again is not first
+    np.testing.assert_array_equal(again, first)
+    assert len(rows._cache) == 2
+    uncached = SpecKernelRows(specs, X, cache_bytes=0)
+    np.testing.assert_array_equal(uncached.rows(0), first)
+    assert uncached.rows(0) is not uncached.rows(0)
