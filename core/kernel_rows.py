@@ -4,7 +4,7 @@ Stochastic solvers read one example's rows ``K_m[i, :]`` at a time (OBSCURE
 section 3.1).  :class:`SpecKernelRows` computes them from kernel specs and
 the training features when asked, normalised as the stack would be
 (:mod:`kernelfuse.kernel_normalization`), so memory stays O(M N) (plus a
-bounded cache of recently read rows, 256 MiB by default: near convergence
+bounded cache of recently read rows, 512 MiB by default: near convergence
 the same margin violators come back every epoch) where the float64 stack
 needs 8 M N^2 bytes.  A :class:`KernelRows` goes wherever a
 stack goes (``kernelfuse.solve``, :class:`~kernelfuse.problem.Problem`):
@@ -63,7 +63,7 @@ class SpecKernelRows(KernelRows):
     X: np.ndarray = attrs.field(converter=lambda X: np.asarray(X, dtype=np.float64))
     normalization: str = "unit-trace"
     #: Bytes of recently read row sets kept (least recently used dropped first); 0: none.
-    cache_bytes: int = attrs.field(default=256 * 2**20, validator=count)
+    cache_bytes: int = attrs.field(default=512 * 2**20, validator=count)
 
     def __attrs_post_init__(self) -> None:
         if self.X.ndim != 2 or not np.isfinite(self.X).all():

@@ -22,19 +22,21 @@ from kernelfuse.plugins.obscure.group_norm_map import lp_norm
 
 @attrs.frozen
 class ExampleSubgradient:
-    """``(loss_i, g)``: the loss and its sub-gradient in ``f_i`` at one example."""
+    """``g = d loss(y_i, f_i) / d f_i``: the loss's sub-gradient at one example (0 where the loss is flat)."""
 
     name: ClassVar[str] = "example-subgradient"
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"loss": ("derivative",)}
 
-    def __call__(self, loss: Loss, y: np.ndarray, i: int, f_i: np.ndarray) -> tuple[float, np.ndarray]:
-        target = y[i:i + 1]
+    def __call__(self, loss: Loss, y: np.ndarray, i: int, f_i: np.ndarray) -> np.ndarray:
         f = f_i if f_i.size == 1 else f_i[None, :]
-        value = float(loss.value(target, f)[0])
-        g = np.asarray(loss.derivative(target, f), dtype=float).reshape(-1)
-        return value, g
+        return np.asarray(loss.derivative(y[i:i + 1], f), dtype=float).reshape(-1)
 
     @staticmethod
-    def dual_norm(g: np.ndarray, diagonal_i: np.ndarray, q: float) -> float:
-        """``||g phi(x_i)||_{2,q} = ||g||_2 (sum_m K_m(x_i, x_i)^(q/2))^(1/q)``."""
-        return float(np.linalg.norm(g)) * lp_norm(np.sqrt(np.maximum(diagonal_i, 0.0)), q)
+    def kernel_norms(diagonal: np.ndarray, q: float) -> np.ndarray:
+        """``||phi(x_i)||_{2,q} = (sum_m K_m(x_i, x_i)^(q/2))^(1/q)`` per example (``diagonal`` (N, M))."""
+        return np.array([lp_norm(np.sqrt(np.maximum(row, 0.0)), q) for row in diagonal])
+
+    @staticmethod
+    def dual_norm(g: np.ndarray, kernel_norm: float) -> float:
+        """``||g phi(x_i)||_{2,q} = ||g||_2 ||phi(x_i)||_{2,q}``."""
+        return float(np.linalg.norm(g)) * kernel_norm

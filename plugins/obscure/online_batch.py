@@ -8,7 +8,8 @@ is always ``w = grad h*(theta)``.  One call of :meth:`OnlineBatch.step` is
 one epoch over the training set in a fresh random order.
 
 **Online stage** (Algorithm 1, a p-norm perceptron): for each example with
-a positive loss, ``theta <- theta - eta0 z_i``, ``z_i`` the per-example
+a non-zero sub-gradient (a positive hinge or Crammer-Singer loss),
+``theta <- theta - eta0 z_i``, ``z_i`` the per-example
 sub-gradient (:mod:`.example_subgradient`), ``eta0 = M^(-2/q)`` by default.
 It ends after ``online_epochs`` epochs, or after an epoch with at most
 ``stop_updates`` updates, and returns the bound
@@ -59,6 +60,7 @@ class OnlineBatchState:
     problem: Problem
     mirror_map: GroupNormMirrorMap
     diagonal: np.ndarray  # K_m(x_i, x_i), shape (N, M)
+    kernel_norms: np.ndarray  # ||phi(x_i)||_{2,q}, shape (N,)
     rng: np.random.Generator
     online_step: float
     stage: str
@@ -95,7 +97,9 @@ class OnlineBatch(OuterOptimizer):
         M = problem.n_kernels
         step = self.online_step if self.online_step is not None else M ** (-2.0 / mirror_map.q)
         diagonal = np.ascontiguousarray(kernel_diagonal(problem.K).T)
-        state = OnlineBatchState(problem, mirror_map, diagonal, np.random.default_rng(self.seed), step,
+        kernel_norms = self.sampler.kernel_norms(diagonal, mirror_map.q)
+        state = OnlineBatchState(problem, mirror_map, diagonal, kernel_norms,
+                                 np.random.default_rng(self.seed), step,
                                  "online" if self.online_epochs > 0 else "stochastic",
                                  start_objective=answer.objective)
         if state.stage == "stochastic":  # the bound from P(0): (lam/2) ||w*||^2 <= P(0)
@@ -125,10 +129,10 @@ class OnlineBatch(OuterOptimizer):
         weights = state.mirror_map.weights(expansion.block_norms)
         updates = 0
         for i in self._epoch_order(state):
-            value, g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
+            g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
             expansion.examples += 1
             state.t += 1
-            if value > 0.0 and np.any(g):
+            if np.any(g):  # a positive loss (hinge, Crammer-Singer: a margin error)
                 expansion.add(i, -state.online_step * g, kernel_rows(problem.K, i), state.diagonal[i])
                 weights = state.mirror_map.weights(expansion.block_norms)
                 updates += 1
@@ -142,12 +146,12 @@ class OnlineBatch(OuterOptimizer):
         weights = mirror_map.weights(expansion.block_norms)
         dual_norm = mirror_map.dual_norm(expansion.block_norms)
         for i in self._epoch_order(state):
-            _, g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
+            g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
             expansion.examples += 1
             state.t += 1
             if self.adaptive:
                 a = lam * state.t + state.sum_s
-                bound = self.sampler.dual_norm(g, state.diagonal[i], q) + lam * dual_norm / q
+                bound = self.sampler.dual_norm(g, state.kernel_norms[i]) + lam * dual_norm / q
                 state.sum_s += 0.5 * (math.sqrt(a * a + q * bound * bound / radius**2) - a)
             eta = q / (lam * state.t + state.sum_s)
             shrink = 1.0 - eta * lam / q
