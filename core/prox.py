@@ -7,7 +7,7 @@ through the Moreau identity
     ``x = prox_{step g}(x) + step * prox_{g*/step}(x / step)``,
 
 or implements ``prox_conjugate`` and gets ``prox`` the same way.  Each
-operator documents its closed form; ``kernelfuse.testing`` checks the
+operator documents its closed form; the tests check the
 identity, optimality and non-expansiveness for every registered operator.
 Projections onto convex sets are proximal maps of indicator functions and
 implement ``prox`` ignoring ``step``.

@@ -1,0 +1,40 @@
+"""MIKL (Kowalski, Szafranski and Ralaivola, "Multiple Indefinite Kernel Learning with Mixed Norm Regularization"), as parts.
+
+* ``mixed_norm_prox``: the l_{pq;r} penalties and their proximal maps (Proposition 3), kind ``prox``;
+* ``squared_hinge_gradient``: the smooth part, its gradient and a duality gap, kind ``oracle``;
+* ``forward_backward``: proximal gradient, plain or accelerated with restart (Algorithms 1-2), kind ``optimizer``.
+
+The solver ``mikl`` assembles them in an ``OuterLoop``.
+"""
+
+from __future__ import annotations
+
+from kernelfuse.hookspecs import hookimpl
+
+
+@hookimpl
+def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
+    from kernelfuse.outer_loop import OuterLoop
+    from kernelfuse.plugins.mikl.forward_backward import ForwardBackward
+    from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
+    from kernelfuse.plugins.mikl.squared_hinge_gradient import SquaredHingeGradient
+    from kernelfuse.recipe import Recipe
+
+    registry.add("prox", MixedNormProx.name, MixedNormProx,
+                 description="MIKL: prox of (lam/q)||alpha||_{pq;r}^q (l1, l2 squared, l21, l12 elitist "
+                             "lasso), groups samples (r=1) or kernels (r=2)")
+    registry.add("oracle", SquaredHingeGradient.name, SquaredHingeGradient,
+                 description="MIKL: squared hinge at the model, its gradient, and a Fenchel duality gap")
+    registry.add("optimizer", ForwardBackward.name, ForwardBackward,
+                 description="MIKL: forward-backward proximal gradient, plain or FISTA with adaptive restart")
+    recipe = Recipe(
+        "mikl", OuterLoop,
+        parts={"optimizer": ("optimizer", "forward-backward"),
+               "oracle": ("oracle", "squared-hinge-gradient"),
+               "optimizer.prox": ("prox", "mixed-norm")},
+        description="MIKL: forward-backward proximal descent on indefinite kernels with l_{pq;r} "
+                    "mixed norms (certified duality gap)",
+        families=frozenset({"mikl"}),
+        defaults={"max_iter": 20000},
+    )
+    registry.add("solver", recipe.name, recipe, description=recipe.description)
