@@ -27,6 +27,8 @@ CASES = [
     ("laplacian", {"width": 2.5}, lambda X, Z: pairwise.laplacian_kernel(X, Z, gamma=1 / 2.5)),
     ("sigmoid", {"scale": 0.3, "coef0": -0.2},
      lambda X, Z: pairwise.sigmoid_kernel(X, Z, gamma=0.3, coef0=-0.2)),
+    ("negative-distance", {"power": 1.5},
+     lambda X, Z: -pairwise.euclidean_distances(X, Z) ** 1.5),
 ]
 
 
@@ -57,6 +59,13 @@ def test_psd_flags_are_honest(data):
             assert smallest > -1e-8 * abs(np.linalg.eigvalsh(kernel(X, X))[-1])
     sigmoid = get_registry().create("kernel", "sigmoid", scale=1.0, coef0=-1.0)
     assert not sigmoid.psd and np.linalg.eigvalsh(sigmoid(X, X))[0] < -1e-3
+    distance = get_registry().create("kernel", "negative-distance", power=1.0)
+    G = distance(X, X)
+    assert not distance.psd and np.linalg.eigvalsh(G)[0] < -1e-3
+    centred = np.eye(40) - 1.0 / 40  # conditionally PD: PSD on vectors summing to zero
+    assert np.linalg.eigvalsh(centred @ G @ centred)[0] > -1e-8 * np.abs(G).max()
+    with pytest.raises(ValidationError, match="power must be in"):
+        get_registry().create("kernel", "negative-distance", power=2.5)
 
 
 def test_specs_read_their_features_and_stacks_have_the_right_layout(data):

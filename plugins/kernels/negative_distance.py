@@ -1,0 +1,38 @@
+"""Negative distance kernel ``k(x, z) = -||x - z||^power``: indefinite, for family ``mikl``.
+
+For ``0 < power <= 2`` it is conditionally positive definite (positive on
+vectors summing to zero) but not positive semi-definite: the kernel of
+energy distances, used as an indefinite kernel by MIKL's experiments.  Its
+diagonal is 0, so normalise it with ``"none"``.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+from kernelfuse.kernel import KernelFunction, Pairwise
+
+
+def _check_power(instance: object, attribute: object, value: float) -> None:
+    if not 0.0 < value <= 2.0:
+        raise ValidationError(f"power must be in (0, 2], got {value!r}")
+
+
+@attrs.frozen
+class NegativeDistance(KernelFunction):
+    """Negative distance -||x - z||^power (0 < power <= 2); indefinite (use family mikl)."""
+
+    name = "negative-distance"
+    psd = False
+    power: float = attrs.field(default=1.0, converter=float, validator=_check_power)
+
+    def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        return self.on_pairwise(Pairwise(X, Z))
+
+    def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
+        return -(pairs.sqdist ** (0.5 * self.power))
+
+    def diagonal(self, X: np.ndarray) -> np.ndarray:
+        return np.zeros(X.shape[0])
