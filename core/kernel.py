@@ -139,3 +139,12 @@ def compute_kernels(
             pairs, features = spec.pairwise(rows, X), spec.features
         K[m] = spec.function.on_pairwise(pairs)
     return K
+
+
+def with_constant_kernel(K: np.ndarray, value: float = 1.0) -> np.ndarray:
+    """``K`` (M, n, N) with a constant kernel ``value`` appended: a bias for families without an
+    intercept (``mikl``, ``pnorm_mkl``); the model's last kernel is then the bias."""
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 3:
+        raise ValidationError(f"K must have shape (M, n, N), got {K.shape}")
+    return np.concatenate([K, np.full((1, *K.shape[1:]), float(value))])

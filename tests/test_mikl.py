@@ -102,3 +102,18 @@ def test_bad_settings_are_refused():
         kernelfuse.solve(K, y, solver="mikl", family="mikl", lam=0.5, **{"optimizer.prox.lam": 3.0})
     with pytest.raises(kernelfuse.ValidationError, match="symmetric"):  # PSD families still refuse them
         kernelfuse.solve(problems()["indefinite"][0], y, solver="spicymkl", family="l1_mkl")
+
+
+def test_a_constant_kernel_gives_mikl_a_bias():
+    from kernelfuse.kernel import with_constant_kernel
+
+    K, y = problems()["indefinite"]
+    y = np.where(np.arange(y.size) % 4 == 0, -1.0, 1.0)  # unbalanced: a bias helps
+    biased = with_constant_kernel(K)
+    assert biased.shape == (4, 40, 40) and np.all(biased[-1] == 1.0)
+    plain = kernelfuse.solve(K, y, solver="mikl", family="mikl", lam=0.5)
+    with_bias = kernelfuse.solve(biased, y, solver="mikl", family="mikl", lam=0.5)
+    assert with_bias.objective < plain.objective  # the bias kernel lowers the optimum
+    assert np.any(with_bias.coef[-1] != 0)  # and is used
+    spec_kernel = kernelfuse.get_registry().create("kernel", "constant", value=2.0)
+    np.testing.assert_array_equal(spec_kernel(np.zeros((2, 3)), np.zeros((4, 3))), np.full((2, 4), 2.0))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kernelfuse.hookspecs import hookimpl
 from kernelfuse.plugins.kernels.chi_squared import ChiSquared
+from kernelfuse.plugins.kernels.constant import Constant
 from kernelfuse.plugins.kernels.gaussian import Gaussian
 from kernelfuse.plugins.kernels.laplacian import Laplacian
 from kernelfuse.plugins.kernels.linear import Linear
@@ -12,7 +13,8 @@ from kernelfuse.plugins.kernels.polynomial import Polynomial
 from kernelfuse.plugins.kernels.precomputed import Precomputed
 from kernelfuse.plugins.kernels.sigmoid import Sigmoid
 
-KERNELS = (Linear, Polynomial, Gaussian, Laplacian, ChiSquared, Sigmoid, NegativeDistance, Precomputed)
+KERNELS = (Linear, Polynomial, Gaussian, Laplacian, ChiSquared, Sigmoid, NegativeDistance, Constant,
+           Precomputed)
 
 
 @hookimpl
