@@ -17,8 +17,10 @@ paper reports 21.84% for most norms and 22.92% for l21;1.
 
 Speed: iterations and time of plain and accelerated forward-backward to a
 relative objective error of 1e-6 (against the optimum of a long accelerated
-run), on Titanic at the chosen lam and on random problems of growing size
-(N = 200, 400, 800; 5 sigmoid and Gaussian kernels, indefinite).  Target:
+run; at most 50,000 iterations, a plain run short of 1e-6 gives a lower
+bound on the ratio), on Titanic at lam = 1 (the grid's hardest) for every
+norm and on random problems of growing size (N = 200, 400; 5 sigmoid and
+Gaussian kernels, indefinite).  Target:
 the accelerated variant needs at least 5x fewer iterations.
 
 Raw measurements: ``benchmarks/results/mikl_titanic[_quick].json`` (+ PNG).
@@ -46,6 +48,8 @@ NORMS = {  # name: (p, q, r)
 }
 PAPER_ERROR = {"l21;1": 22.92}  # every other norm: 21.84 %
 LAMS = np.logspace(0, 5, 11)
+SPEED_LAM = 1.0  # the speed study's lam: the grid's smallest, the hardest problems
+MAX_ITER = 50000
 TARGET_SPEEDUP = 5.0
 
 
@@ -104,15 +108,17 @@ def iterations_to(result: Any, optimum: float, rel: float = 1e-6) -> tuple[int |
 
 
 def speed(K: np.ndarray, y: np.ndarray, norm: str, lam: float) -> dict[str, Any]:
-    reference = fit(K, y, norm, lam, tol=1e-12, max_iter=100000)
+    reference = fit(K, y, norm, lam, tol=1e-12, max_iter=MAX_ITER)
     row: dict[str, Any] = {"norm": norm, "lam": lam, "N": int(K.shape[1]), "optimum": reference.objective}
     for name, accelerated in (("plain", False), ("accelerated", True)):
-        run = fit(K, y, norm, lam, accelerated=accelerated, tol=1e-9, max_iter=100000)
+        run = fit(K, y, norm, lam, accelerated=accelerated, tol=1e-9, max_iter=MAX_ITER)
         iterations, seconds = iterations_to(run, reference.objective)
-        row[name] = {"iterations": iterations, "time": seconds,
+        row[name] = {"iterations": iterations, "time": seconds, "ran": run.n_iter,
                      "kernel_passes": run.counters.get("kernel_passes")}
-    if row["plain"]["iterations"] and row["accelerated"]["iterations"]:
-        row["speedup_iterations"] = row["plain"]["iterations"] / row["accelerated"]["iterations"]
+    plain, fast = row["plain"]["iterations"], row["accelerated"]["iterations"]
+    if fast:  # plain short of 1e-6 after all its iterations: the ratio is a lower bound
+        row["speedup_iterations"] = (plain if plain else row["plain"]["ran"]) / fast
+        row["speedup_is_lower_bound"] = plain is None
     return row
 
 
@@ -135,7 +141,7 @@ def plot(patterns: dict[str, np.ndarray], path: Path) -> Path | None:
 
     fig, axes = plt.subplots(1, len(patterns), figsize=(2.2 * len(patterns), 5), sharey=True)
     for ax, (norm, alpha) in zip(axes, patterns.items()):
-        ax.imshow(alpha != 0, aspect="auto", cmap="Greys", interpolation="nearest")
+        ax.imshow(alpha != 0, aspect="auto", cmap="Greys", interpolation="nearest", vmin=0, vmax=1)
         ax.set_xticks(range(3), ["G", "B", "U"])
         ax.set_title(norm)
     axes[0].set_ylabel("training example")
@@ -151,7 +157,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     lams = LAMS[::5] if args.quick else LAMS
-    Ns = (200, 400) if args.quick else (200, 400, 800)
+    Ns = (200,) if args.quick else (200, 400)
     machine = common.machine_info()
 
     accuracy, patterns = [], {}
@@ -174,7 +180,7 @@ def main() -> None:
               f"{row['nonzero_per_kernel']}", flush=True)
 
     X, y, _, _ = titanic(1)
-    speeds = [speed(good_bad_ugly(X, X), y, row["norm"], row["lam"][0]) for row in accuracy]
+    speeds = [speed(good_bad_ugly(X, X), y, norm, SPEED_LAM) for norm in NORMS]
     for N in Ns:
         K, y_random = random_problem(N, seed=N)
         speeds.append({**speed(K, y_random, "l21;2", 1.0), "data": "random"})
@@ -182,7 +188,8 @@ def main() -> None:
         row.setdefault("data", "titanic")
         print(f"{row['data']} N={row['N']} {row['norm']} lam={row['lam']:g}: plain "
               f"{row['plain']['iterations']} it, accelerated {row['accelerated']['iterations']} it "
-              f"(x{row.get('speedup_iterations', float('nan')):.1f})", flush=True)
+              f"(x{row.get('speedup_iterations', float('nan')):.1f}"
+              f"{' at least' if row.get('speedup_is_lower_bound') else ''})", flush=True)
 
     print("\n### Test error on Titanic (lam by 5-fold cross-validation)\n")
     print(common.markdown_table(
@@ -195,7 +202,8 @@ def main() -> None:
         [[r["data"], r["N"], r["norm"], f"{r['lam']:g}",
           f"{r['plain']['iterations']} ({common.fmt(r['plain']['time'])})",
           f"{r['accelerated']['iterations']} ({common.fmt(r['accelerated']['time'])})",
-          common.fmt(r.get("speedup_iterations"))] for r in speeds]))
+          (">= " if r.get("speedup_is_lower_bound") else "") + common.fmt(r.get("speedup_iterations"))]
+         for r in speeds]))
     worst = min(r.get("speedup_iterations", 0.0) for r in speeds)
     print(f"\ntarget: at least {TARGET_SPEEDUP:g}x fewer iterations everywhere: worst {worst:.1f}x, "
           f"{'PASS' if worst >= TARGET_SPEEDUP else 'FAIL'}")
