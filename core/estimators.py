@@ -217,6 +217,14 @@ class MKLEstimator(BaseEstimator):
             for target in targets
         ])
 
+    def _solve_labels(self, K: np.ndarray, signs: np.ndarray) -> None:
+        """Labels as +-1 columns: one problem for a multi-label family (one shared
+        combination), else one binary problem per column."""
+        if get_family(self.family).target == "multilabel":
+            self._solve_each(K, [signs])
+        else:
+            self._solve_each(K, list(signs.T))
+
     def _adopt_results(self, results: Sequence[Result]) -> None:
         """Fitted attributes from the solver results (one per problem)."""
         coefs = np.stack([r.coef for r in results])
@@ -271,14 +279,12 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
         K = self._train_stack(X)
         signs = np.where(encoded[:, None] == np.arange(self.classes_.size), 1.0, -1.0)
         target = get_family(self.family).target
-        if target == "multilabel":  # every class a label of one shared combination
-            self._solve_each(K, [signs])
-        elif target == "class" and self.classes_.size > 2:  # a native multiclass loss
+        if target == "class" and self.classes_.size > 2:  # a native multiclass loss
             self._solve_each(K, [encoded.astype(float)])
-        elif self.classes_.size == 2:
+        elif self.classes_.size == 2 and target != "multilabel":
             self._solve_each(K, [signs[:, 1]])
-        else:
-            self._solve_each(K, list(signs.T))
+        else:  # one-vs-rest, or every class a label of one shared combination
+            self._solve_labels(K, signs)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -340,12 +346,7 @@ class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
         self.multilabel_ = True
         self.classes_ = np.arange(Y.shape[1])
         self.label_dtype_ = Y.dtype
-        signs = np.where(Y > 0, 1.0, -1.0)
-        K = self._train_stack(X)
-        if get_family(self.family).target == "multilabel":
-            self._solve_each(K, [signs])
-        else:
-            self._solve_each(K, list(signs.T))
+        self._solve_labels(self._train_stack(X), np.where(Y > 0, 1.0, -1.0))
         return self
 
     def _is_multilabel(self) -> bool:

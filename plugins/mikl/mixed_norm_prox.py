@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse import objectives
 from kernelfuse.errors import ValidationError
 from kernelfuse.prox import ProxOperator
 from kernelfuse.validation import positive
@@ -51,22 +52,20 @@ class MixedNormProx(ProxOperator):
         """``x`` with one group per row (a view)."""
         return x if self.r == 1.0 else x.T
 
-    def group_norms(self, x: np.ndarray, dual: bool = False) -> np.ndarray:
-        """``||x_g||_p`` per group (``||x_g||_{p*}`` when ``dual``: l-inf for p = 1, l2 for p = 2)."""
-        grouped = self._groups(x)
+    def dual_group_norms(self, v: np.ndarray) -> np.ndarray:
+        """``||v_g||_{p*}`` per group: l-inf for p = 1, l2 for p = 2."""
+        grouped = self._groups(v)
         if self.p == 2.0:
             return np.linalg.norm(grouped, axis=1)
-        if dual:
-            return np.abs(grouped).max(axis=1, initial=0.0)
-        return np.abs(grouped).sum(axis=1)
+        return np.abs(grouped).max(axis=1, initial=0.0)
 
     def value(self, x: np.ndarray) -> float:
-        """``g(x) = (lam / q) sum_g ||x_g||_p^q``."""
-        return float(self.lam / self.q * np.sum(self.group_norms(x) ** self.q))
+        """``g(x) = (lam / q) sum_g ||x_g||_p^q`` (the norm of :func:`kernelfuse.objectives.mixed_norm_power`)."""
+        return self.lam / self.q * objectives.mixed_norm_power(x, self.p, self.q, self.r)
 
     def conjugate(self, v: np.ndarray) -> float:
         """``g*(v)``: ``0``/``inf`` for q = 1, ``sum_g ||v_g||_{p*}^2 / (2 lam)`` for q = 2."""
-        dual = self.group_norms(v, dual=True)
+        dual = self.dual_group_norms(v)
         if self.q == 1.0:
             return 0.0 if dual.max(initial=0.0) <= self.lam * (1 + 1e-12) else np.inf
         return float(np.sum(dual**2) / (2.0 * self.lam))

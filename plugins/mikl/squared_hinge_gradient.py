@@ -52,11 +52,12 @@ class SquaredHingeGradient(Oracle):
 
     def query(self, point: np.ndarray, state: Any) -> tuple[OracleAnswer, Any]:
         problem, penalty = state
-        f = objectives.decision_values(objectives.kernel_products(problem.K, point))
+        products = objectives.kernel_products(problem.K, point)
+        f = objectives.decision_values(products)
         smooth = problem.loss.total(problem.y, f)
         u = problem.loss.derivative(problem.y, f)
         gradient = adjoint(problem.K, u)
-        objective = smooth + penalty.value(point.T)
+        objective = objectives.evaluate_parts(problem, point, f, objectives.squared_norms(point, products))
         return OracleAnswer(
             value=smooth, gradient=gradient, coef=point, objective=objective,
             lower_bound=self._dual_bound(problem, penalty, u, gradient),
@@ -71,7 +72,7 @@ class SquaredHingeGradient(Oracle):
         v = -gradient.T  # -A'u in the layout of alpha
         cap = math.inf
         if penalty.q == 1.0:
-            top = float(penalty.group_norms(v, dual=True).max(initial=0.0))
+            top = float(penalty.dual_group_norms(v).max(initial=0.0))
             cap = penalty.lam / top if top > 0 else math.inf
         else:
             quadratic += penalty.conjugate(v)
