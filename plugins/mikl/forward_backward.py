@@ -19,7 +19,7 @@ An accelerated step queries the oracle twice (at ``y`` and at ``alpha+``).
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np

@@ -36,7 +36,7 @@ erasing it).
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
