@@ -45,7 +45,7 @@ def kernelfuse_register(registry: Registry) -> None:
     Call ``registry.add(kind, name, factory, description=...)`` once per
     component.  ``kind`` is one of :data:`kernelfuse.registry.KINDS`
     (``loss``, ``regularizer``, ``prox``, ``oracle``, ``optimizer``,
-    ``svm_solver``, ``sampler``, ``kernel``, ``solver``); ``factory`` is a
+    ``svm_solver``, ``sampler``, ``stopping``, ``kernel``, ``solver``); ``factory`` is a
     class or callable building the component from keyword parameters; the
     description defaults to the first line of the factory's docstring.
     """

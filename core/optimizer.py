@@ -6,7 +6,8 @@ the oracle's answer there and the new state.  ``evaluate(point)`` asks the
 oracle at a trial point, so rules with a line search (Armijo steps, golden
 section) are steps like any other.  The state holds everything the rule
 carries (step sizes, penalties, averages), so runs can be warm-started,
-checkpointed and tested step by step.  Examples: mirror descent, reduced
+checkpointed and tested step by step.  ``estimate`` is the point the rule
+vouches for (its iterate, or an average of iterates: ML-MKL-SA eq. 10).  Examples: mirror descent, reduced
 gradient, augmented Lagrangian, forward-backward (+ FISTA), stochastic
 proximal sub-gradient, stochastic mirror-prox.
 """
@@ -39,3 +40,8 @@ class OuterOptimizer(ABC):
         self, point: np.ndarray, answer: OracleAnswer, state: Any, evaluate: Evaluate
     ) -> tuple[np.ndarray, OracleAnswer, Any]:
         """The next point, the oracle's answer there, and the new state."""
+
+    def estimate(self, point: np.ndarray, state: Any) -> np.ndarray:
+        """The optimiser's estimate of the solution: the current point, or,
+        for rules that average their iterates, the average."""
+        return point

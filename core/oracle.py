@@ -11,7 +11,8 @@ new state.
 
 Examples: an SVM on the combined kernel (mirrorVSKL, SimpleMKL), Newton on
 the smoothed dual (SpicyMKL), one sampled example (OBSCURE), one sampled
-label (ML-MKL-SA).
+label (ML-MKL-SA).  A sampling oracle's answers are unbiased estimates
+without a model; :meth:`Oracle.model` gives the complete answer.
 """
 
 from __future__ import annotations
@@ -35,14 +36,15 @@ class OracleAnswer:
     the point.  ``lower_bound``: a certified lower bound on the family
     optimum (nan if none).  ``coef``, ``intercept``, ``kernel_weights``: the
     primal model at the point, and ``objective`` the family objective there
-    (:func:`kernelfuse.objectives.evaluate_parts`).  ``counters``: the work
+    (:func:`kernelfuse.objectives.evaluate_parts`); a stochastic answer (one
+    sampled label) carries no model: ``coef`` None, ``objective`` nan.  ``counters``: the work
     this answer cost (``svm_calls``, ``kernel_passes``, ...).
     ``active_kernels``: how many kernels the model uses, for progress reports.
     """
 
     value: float
     gradient: np.ndarray
-    coef: np.ndarray
+    coef: np.ndarray | None
     objective: float
     intercept: float = 0.0
     kernel_weights: np.ndarray | None = None
@@ -66,3 +68,13 @@ class Oracle(ABC):
     @abstractmethod
     def query(self, point: np.ndarray, state: Any) -> tuple[OracleAnswer, Any]:
         """Answer at ``point``, and the updated state."""
+
+    def model(self, point: np.ndarray, state: Any) -> tuple[OracleAnswer, Any]:
+        """The complete answer at ``point``, with its primal model.
+
+        Asked once, at the end, where the optimiser's estimate is a point the
+        oracle never answered at (an average of iterates).  A deterministic
+        oracle's :meth:`query` is already complete; a sampling oracle solves
+        the whole inner problem here.
+        """
+        return self.query(point, state)

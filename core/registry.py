@@ -36,6 +36,7 @@ KINDS = (
     "optimizer",
     "svm_solver",
     "sampler",
+    "stopping",
     "kernel",
     "solver",
 )

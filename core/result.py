@@ -34,7 +34,10 @@ class Iteration:
 
     ``counters`` holds the solver's cumulative work counters at that point
     (e.g. ``svm_calls``, ``kernel_passes``, ``bca_iterations``) and readings
-    of the model (``active_kernels``).
+    of the model (``active_kernels``).  ``point``: the outer optimiser's
+    estimate at that iteration where the solver records it (for the
+    multi-label solvers the kernel weights ``p`` then the label weights);
+    kept in memory only, not saved.
     """
 
     iteration: int
@@ -43,6 +46,7 @@ class Iteration:
     gap: float
     time: float
     counters: Mapping[str, float] = attrs.field(factory=dict)
+    point: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
 
 
 class History:
@@ -57,9 +61,10 @@ class History:
         return time.perf_counter() - self._start
 
     def record(self, objective: float, dual_objective: float = math.nan,
-               **counters: float) -> Iteration:
+               point: np.ndarray | None = None, **counters: float) -> Iteration:
         row = Iteration(len(self.rows) + 1, float(objective), float(dual_objective),
-                        relative_gap(objective, dual_objective), self.elapsed(), dict(counters))
+                        relative_gap(objective, dual_objective), self.elapsed(), dict(counters),
+                        point=point)
         self.rows.append(row)
         if self._callback is not None:
             self._callback(row)
