@@ -38,7 +38,9 @@ class OracleAnswer:
     primal model at the point, and ``objective`` the family objective there
     (:func:`kernelfuse.objectives.evaluate_parts`); a stochastic answer (one
     sampled label) carries no model: ``coef`` None, ``objective`` nan.  ``counters``: the work
-    this answer cost (``svm_calls``, ``kernel_passes``, ...).
+    this answer cost (``svm_calls``, ``kernel_passes``, ...), summed by the
+    loop.  ``gauges``: readings recorded in the history as they are, not
+    summed (e.g. ML-MKL-SA's estimate of the saddle-point gap).
     ``active_kernels``: how many kernels the model uses, for progress reports.
     """
 
@@ -50,6 +52,7 @@ class OracleAnswer:
     kernel_weights: np.ndarray | None = None
     lower_bound: float = math.nan
     counters: Mapping[str, float] = attrs.field(factory=dict)
+    gauges: Mapping[str, float] = attrs.field(factory=dict)
     #: Kernels the model uses (weight above 1e-6 of the largest); -1 if unknown.
     active_kernels: int = -1
 

@@ -60,9 +60,13 @@ def _check_stop(instance: Any, attribute: Any, value: str) -> None:
     _stopping_rule(value)  # an unknown name fails here, with close matches
 
 
-def _gauges(answer: OracleAnswer) -> dict[str, float]:
-    """Per-iteration readings recorded beside the summed counters."""
-    return {"active_kernels": answer.active_kernels} if answer.active_kernels >= 0 else {}
+def _gauges(model: OracleAnswer | None, latest: OracleAnswer) -> dict[str, float]:
+    """Per-iteration readings recorded beside the summed counters: the kernels
+    the best model uses, and the latest answer's own readings."""
+    readings = dict(latest.gauges)
+    if model is not None and model.active_kernels >= 0:
+        readings["active_kernels"] = model.active_kernels
+    return readings
 
 
 @attrs.define
@@ -128,10 +132,10 @@ class OuterLoop(Solver):
                 )
             return account(answer)
 
-        def record(estimate: np.ndarray) -> None:
+        def record(estimate: np.ndarray, latest: OracleAnswer) -> None:
             history.record(best[0].objective if best else math.nan, lower,
                            point=np.array(estimate, copy=True) if self.record_points else None,
-                           **totals, **(_gauges(best[0]) if best else {}))
+                           **totals, **_gauges(best[0] if best else None, latest))
 
         steps = 0
         answer = evaluate(point)
@@ -141,7 +145,7 @@ class OuterLoop(Solver):
         while True:
             estimate = self.optimizer.estimate(point, state)
             now = Progress(best[0].objective if best else math.nan, lower, answer.objective, estimate)
-            record(estimate)
+            record(estimate, answer)
             if rule.reached(self.tol, now, before):
                 status = "converged"
                 break
@@ -154,7 +158,7 @@ class OuterLoop(Solver):
             new_point, answer, state = self.optimizer.step(point, answer, state, evaluate)
             steps += 1
             if np.array_equal(new_point, point) and rule.needs_lower_bound:
-                record(estimate)
+                record(estimate, answer)
                 status = "failed"
                 break
             point = new_point
@@ -162,7 +166,7 @@ class OuterLoop(Solver):
         if not best or estimate is not point:
             final, oracle_state = self.oracle.model(estimate, oracle_state)
             account(final)
-            record(estimate)
+            record(estimate, attrs.evolve(final, gauges={**answer.gauges, **final.gauges}))
         top = best[0]
         messages = {
             "converged": "",

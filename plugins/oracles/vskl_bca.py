@@ -42,6 +42,7 @@ import attrs
 import numpy as np
 
 from kernelfuse import objectives
+from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.problem import Problem
 from kernelfuse.svm_solver import SVMSolution, SVMSolver
@@ -74,29 +75,6 @@ def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: fl
     top = np.zeros(n_groups)
     np.maximum.at(top, groups, a)
     return float(alpha.sum() - 0.5 * r_norm(top, exponents(q)[1]))
-
-
-#: Kernels whose weight is below this fraction of the largest are left out of
-#: ``K(w)``: their contribution is under 1e-13 relative, far below what the
-#: SVM resolves, and skipping them makes that pass cost the active kernels only.
-NEGLIGIBLE_WEIGHT = 1e-13
-
-
-def combined_kernel(K: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, float]:
-    """``sum_m w_m K_m`` over the non-negligible weights, and the fraction of a pass it read."""
-    active = np.flatnonzero(weights > NEGLIGIBLE_WEIGHT * weights.max())
-    if active.size > K.shape[0] // 2:
-        return np.tensordot(weights, K, axes=1), 1.0
-    K_w = np.zeros(K.shape[1:])
-    for m in active:  # one axpy per kernel: memory traffic in proportion to the active ones
-        K_w += weights[m] * K[m]
-    return K_w, active.size / K.shape[0]
-
-
-def quadratic_forms(K: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """``beta' K_m beta`` for every kernel: one pass over the stack."""
-    M, N, _ = K.shape
-    return (K.reshape(M * N, N) @ beta).reshape(M, N) @ beta
 
 
 @attrs.define

@@ -43,7 +43,8 @@ class AverageKernelSVM(Solver):
 
     def run(self, problem: Problem, history: History) -> Model:
         from kernelfuse import objectives
-        from kernelfuse.plugins.oracles.vskl_bca import quadratic_forms, vskl_lower_bound
+        from kernelfuse.combined_kernel import quadratic_forms
+        from kernelfuse.plugins.oracles.vskl_bca import vskl_lower_bound
 
         M = problem.n_kernels
         K_avg = problem.K.mean(axis=0)

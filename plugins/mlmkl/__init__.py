@@ -1,0 +1,68 @@
+"""ML-MKL-SA (Bucak, Jin and Jain, "Multi-label Multiple Kernel Learning by Stochastic Approximation"), as parts.
+
+* ``label_svms``: every label's SVM on the shared kernel ``K(p)``, the
+  full-gradient oracle of section 2, kind ``oracle`` (``label-svms``);
+* ``label_sampler``: the stochastic class sampler (eqs. 8-9): one label
+  drawn from the smoothed label weights, unbiased gradient estimates and the
+  saddle-gap estimate of eq. 11, kind ``oracle`` (``label-sampler``);
+* ``saddle_mirror_descent``: the multiplicative updates of the kernel and
+  label weights (eq. 7), kind ``optimizer``;
+* ``iterate_averaging``: the averaged iterates (eq. 10), kind ``optimizer``.
+
+The entropic mirror map (``prox`` ``entropic``), the SVM solver
+(``svm_solver`` ``active-set``) and the stopping rule on the averaged
+weights (``stopping`` ``estimate-change``) are the shared parts mirrorVSKL
+and the other loops use.
+
+Solvers: ``mlmkl-sa`` (family ``mlmkl_max``) and the baseline ``mlmkl-sum``
+(family ``mlmkl_sum``: entropic mirror descent with Armijo steps over the
+kernel weights, every label's SVM per query).
+"""
+
+from __future__ import annotations
+
+from kernelfuse.hookspecs import hookimpl
+
+
+@hookimpl
+def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
+    from kernelfuse.outer_loop import OuterLoop
+    from kernelfuse.plugins.mlmkl.iterate_averaging import IterateAveraging
+    from kernelfuse.plugins.mlmkl.label_sampler import LabelSampler
+    from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
+    from kernelfuse.plugins.mlmkl.saddle_mirror_descent import SaddleMirrorDescent
+    from kernelfuse.recipe import Recipe
+
+    registry.add("oracle", LabelSVMs.name, LabelSVMs,
+                 description="ML-MKL: every label's SVM on the shared kernel K(p), warm-started")
+    registry.add("oracle", LabelSampler.name, LabelSampler,
+                 description="ML-MKL-SA: one label drawn from the smoothed label weights, "
+                             "unbiased gradient estimates (eqs. 8-9)")
+    registry.add("optimizer", SaddleMirrorDescent.name, SaddleMirrorDescent,
+                 description="ML-MKL-SA: multiplicative updates, descent in the kernel weights, "
+                             "ascent in the label weights (eq. 7)")
+    registry.add("optimizer", IterateAveraging.name, IterateAveraging,
+                 description="the running mean of an optimiser's iterates as its estimate (eq. 10)")
+    svm = ("svm_solver", "active-set")
+    for recipe in (
+        Recipe("mlmkl-sa", OuterLoop,
+               parts={"optimizer": ("optimizer", "iterate-averaging"),
+                      "optimizer.inner": ("optimizer", "saddle-mirror-descent"),
+                      "optimizer.inner.mirror_map": ("prox", "entropic"),
+                      "oracle": ("oracle", "label-sampler"),
+                      "oracle.label_svms": ("oracle", "label-svms"),
+                      "oracle.label_svms.svm_solver": svm},
+               families=frozenset({"mlmkl_max"}),
+               defaults={"stop": "estimate_change", "tol": 1e-3, "max_iter": 100_000},
+               description="ML-MKL-SA: one sampled label's SVM per iteration, multiplicative "
+                           "updates of kernel and label weights, averaged iterates"),
+        Recipe("mlmkl-sum", OuterLoop,
+               parts={"optimizer": ("optimizer", "mirror-descent"),
+                      "optimizer.mirror_map": ("prox", "entropic"),
+                      "oracle": ("oracle", "label-svms"),
+                      "oracle.svm_solver": svm},
+               families=frozenset({"mlmkl_sum"}),
+               description="ML-MKL-Sum: entropic mirror descent on the shared kernel weights, "
+                           "every label's SVM per step"),
+    ):
+        registry.add("solver", recipe.name, recipe, description=recipe.description)

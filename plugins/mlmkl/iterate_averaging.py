@@ -1,0 +1,56 @@
+"""Iterate averaging (ML-MKL-SA eq. 10; Polyak and Juditsky 1992): any optimiser, reporting the mean iterate.
+
+Wraps an inner optimiser and leaves its steps unchanged; its
+:meth:`~IterateAveraging.estimate` is the uniform average
+``z_bar_T = (1 / (T + 1)) sum_{t=0..T} z_t`` of the points it visited, the
+point whose saddle-point gap stochastic mirror descent bounds.  The outer
+loop stops on the change of this average (``stop="estimate_change"``) and
+asks the oracle for the complete model there.  Composes like an optax
+wrapper: ``IterateAveraging(inner=SaddleMirrorDescent())``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from kernelfuse.optimizer import Evaluate, OuterOptimizer
+from kernelfuse.oracle import OracleAnswer
+from kernelfuse.problem import Problem
+
+
+def _default_inner() -> OuterOptimizer:
+    from kernelfuse.plugins.mlmkl.saddle_mirror_descent import SaddleMirrorDescent
+
+    return SaddleMirrorDescent()
+
+
+@attrs.define
+class _State:
+    inner: Any
+    average: np.ndarray
+    count: int
+
+
+@attrs.define
+class IterateAveraging(OuterOptimizer):
+    """The inner optimiser's steps; its estimate is the running mean of the iterates."""
+
+    name = "iterate-averaging"
+    inner: OuterOptimizer = attrs.field(factory=_default_inner)
+
+    def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> _State:
+        return _State(self.inner.init(problem, point, answer), np.array(point, dtype=float), 1)
+
+    def step(
+        self, point: np.ndarray, answer: OracleAnswer, state: _State, evaluate: Evaluate
+    ) -> tuple[np.ndarray, OracleAnswer, _State]:
+        new_point, new_answer, inner = self.inner.step(point, answer, state.inner, evaluate)
+        count = state.count + 1
+        average = state.average + (new_point - state.average) / count
+        return new_point, new_answer, _State(inner, average, count)
+
+    def estimate(self, point: np.ndarray, state: _State) -> np.ndarray:
+        return state.average

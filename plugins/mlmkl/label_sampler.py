@@ -1,0 +1,125 @@
+"""The stochastic class sampler of ML-MKL-SA (Bucak, Jin and Jain, section 3, eqs. 8-9).
+
+Family ``mlmkl_max`` written as the saddle-point problem
+
+    ``min_{p in simplex_M} max_{gamma in simplex_L} F(p, gamma) = sum_k gamma_k SVM_k(p)``.
+
+Its point is ``(p, gamma)`` (M + L numbers).  Instead of every label's SVM,
+one query draws one label from the smoothed weights
+``gamma'_k = (1 - delta) gamma_k + delta / L`` (eq. 8; ``delta`` keeps
+every label's probability at least ``delta / L``), solves that label's SVM
+on ``K(p)`` (the step :class:`LabelSVMs` takes for all labels, warm-started
+from the label's last solution), and returns unbiased estimates of both
+partial gradients (eq. 9):
+
+    ``g_p = (gamma_k / gamma'_k) * (-0.5 A[:, k])``  (E = ``d F / d p``),
+    ``g_gamma = e_k SVM_k(p) / gamma'_k``           (E = ``d F / d gamma``).
+
+The answer's ``gradient`` is the saddle operator ``(g_p, -g_gamma)``: a
+descent direction in p and an ascent direction in gamma, as the
+:class:`~kernelfuse.plugins.mlmkl.saddle_mirror_descent.SaddleMirrorDescent`
+optimiser expects.  It carries no model; :meth:`LabelSampler.model` solves
+every label at the (averaged) kernel weights.
+
+The answer's gauge ``saddle_gap_estimate`` estimates the saddle-point gap
+``Delta(p_bar, gamma_bar) = max_gamma F(p_bar, gamma) - min_p F(p, gamma_bar)``
+of the uniform averages of the points queried so far (eq. 11).  F is convex
+in p and linear in gamma, so (with ``v_t = (SVM_k(p_t))_k``, ``G_t = d F / d p``
+at ``(p_t, gamma_t)``)
+
+    ``Delta <= (1/T) [max_k sum_t v_tk - sum_t gamma_t' v_t + sum_t G_t' p_t - min_m sum_t G_tm]``,
+
+and the gauge is this bound with the sampled estimates in place of
+``v_t`` and ``G_t``; it tends to 0 as ``O(T^(-1/3))`` for the paper's steps.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
+from kernelfuse.problem import Problem
+from kernelfuse.validation import nonnegative
+
+
+def _check_delta(instance: object, attribute: object, value: float) -> None:
+    from kernelfuse.errors import ValidationError
+
+    if not 0.0 < value <= 1.0:
+        raise ValidationError(f"delta must be in (0, 1], got {value!r}")
+
+
+def smoothed(gamma: np.ndarray, delta: float) -> np.ndarray:
+    """``(1 - delta) gamma + delta / L`` (eq. 8)."""
+    return (1.0 - delta) * gamma + delta / gamma.size
+
+
+@attrs.define
+class _Regret:
+    """Running sums of the sampled estimates, for the gap estimate."""
+
+    values: np.ndarray      # sum_t v_hat_t           (L,)
+    gradients: np.ndarray   # sum_t g_hat_t           (M,)
+    played: float = 0.0     # sum_t gamma_t' v_hat_t - sum_t g_hat_t' p_t
+    count: int = 0
+
+    def add(self, p: np.ndarray, gamma: np.ndarray, v_hat: np.ndarray, g_hat: np.ndarray) -> _Regret:
+        return _Regret(self.values + v_hat, self.gradients + g_hat,
+                       self.played + float(gamma @ v_hat - g_hat @ p), self.count + 1)
+
+    def gap(self) -> float:
+        return (float(self.values.max() - self.gradients.min()) - self.played) / self.count
+
+
+@attrs.define
+class _State:
+    problem: Problem
+    rng: np.random.Generator
+    svms: object
+    regret: _Regret
+
+
+@attrs.define
+class LabelSampler(Oracle):
+    """ML-MKL-SA: one label drawn from the smoothed label weights, unbiased gradient estimates."""
+
+    name = "label-sampler"
+    families = frozenset({"mlmkl_max"})
+    label_svms: LabelSVMs = attrs.field(factory=LabelSVMs)
+    #: Exploration: every label is drawn with probability at least delta / L.
+    delta: float = attrs.field(default=0.2, converter=float, validator=_check_delta)
+    seed: int | None = attrs.field(default=None, validator=attrs.validators.optional(nonnegative))
+
+    def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
+        p, svms = self.label_svms.init(problem)
+        M, L = problem.n_kernels, problem.n_outputs
+        point = np.r_[p, np.full(L, 1.0 / L)]
+        regret = _Regret(np.zeros(L), np.zeros(M))
+        return point, _State(problem, np.random.default_rng(self.seed), svms, regret)
+
+    def query(self, point: np.ndarray, state: _State) -> tuple[OracleAnswer, _State]:
+        M = state.problem.n_kernels
+        p, gamma = point[:M], point[M:]
+        drawn = smoothed(gamma, self.delta)
+        k = int(state.rng.choice(gamma.size, p=drawn / drawn.sum()))
+        s, svms = self.label_svms.solve(p, [k], state.svms)
+        value = float(s.values[0])
+        g_p = -0.5 * (gamma[k] / drawn[k]) * s.A[:, 0]
+        v_hat = np.zeros(gamma.size)
+        v_hat[k] = value / drawn[k]
+        regret = state.regret.add(p, gamma, v_hat, g_p)
+        answer = OracleAnswer(
+            value=value, gradient=np.r_[g_p, -v_hat], coef=None, objective=np.nan,
+            counters={"svm_calls": 1, "kernel_passes": s.passes, "oracle_calls": 1},
+            gauges={"saddle_gap_estimate": regret.gap()},
+        )
+        return answer, attrs.evolve(state, svms=svms, regret=regret)
+
+    def model(self, point: np.ndarray, state: _State) -> tuple[OracleAnswer, _State]:
+        """Every label's SVM at the kernel weights ``p = point[:M]``: the model, its
+        ``max_k SVM_k(p)`` and the best certified lower bound."""
+        M = state.problem.n_kernels
+        answer, svms = self.label_svms.query(point[:M], state.svms)
+        return answer, attrs.evolve(state, svms=svms)

@@ -1,0 +1,153 @@
+"""One SVM per label on the shared combined kernel: the full-gradient oracle of ML-MKL (Bucak, Jin and Jain, section 2).
+
+Family 6 of OBJECTIVES.md.  With ``K(p) = sum_m p_m K_m`` and, for label
+k, ``SVM_k(p) = max_{a in [0, C]^N} 1'a - 0.5 (a * Y_k)' K(p) (a * Y_k)``
+(no intercept), at a point p of the simplex the oracle solves every label's
+SVM on ``K(p)`` (warm-started from that label's last solution) and, with
+``beta_k = a_k * Y_k`` and ``A[m, k] = beta_k' K_m beta_k``, answers
+
+* ``mlmkl_sum``: value ``sum_k SVM_k(p)``, gradient ``-0.5 sum_k A[:, k]``
+  (Danskin);
+* ``mlmkl_max``: value ``max_k SVM_k(p)``, the worst label's gradient
+  ``-0.5 A[:, k*]`` (a sub-gradient);
+* the primal model ``d = p``, ``coef[m, k] = p_m beta_k`` (so that
+  ``f_k = K(p) beta_k``) and its family objective;
+* a certified lower bound: for any feasible ``a_k`` and label weights
+  ``gamma`` in the simplex, ``min_p sum_k gamma_k SVM_k(p) >= sum_k gamma_k
+  1'a_k - 0.5 max_m sum_k gamma_k A[m, k]`` (weak duality, the minimum of a
+  linear function of p over the simplex).  ``gamma = 1`` bounds the sum;
+  the max is bounded by the best gamma, a linear programme in L + 1
+  variables (:func:`max_family_lower_bound`).
+
+Cost: one pass over the kernel stack to form ``K(p)`` (the active kernels
+only), L SVMs, one pass for every ``A[:, k]`` at once.
+:meth:`LabelSVMs.solve` is the step the stochastic class sampler shares:
+the same SVMs, for the labels it draws.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+import scipy.optimize
+
+from kernelfuse import objectives
+from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
+from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.problem import Problem
+from kernelfuse.svm_solver import SVMSolution, SVMSolver
+
+
+def _default_svm() -> SVMSolver:
+    from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+
+    return ActiveSetSVM()
+
+
+def weighted_lower_bound(sums: np.ndarray, A: np.ndarray, gamma: np.ndarray) -> float:
+    """``sum_k gamma_k 1'a_k - 0.5 max_m sum_k gamma_k A[m, k]``: a lower bound on
+    ``min_p sum_k gamma_k SVM_k(p)`` for feasible ``a_k`` with ``sums[k] = 1'a_k``."""
+    return float(gamma @ sums - 0.5 * np.max(A @ gamma))
+
+
+def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
+    """The best :func:`weighted_lower_bound` over the simplex: a lower bound on ``mlmkl_max``.
+
+    ``max_{gamma, t} sums' gamma - 0.5 t`` s.t. ``A gamma <= t``, ``gamma`` in
+    the simplex: a linear programme (HiGHS).  The bound is re-evaluated
+    exactly at the programme's gamma (clipped and renormalised), so its
+    certificate never rests on the programme's tolerance; the best single
+    label is the fallback.
+    """
+    L = sums.size
+    single = max(weighted_lower_bound(sums, A, np.eye(L)[k]) for k in range(L))
+    if L == 1:
+        return single
+    cost = np.r_[-sums, 0.5]
+    rows = np.c_[A, -np.ones(A.shape[0])]
+    result = scipy.optimize.linprog(
+        cost, A_ub=rows, b_ub=np.zeros(A.shape[0]), A_eq=np.r_[np.ones(L), 0.0][None, :],
+        b_eq=[1.0], bounds=[(0, None)] * L + [(None, None)], method="highs",
+    )
+    if result.status != 0:
+        return single
+    gamma = np.maximum(result.x[:L], 0.0)
+    return max(single, weighted_lower_bound(sums, A, gamma / gamma.sum()))
+
+
+@attrs.frozen(eq=False)
+class LabelSolutions:
+    """The SVMs of some labels at one point: duals ``alpha`` (N, n), ``beta = alpha * Y``,
+    ``A`` (M, n) the quadratic forms, ``values`` the SVM optima, and the kernel passes read."""
+
+    labels: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    A: np.ndarray
+    values: np.ndarray
+    K_p: np.ndarray
+    passes: float
+
+
+@attrs.define
+class _State:
+    problem: Problem
+    warm: list[SVMSolution | None]
+
+
+@attrs.define
+class LabelSVMs(Oracle):
+    """ML-MKL's full-gradient oracle: every label's SVM on the shared kernel ``K(p)``."""
+
+    name = "label-svms"
+    families = frozenset({"mlmkl_sum", "mlmkl_max"})
+    svm_solver: SVMSolver = attrs.field(factory=_default_svm)
+
+    def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
+        M, L = problem.n_kernels, problem.n_outputs
+        return np.full(M, 1.0 / M), _State(problem, [None] * L)
+
+    def solve(self, p: np.ndarray, labels: Sequence[int], state: _State) -> tuple[LabelSolutions, _State]:
+        """The SVMs of ``labels`` on ``K(p)``, each warm-started from its last solution."""
+        problem = state.problem
+        K_p, fraction = combined_kernel(problem.K, p)
+        warm = list(state.warm)
+        alphas = []
+        for k in labels:
+            warm[k] = self.svm_solver.solve(K_p, problem.y[:, k], problem.params["C"],
+                                            intercept=False, warm_start=warm[k])
+            alphas.append(warm[k].alpha)
+        index = np.asarray(labels, dtype=int)
+        alpha = np.stack(alphas, axis=1)
+        beta = alpha * problem.y[:, index]
+        A = quadratic_forms(problem.K, beta)
+        values = alpha.sum(axis=0) - 0.5 * (p @ A)
+        solutions = LabelSolutions(index, alpha, beta, A, values, K_p, fraction + 1.0)
+        return solutions, attrs.evolve(state, warm=warm)
+
+    def query(self, point: np.ndarray, state: _State) -> tuple[OracleAnswer, _State]:
+        problem = state.problem
+        L = problem.n_outputs
+        s, state = self.solve(point, range(L), state)
+        sums = s.alpha.sum(axis=0)
+        if problem.family.name == "mlmkl_sum":
+            value, gradient = float(s.values.sum()), -0.5 * s.A.sum(axis=1)
+            lower = weighted_lower_bound(sums, s.A, np.ones(L))
+        else:
+            worst = int(np.argmax(s.values))
+            value, gradient = float(s.values[worst]), -0.5 * s.A[:, worst]
+            lower = max_family_lower_bound(sums, s.A)
+        coef = point[:, None, None] * s.beta.T[None, :, :]
+        objective = objectives.evaluate_parts(problem, coef, s.K_p @ s.beta, point[:, None] ** 2 * s.A,
+                                              point)
+        top = point.max()
+        answer = OracleAnswer(
+            value=value, gradient=gradient, coef=coef, objective=objective,
+            kernel_weights=point.copy(), lower_bound=lower if math.isfinite(lower) else math.nan,
+            counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1},
+            active_kernels=int(np.sum(point > 1e-6 * top)),
+        )
+        return answer, state
