@@ -14,8 +14,9 @@ h on the product.  Step sizes, one per block b with n_b coordinates:
 
 the step of entropic stochastic mirror descent, ``sqrt(2 log n / (T G^2))``
 (Nemirovski, Juditsky, Lan and Shapiro 2009, section 3), with the unknown
-``T G^2`` replaced by the sum of the squared gradient ranges seen so far
-(AdaGrad's adaptive form): no horizon and no gradient bound are needed.
+``T G^2`` replaced by the sum of the squared gradient ranges of the earlier
+iterations (AdaGrad's adaptive form, kept predictable so that the estimate
+stays unbiased): no horizon and no gradient bound are needed.
 The range is taken after centring (``z'g`` subtracted), under which an
 entropic step is invariant.  For the sampled label gradients the
 importance weights make ``r`` of the label block about ``L SVM / delta``
@@ -64,15 +65,23 @@ class SaddleMirrorDescent(OuterOptimizer):
         return _State(groups, np.zeros(2))
 
     def steps(self, point: np.ndarray, g: np.ndarray, state: _State) -> tuple[np.ndarray, _State]:
-        """The step of each coordinate's block for operator ``g`` at ``point``, and the new state."""
+        """The step of each coordinate's block for operator ``g`` at ``point``, and the new state.
+
+        The step uses the ranges of earlier iterations only (the first
+        iteration: its own): a step that shrank with the current sample's
+        range would shrink exactly when a rarely drawn label is drawn, and
+        bias the label weights towards the labels drawn often.
+        """
         ranges = state.ranges.copy()
         step = np.zeros(2)
         for b in range(2):
             block = state.groups == b
             z, gb = point[block], g[block]
-            ranges[b] += float(np.max(np.abs(gb - z @ gb))) ** 2
-            if ranges[b] > 0.0:
-                step[b] = self.step_scale * math.sqrt(2.0 * math.log(max(2, gb.size)) / ranges[b])
+            current = float(np.max(np.abs(gb - z @ gb))) ** 2
+            seen = ranges[b] if ranges[b] > 0.0 else current
+            ranges[b] += current
+            if seen > 0.0:
+                step[b] = self.step_scale * math.sqrt(2.0 * math.log(max(2, gb.size)) / seen)
         return step[state.groups], attrs.evolve(state, ranges=ranges)
 
     def step(

@@ -1,0 +1,218 @@
+"""ML-MKL-SA against ML-MKL-Sum and the average-kernel SVM as the number of labels grows (paper section 4).
+
+Run: ``.venv/bin/python benchmarks/mlmkl_labels.py [--quick]``
+
+Data: Pendigits (``../shared/data/pendigits``), the four aligned views
+standardised with training statistics; a seeded subset of N = 1,000
+training digits and 1,000 test digits.  Kernels: per view three Gaussians
+``exp(-||x - z||^2 / (w * median))`` (w = 0.25, 1, 4; the median squared
+distance of the training points), 12 kernels with unit diagonal.  Labels:
+random unions of digit classes (1 to 5 digits each, all distinct, seeded),
+the first L of one list of 100, L = 5, 10, 20, 50, 100 (quick: 5, 20).  Also
+the MULAN ``yeast`` set (14 true labels, 1,500 / 917), six Gaussians on its
+103 features (w = 0.125 ... 4).  ``C = 1``.
+
+Solvers, one run each per L, one thread: ``mlmkl-sa`` (family
+``mlmkl_max``, seed 0, its defaults: stop when the averaged weights move by
+less than 1e-3), ``mlmkl-sum`` (family ``mlmkl_sum``, certified relative gap
+1e-3), and the average-kernel SVM (``mlmkl-sum`` with ``max_iter=0``: every
+label's SVM at uniform weights).  Reported: wall time, SVM calls (SA's calls
+before its final model are its calls to convergence), passes over the
+kernel stack, mean test AUC-PR (:func:`kernelfuse.metrics.mean_average_precision`),
+the certified gap of each model, the ratio Sum / SA of times, and the
+exponent of SA's calls to convergence against L (least squares on logs).
+Targets (issue 7): for L >= 50 SA within 0.01 mean AUC-PR of Sum and at
+least 10x faster; the exponent at most 0.5.  Figure: kernel weights against
+time for SA and Sum at the largest L (the paper's Figure 1).
+
+Raw measurements: ``benchmarks/results/mlmkl_labels[_quick].json`` (+ PNG).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+from kernelfuse.metrics import mean_average_precision  # noqa: E402
+
+C = 1.0
+WIDTHS = (0.25, 1.0, 4.0)
+
+
+def gaussian_stack(views_train: list[np.ndarray], views_test: list[np.ndarray],
+                   widths: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian kernels per view and width, median-distance scaled; (K_train, K_test (M, n_test, N))."""
+    K, Kt = [], []
+    for Xtr, Xte in zip(views_train, views_test):
+        Xtr, Xte = common.standardise(Xtr, Xte)
+        D, Dt = common.sq_distances(Xtr, Xtr), common.sq_distances(Xte, Xtr)
+        med = float(np.median(D))
+        for w in widths:
+            K.append(np.exp(-D / (w * med)))
+            Kt.append(np.exp(-Dt / (w * med)))
+    return np.array(K), np.array(Kt)
+
+
+def label_unions(digits: np.ndarray, n_labels: int, seed: int = 0) -> np.ndarray:
+    """+-1 targets (n, n_labels): label k is "the digit is in subset k"."""
+    rng = np.random.default_rng(seed)
+    subsets: list[frozenset[int]] = []
+    while len(subsets) < n_labels:
+        s = frozenset(rng.choice(10, int(rng.integers(1, 6)), replace=False).tolist())
+        if s not in subsets:
+            subsets.append(s)
+    return np.array([np.where(np.isin(digits, sorted(s)), 1.0, -1.0) for s in subsets]).T
+
+
+def pendigits(n_train: int, n_test: int, seed: int = 0) -> dict[str, Any]:
+    views_tr, d_tr = common.load_pendigits("train")
+    views_te, d_te = common.load_pendigits("test")
+    rng = np.random.default_rng(seed)
+    tr = rng.choice(d_tr.size, n_train, replace=False)
+    te = rng.choice(d_te.size, n_test, replace=False)
+    K, Kt = gaussian_stack([v[tr] for v in views_tr.values()], [v[te] for v in views_te.values()],
+                           WIDTHS)
+    return {"K": K, "K_test": Kt, "digits_train": d_tr[tr], "digits_test": d_te[te]}
+
+
+def yeast() -> dict[str, Any]:
+    path = common.data_dir() / "yeast"
+    data = np.loadtxt(path / "data.csv", delimiter=",", skiprows=1)
+    header = (path / "data.csv").read_text().split("\n", 1)[0].split(",")
+    split = np.loadtxt(path / "split.csv", delimiter=",", skiprows=1).astype(int)
+    train = split[split[:, 1] == 1, 0]
+    test = split[split[:, 1] == 0, 0]
+    features = [i for i, h in enumerate(header) if h.startswith("f")]
+    labels = [i for i, h in enumerate(header) if h.startswith("l")]
+    X, Y = data[:, features], np.where(data[:, labels] > 0, 1.0, -1.0)
+    K, Kt = gaussian_stack([X[train]], [X[test]], (0.125, 0.25, 0.5, 1.0, 2.0, 4.0))
+    return {"K": K, "K_test": Kt, "Y": Y[train], "Y_test": Y[test]}
+
+
+def run(K: np.ndarray, Y: np.ndarray, K_test: np.ndarray, Y_test: np.ndarray,
+        solver: str, **kwargs: Any) -> dict[str, Any]:
+    out = common.run_solver(K, Y, solver, C=C, record_points=True, **kwargs)
+    if out.get("status") == "error":
+        print(f"  {solver}: {out['error']}", flush=True)
+        return out
+    result = out.pop("_result")
+    scores = result.decision_function(K_test)
+    out["mean_auc_pr"] = mean_average_precision(Y_test, scores)
+    out["final_svm_calls"] = Y.shape[1] if solver == "mlmkl-sa" else 0
+    out["svm_calls_to_convergence"] = out["svm_calls"] - out["final_svm_calls"]
+    M = K.shape[0]
+    out["weights_path"] = [[row.time] + row.point[:M].tolist() for row in result.history
+                           if row.point is not None]
+    return out
+
+
+def study(K: np.ndarray, Y: np.ndarray, K_test: np.ndarray, Y_test: np.ndarray) -> dict[str, Any]:
+    rows = {
+        "sa": run(K, Y, K_test, Y_test, "mlmkl-sa", family="mlmkl_max", seed=0),
+        "sum": run(K, Y, K_test, Y_test, "mlmkl-sum", family="mlmkl_sum", tol=1e-3),
+        "average": run(K, Y, K_test, Y_test, "mlmkl-sum", family="mlmkl_sum", max_iter=0),
+    }
+    sa, su = rows["sa"], rows["sum"]
+    rows["speedup"] = common.ratio(su.get("wall"), sa.get("wall"))
+    rows["auc_gap"] = su.get("mean_auc_pr", np.nan) - sa.get("mean_auc_pr", np.nan)
+    return rows
+
+
+def table(results: dict[str, dict[str, Any]]) -> str:
+    headers = ["data", "L", "SA s", "Sum s", "avg s", "Sum/SA", "SA calls (conv + final)",
+               "Sum calls", "SA passes", "Sum passes", "AUC-PR SA", "AUC-PR Sum", "AUC-PR avg",
+               "SA gap", "Sum gap"]
+    lines = []
+    for name, r in results.items():
+        sa, su, av = r["sa"], r["sum"], r["average"]
+        lines.append([name.split(" ")[0], r["L"], common.fmt(sa.get("wall")), common.fmt(su.get("wall")),
+                      common.fmt(av.get("wall")), common.fmt(r["speedup"]),
+                      f"{sa.get('svm_calls_to_convergence', 0):.0f} + {sa.get('final_svm_calls', 0)}",
+                      common.fmt(su.get("svm_calls")), common.fmt(sa.get("kernel_passes")),
+                      common.fmt(su.get("kernel_passes")), common.fmt(sa.get("mean_auc_pr"), 4),
+                      common.fmt(su.get("mean_auc_pr"), 4), common.fmt(av.get("mean_auc_pr"), 4),
+                      common.fmt(sa.get("gap"), 2), common.fmt(su.get("gap"), 2)])
+    return common.markdown_table(headers, lines)
+
+
+def verdicts(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    pend = {k: v for k, v in results.items() if k.startswith("pendigits")}
+    Ls = np.array([v["L"] for v in pend.values()], dtype=float)
+    calls = np.array([v["sa"].get("svm_calls_to_convergence", np.nan) for v in pend.values()])
+    exponent = float(np.polyfit(np.log(Ls), np.log(calls), 1)[0]) if len(Ls) > 1 else np.nan
+    big = [v for v in pend.values() if v["L"] >= 50]
+    out: dict[str, Any] = {"sa_calls_exponent": exponent, "exponent_target": 0.5,
+                           "exponent_pass": bool(exponent <= 0.5)}
+    if big:
+        out["large_L"] = [{"L": v["L"], "speedup": v["speedup"], "auc_gap": v["auc_gap"],
+                           "pass": bool(v["speedup"] >= 10 and v["auc_gap"] <= 0.01)} for v in big]
+    return out
+
+
+def draw(payload: dict[str, Any], path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    results = payload["results"]
+    largest = max((k for k in results if k.startswith("pendigits")), key=lambda k: results[k]["L"])
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for ax, key, title in ((axes[0], "sa", "ML-MKL-SA (averaged p)"), (axes[1], "sum", "ML-MKL-Sum")):
+        path_ = np.array(results[largest][key]["weights_path"])
+        for m in range(1, path_.shape[1]):
+            ax.plot(path_[:, 0], path_[:, m], lw=1)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("kernel weight")
+        ax.set_title(f"{title}, {largest}")
+    pend = [results[k] for k in results if k.startswith("pendigits")]
+    Ls = [r["L"] for r in pend]
+    for key, label in (("sa", "SA"), ("sum", "Sum"), ("average", "average kernel")):
+        axes[2].plot(Ls, [r[key].get("wall", np.nan) for r in pend], "o-", label=label)
+    axes[2].set_xscale("log")
+    axes[2].set_yscale("log")
+    axes[2].set_xlabel("labels L")
+    axes[2].set_ylabel("time (s)")
+    axes[2].legend()
+    axes[2].set_title("time against the number of labels")
+    return common.save_figure(fig, path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="L = 5, 20 on N = 300; no yeast")
+    args = parser.parse_args()
+    n = 300 if args.quick else 1000
+    label_counts = (5, 20) if args.quick else (5, 10, 20, 50, 100)
+    data = pendigits(n, n)
+    warm = label_unions(data["digits_train"][:60], 2)  # imports and first calls outside the timings
+    run(data["K"][:, :60, :60], warm, data["K_test"][:, :5, :60], warm[:5], "mlmkl-sum", family="mlmkl_sum")
+    results: dict[str, dict[str, Any]] = {}
+    for L in label_counts:
+        t0 = time.perf_counter()
+        Y, Y_test = label_unions(data["digits_train"], L), label_unions(data["digits_test"], L)
+        results[f"pendigits L={L}"] = {"L": L, **study(data["K"], Y, data["K_test"], Y_test)}
+        print(f"pendigits L={L}: {time.perf_counter() - t0:.1f} s", flush=True)
+    if not args.quick:
+        ye = yeast()
+        results["yeast"] = {"L": ye["Y"].shape[1], **study(ye["K"], ye["Y"], ye["K_test"], ye["Y_test"])}
+    payload = {"settings": {"C": C, "n_train": n, "n_test": n, "widths": WIDTHS,
+                            "labels": label_counts, "threads": os.environ.get("OMP_NUM_THREADS")},
+               "machine": common.machine_info(), "results": results, "verdicts": verdicts(results)}
+    print(f"## mlmkl_labels: C = {C:g}, N = {n} Pendigits digits, 12 Gaussian kernels\n")
+    print(table(results))
+    print("\nverdicts:", payload["verdicts"])
+    out = Path(__file__).resolve().parent / "results" / f"mlmkl_labels{'_quick' if args.quick else ''}.json"
+    common.save_results(out, payload, lambda png: draw(payload, png))
+
+
+if __name__ == "__main__":
+    main()
