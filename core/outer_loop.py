@@ -44,7 +44,7 @@ from kernelfuse.errors import SolverError
 from kernelfuse.optimizer import OuterOptimizer
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.problem import Problem
-from kernelfuse.result import History, relative_gap
+from kernelfuse.result import History
 from kernelfuse.solver import Model, Requirements, Solver
 from kernelfuse.stopping import Progress, StoppingRule
 from kernelfuse.validation import count, positive
