@@ -37,14 +37,9 @@ import scipy.optimize
 from kernelfuse import objectives
 from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
 from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import Problem
 from kernelfuse.svm_solver import SVMSolution, SVMSolver
-
-
-def _default_svm() -> SVMSolver:
-    from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-
-    return ActiveSetSVM()
 
 
 def weighted_lower_bound(sums: np.ndarray, A: np.ndarray, gamma: np.ndarray) -> float:
@@ -104,7 +99,7 @@ class LabelSVMs(Oracle):
 
     name = "label-svms"
     families = frozenset({"mlmkl_sum", "mlmkl_max"})
-    svm_solver: SVMSolver = attrs.field(factory=_default_svm)
+    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM)
 
     def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
         M, L = problem.n_kernels, problem.n_outputs

@@ -35,14 +35,9 @@ import numpy as np
 from kernelfuse.mirror_map import MirrorMap
 from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
+from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
 from kernelfuse.problem import Problem
 from kernelfuse.validation import positive
-
-
-def _default_map() -> MirrorMap:
-    from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
-
-    return EntropicSimplices()
 
 
 @attrs.define
@@ -56,7 +51,7 @@ class SaddleMirrorDescent(OuterOptimizer):
     """Multiplicative updates of the kernel weights (descent) and label weights (ascent), eq. 7."""
 
     name = "saddle-mirror-descent"
-    mirror_map: MirrorMap = attrs.field(factory=_default_map)
+    mirror_map: MirrorMap = attrs.field(factory=EntropicSimplices)
     step_scale: float = attrs.field(default=1.0, converter=float, validator=positive)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> _State:

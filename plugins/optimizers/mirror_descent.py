@@ -32,15 +32,10 @@ from kernelfuse.errors import ValidationError
 from kernelfuse.mirror_map import MirrorMap
 from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
+from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
 from kernelfuse.problem import Problem
 
 STEP_RULES = ("armijo", "lipschitz-free", "theorem-3.1")
-
-
-def _default_map() -> MirrorMap:
-    from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
-
-    return EntropicSimplices()
 
 
 def _check_rule(instance: Any, attribute: Any, value: str) -> None:
@@ -76,7 +71,7 @@ class MirrorDescent(OuterOptimizer):
     """Entropic mirror descent on a product of simplices with Armijo or 1/sqrt(t) steps."""
 
     name = "mirror-descent"
-    mirror_map: MirrorMap = attrs.field(factory=_default_map)
+    mirror_map: MirrorMap = attrs.field(factory=EntropicSimplices)
     step_rule: str = attrs.field(default="armijo", validator=_check_rule)
     A: float = 1.0
     grow: float = 1.5

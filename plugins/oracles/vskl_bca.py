@@ -44,14 +44,9 @@ import numpy as np
 from kernelfuse import objectives
 from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
 from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import Problem
 from kernelfuse.svm_solver import SVMSolution, SVMSolver
-
-
-def _default_svm() -> SVMSolver:
-    from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-
-    return ActiveSetSVM()
 
 
 def exponents(q: float) -> tuple[float, float]:
@@ -92,7 +87,7 @@ class VSKLBlockCoordinateAscent(Oracle):
 
     name = "vskl-bca"
     families = frozenset({"vskl", "l1_mkl_sq"})
-    svm_solver: SVMSolver = attrs.field(factory=_default_svm)
+    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM)
     #: Stop the sweeps when ``max_j |log gamma_j - log gamma_j_prev| <= bca_tol``.
     bca_tol: float = 1e-6
     max_bca_iter: int = 500

@@ -17,16 +17,11 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import Problem
 from kernelfuse.result import History
 from kernelfuse.solver import Model, Solver
 from kernelfuse.svm_solver import SVMSolver
-
-
-def _default_svm() -> SVMSolver:
-    from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-
-    return ActiveSetSVM()
 
 
 @attrs.define
@@ -35,7 +30,7 @@ class AverageKernelSVM(Solver):
 
     name: ClassVar[str] = "average"
     families: ClassVar[frozenset[str]] = frozenset({"l1_mkl_sq", "vskl"})
-    svm_solver: SVMSolver = attrs.field(factory=_default_svm)
+    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM)
     blas_threads: int | None = 1
 
     def parts(self) -> dict[str, object]:
