@@ -60,34 +60,49 @@ def test_sum_reaches_the_cvxpy_optimum(seed, C):
     assert result.gap <= 1e-6
 
 
-# Seeds 0-7 of this generator; on seed 8 (C = 5) the label weights recover slowly from
-# an early wrong favourite and SA is still 8% above after 4,000 iterations
-# (docs/methods/ml-mkl-sa.md, "Known limitations").
 @fixed_iterations
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("C", [0.5, 5.0])
 def test_sa_worst_label_within_two_percent_of_cvxpy(seed, C):
     K, Y = problem_data(seed, L=2 + seed % 5)
     result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=C, seed=seed,
-                              tol=1e-12, max_iter=2000)
+                              tol=1e-12, max_iter=500)
     best = reference(K, Y, "mlmkl_max", C)
     # The reported objective is max_k SVM_k(p_hat), recomputed from the returned model.
     assert result.objective == pytest.approx(recomputed(K, Y, "mlmkl_max", C, result), rel=1e-10)
     assert best * (1 - 1e-6) <= result.objective <= (1 + MAX_TOL) * best
     # Its certified bound (best label weights, a linear programme) is below the optimum.
     assert result.dual_objective <= best * (1 + 1e-7)
-    assert result.counters["svm_calls"] == 2000 + 1 + Y.shape[1]  # T + 1 sampled, L final
+    # T + 1 sampled, L to fill the control-variate table at the start, L for the final model.
+    assert result.counters["svm_calls"] == 500 + 1 + 2 * Y.shape[1]
 
 
-def test_sampler_estimates_are_unbiased():
-    """E over the drawn label of the sampler's estimate is the exact saddle operator."""
+def test_sa_default_stop_lands_within_two_percent():
+    """With its defaults (averaged weights moving by less than 1e-3) on the same problems."""
+    worst = 0.0
+    for seed in range(10):
+        K, Y = problem_data(seed, L=2 + seed % 5)
+        result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=seed)
+        best = reference(K, Y, "mlmkl_max", 1.0)
+        assert result.converged
+        worst = max(worst, (result.objective - best) / best)
+    assert worst <= MAX_TOL
+
+
+@pytest.mark.parametrize("control_variates", [True, False])
+def test_sampler_estimates_are_unbiased(control_variates):
+    """E over the drawn label of the sampler's estimate is the exact saddle operator, with a
+    stale control-variate table (from another point) or with the plain estimates of eq. 9."""
     K, Y = problem_data(3, L=5)
     problem = Problem.create(K, Y, "mlmkl_max", C=1.0)
-    sampler = LabelSampler(delta=0.3, seed=0)
+    sampler = LabelSampler(delta=0.3, seed=0, control_variates=control_variates)
     p = np.array([0.1, 0.2, 0.3, 0.4])
     gamma = np.array([0.5, 0.05, 0.15, 0.2, 0.1])
     point = np.r_[p, gamma]
-    _, state = sampler.init(problem)
+    start, state = sampler.init(problem)
+    _, state = sampler.query(start, state)  # fills the table at the uniform weights
+    if control_variates:
+        assert np.all(state.values > 0)
     drawn = smoothed(gamma, 0.3)
 
     class Fixed:
@@ -158,13 +173,18 @@ def test_multilabel_estimator_with_sa_and_sum():
 
     X, Y = make_multilabel_classification(n_samples=160, n_features=5, n_classes=4, random_state=3)
     specs = kernel_grid(5, widths=(1.0, 5.0), degrees=(1,))
-    scores = {}
     for solver, family in (("mlmkl-sa", "mlmkl_max"), ("mlmkl-sum", "mlmkl_sum")):
         model = MultiLabelMKLClassifier(kernels=specs, standardize=True, solver=solver, family=family,
                                         C=1.0, random_state=0).fit(X[:100], Y[:100])
         assert len(model.results_) == 1 and model.coef_.shape == (len(specs), 4, 100)
-        scores[solver] = mean_average_precision(Y[100:], model.decision_function(X[100:]))
-    assert scores["mlmkl-sa"] >= 0.7 and abs(scores["mlmkl-sa"] - scores["mlmkl-sum"]) <= 0.05
+        assert model.results_[0].solver == solver and model.results_[0].family == family
+        assert mean_average_precision(Y[100:], model.decision_function(X[100:])) >= 0.75
+    # random_state reaches the sampler: the same seed, the same model.
+    again = MultiLabelMKLClassifier(kernels=specs, standardize=True, solver="mlmkl-sa",
+                                    family="mlmkl_max", C=1.0, random_state=0).fit(X[:100], Y[:100])
+    first = MultiLabelMKLClassifier(kernels=specs, standardize=True, solver="mlmkl-sa",
+                                    family="mlmkl_max", C=1.0, random_state=0).fit(X[:100], Y[:100])
+    np.testing.assert_array_equal(again.kernel_weights_, first.kernel_weights_)
 
 
 def test_average_precision_per_label():
