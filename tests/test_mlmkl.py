@@ -138,11 +138,20 @@ def test_saddle_gap_estimate_decreases_with_T():
 def test_iterate_averaging_reports_the_mean_iterate():
     K, Y = problem_data(2, L=3)
     result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=2,
-                              tol=1e-12, max_iter=50, record_points=True)
+                              tol=1e-12, max_iter=50, record_points=True, decay=0.0)
     averages = np.array([row.point for row in result.history[:-1]])
     counts = np.arange(1, len(averages) + 1)[:, None]
     iterates = np.vstack([averages[0], counts[1:] * averages[1:] - (counts[1:] - 1) * averages[:-1]])
     np.testing.assert_allclose(iterates.mean(axis=0), averages[-1], atol=1e-12)
+    # Polynomial-decay weights (the recipe's default, decay 3): the same iterates, weights
+    # proportional to prod of (1 - w_s) from the recurrence.
+    decayed = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=2,
+                               tol=1e-12, max_iter=50, record_points=True)
+    weights = np.ones(1)
+    for t in range(2, len(iterates) + 1):
+        w = 4.0 / (t + 3.0)
+        weights = np.r_[weights * (1 - w), w]
+    np.testing.assert_allclose(weights @ iterates, decayed.history[-2].point, atol=1e-12)
     assert np.all(iterates >= -1e-12)
     np.testing.assert_allclose(iterates[:, :4].sum(axis=1), 1.0)  # kernel weights on the simplex
     np.testing.assert_allclose(iterates[:, 4:].sum(axis=1), 1.0)  # label weights on the simplex

@@ -3,7 +3,14 @@
 Wraps an inner optimiser and leaves its steps unchanged; its
 :meth:`~IterateAveraging.estimate` is the uniform average
 ``z_bar_T = (1 / (T + 1)) sum_{t=0..T} z_t`` of the points it visited, the
-point whose saddle-point gap stochastic mirror descent bounds.  The outer
+point whose saddle-point gap stochastic mirror descent bounds, or with
+``decay = eta > 0`` the polynomial-decay average
+``z_bar_t = (1 - w_t) z_bar_{t-1} + w_t z_t``, ``w_t = (eta + 1) / (t + eta)``
+(Shamir and Zhang 2013), which weighs late iterates more and forgets the
+early ones at the same O(1) cost.  ``mlmkl-sa`` uses ``decay = 3``: on
+Pendigits (N = 300, L = 5 and 20) it reached a lower ``max_k SVM_k`` than
+the uniform mean at the same stop, in as many or fewer iterations
+(docs/methods/ml-mkl-sa.md).  The outer
 loop stops on the change of this average (``stop="estimate_change"``) and
 asks the oracle for the complete model there.  Composes like an optax
 wrapper: ``IterateAveraging(inner=SaddleMirrorDescent())``.
@@ -40,6 +47,9 @@ class IterateAveraging(OuterOptimizer):
 
     name = "iterate-averaging"
     inner: OuterOptimizer = attrs.field(factory=_default_inner)
+    #: Polynomial-decay weights ``w_t proportional to (t + decay - 1)^decay`` (Shamir and Zhang
+    #: 2013); 0: the uniform mean of eq. 10.
+    decay: float = attrs.field(default=0.0, converter=float)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> _State:
         return _State(self.inner.init(problem, point, answer), np.array(point, dtype=float), 1)
@@ -49,7 +59,8 @@ class IterateAveraging(OuterOptimizer):
     ) -> tuple[np.ndarray, OracleAnswer, _State]:
         new_point, new_answer, inner = self.inner.step(point, answer, state.inner, evaluate)
         count = state.count + 1
-        average = state.average + (new_point - state.average) / count
+        weight = (self.decay + 1.0) / (count + self.decay)
+        average = state.average + weight * (new_point - state.average)
         return new_point, new_answer, _State(inner, average, count)
 
     def estimate(self, point: np.ndarray, state: _State) -> np.ndarray:
