@@ -18,10 +18,10 @@ steps from a warm start on a nearby kernel.  The linear algebra is dense
 double precision, so kernel weights spread over many orders of magnitude
 (VSKL with q = inf) are no trouble.  Without global convergence guarantees
 for a general PSD ``K``, a step pattern that repeats or runs past
-``max_iter`` hands over to a globally convergent solver (libsvm with an
-intercept, OSQP without), whose answer is then polished by the same steps.
-A cold start (no warm start) begins from libsvm's solution, with or
-without an intercept.
+``max_iter`` restarts as a cold start does: from libsvm's solution (with
+an intercept), polished by the same steps with or without one; where that
+polish fails too, a globally convergent solver (libsvm with an intercept,
+OSQP without) answers and is polished.
 """
 
 from __future__ import annotations
@@ -56,9 +56,8 @@ class ActiveSetSVM(SVMSolver):
         result = self._newton(K, y, C, intercept, warm_start.alpha, warm_start.intercept)
         if result is not None:
             return result
-        solution = self._fallback(K, y, C, intercept)
-        polished = self._newton(K, y, C, intercept, solution.alpha, solution.intercept)
-        return polished if polished is not None else solution
+        self.fallbacks += 1
+        return self._cold_start(K, y, C, intercept)
 
     def _cold_start(self, K: np.ndarray, y: np.ndarray, C: float, intercept: bool) -> SVMSolution:
         """libsvm's solution (with an intercept), polished by the active-set steps.
@@ -73,14 +72,12 @@ class ActiveSetSVM(SVMSolver):
         polished = self._newton(K, y, C, intercept, start.alpha, start.intercept)
         if polished is not None:
             return attrs.evolve(polished, n_iter=polished.n_iter + start.n_iter)
-        if intercept:
-            raise RuntimeError("active-set polish failed after libsvm")  # pragma: no cover
         solution = self._fallback(K, y, C, intercept)
         polished = self._newton(K, y, C, intercept, solution.alpha, solution.intercept)
         return polished if polished is not None else solution
 
     def _fallback(self, K: np.ndarray, y: np.ndarray, C: float, intercept: bool) -> SVMSolution:
-        self.fallbacks += 1
+        """The globally convergent solver, where libsvm's start does not polish."""
         if intercept:
             from kernelfuse.plugins.svm.libsvm import LibSVM
 
