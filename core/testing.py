@@ -1,0 +1,253 @@
+"""Conformance checks for plugin parts, like scikit-learn's ``check_estimator``.
+
+A plugin author calls these in their own tests; kernelfuse's built-in parts
+run them too (``tests/test_conformance.py``).  Each check raises an
+``AssertionError`` naming the part and the property that failed, and
+returns the names of the properties it checked (a part checks only the
+capabilities it has):
+
+* :func:`check_loss`: values and ``total``; a ``derivative`` is a
+  sub-gradient (the convexity inequality at random displacements) and the
+  derivative where the loss is smooth (central differences); the
+  ``conjugate`` satisfies Fenchel-Young, with equality at the derivative;
+  the conjugate's derivatives agree with finite differences; the
+  conjugate's prox minimises its objective; the cvxpy form equals ``total``.
+* :func:`check_prox`: the Moreau identity, non-expansiveness, and, where the
+  function's value is known, optimality of ``prox`` against perturbations
+  and Fenchel-Young equality where its conjugate is known.
+* :func:`check_mirror_map`: ``grad_h*`` inverts ``grad_h`` on the set, the
+  Bregman divergence is non-negative and zero on the diagonal.
+* :func:`check_solver`: on small seeded problems of a family the solver's
+  objective is within ``rtol`` of the exact ``cvxpy`` optimum, and equals
+  the family objective recomputed from the returned model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from kernelfuse.loss import Loss
+from kernelfuse.mirror_map import MirrorMap
+from kernelfuse.prox import ProxOperator
+
+
+def _label(part: object) -> str:
+    if isinstance(part, str):
+        return f"solver {part!r}"
+    return f"{type(part).__name__} {getattr(part, 'name', '')!r}".strip()
+
+
+def _require(condition: bool, part: object, message: str) -> None:
+    if not condition:
+        raise AssertionError(f"{_label(part)}: {message}")
+
+
+def _has(part: object, method: str) -> bool:
+    return callable(getattr(part, method, None))
+
+
+def _loss_data(loss: Loss, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if loss.target == "multiclass":
+        return rng.integers(0, 4, size=n), rng.normal(scale=2.0, size=(n, 4))
+    if loss.target == "real":
+        return rng.normal(size=n), rng.normal(scale=2.0, size=n)
+    return rng.choice([-1.0, 1.0], size=n), rng.normal(scale=2.0, size=n)
+
+
+def check_loss(loss: Loss, *, seed: int = 0, n: int = 60) -> list[str]:
+    """Check a :class:`~kernelfuse.loss.Loss` and every capability it offers."""
+    rng = np.random.default_rng(seed)
+    y, f = _loss_data(loss, rng, n)
+    checked = ["value"]
+    values = np.asarray(loss.value(y, f), dtype=float)
+    _require(values.shape == (n,), loss, f"value() must give one number per example, got {values.shape}")
+    _require(bool(np.isfinite(values).all()), loss, "value() is not finite on finite inputs")
+    _require(math.isclose(loss.total(y, f), float(values.sum()), rel_tol=1e-12, abs_tol=1e-12),
+             loss, "total() differs from the sum of value()")
+    if _has(loss, "derivative"):
+        checked.append("derivative")
+        g = np.asarray(loss.derivative(y, f), dtype=float)
+        _require(g.shape == f.shape, loss, f"derivative() has shape {g.shape}, f has {f.shape}")
+        for scale in (1e-3, 0.3, 3.0):  # sub-gradient inequality of a convex loss
+            d = rng.normal(scale=scale, size=f.shape)
+            gap = loss.total(y, f + d) - loss.total(y, f) - float(np.sum(g * d))
+            _require(gap >= -1e-9 * max(1.0, abs(loss.total(y, f))), loss,
+                     f"derivative() is not a sub-gradient: loss(f + d) < loss(f) + <g, d> by {-gap:.3g}")
+        if f.ndim == 1:
+            h = 1e-6
+            left = (loss.value(y, f) - loss.value(y, f - h)) / h
+            right = (loss.value(y, f + h) - loss.value(y, f)) / h
+            smooth = np.abs(right - left) < 1e-4
+            error = np.abs(g - 0.5 * (left + right))[smooth]
+            _require(error.size == 0 or float(error.max()) < 1e-4, loss,
+                     f"derivative() differs from central differences by {error.max():.3g} where smooth")
+    if _has(loss, "conjugate") and f.ndim == 1:
+        checked.append("conjugate")
+        rho = rng.uniform(-1.5, 1.5, size=n)
+        star = np.asarray(loss.conjugate(y, rho), dtype=float)
+        young = loss.value(y, f) + star - rho * f
+        _require(bool(np.all(young >= -1e-9)), loss,
+                 f"Fenchel-Young fails: loss(f) + loss*(rho) < rho f by {-young.min():.3g}")
+        if _has(loss, "derivative"):
+            g = loss.derivative(y, f)
+            equality = loss.value(y, f) + loss.conjugate(y, g) - g * f
+            _require(float(np.max(np.abs(equality))) < 1e-8, loss,
+                     "Fenchel-Young is not an equality at rho = derivative(f): the conjugate or "
+                     f"the derivative is wrong (by {np.max(np.abs(equality)):.3g})")
+        if _has(loss, "conjugate_derivative"):
+            checked.append("conjugate_derivative")
+            h = 1e-6
+            with np.errstate(invalid="ignore"):  # inf - inf outside the conjugate's domain
+                numeric = (loss.conjugate(y, rho + h) - loss.conjugate(y, rho - h)) / (2 * h)
+            exact = np.asarray(loss.conjugate_derivative(y, rho), dtype=float)
+            ok = np.isfinite(numeric) & np.isfinite(exact) & np.isfinite(star)
+            error = np.abs(exact - numeric)[ok]
+            _require(error.size == 0 or float(error.max()) < 1e-4 * max(1.0, float(np.abs(numeric[ok]).max())),
+                     loss, "conjugate_derivative() differs from central differences")
+        if _has(loss, "conjugate_prox"):
+            checked.append("conjugate_prox")
+            from scipy.optimize import minimize_scalar
+
+            lower, upper = (loss.conjugate_domain(y) if _has(loss, "conjugate_domain")
+                            else (np.full(n, -np.inf), np.full(n, np.inf)))
+            for step in (0.1, 1.0, 4.0):
+                v = rng.normal(scale=1.5, size=n)
+                w = loss.conjugate_prox(y, v, step)
+                for i in range(min(n, 15)):
+                    def objective(t: float, i: int = i) -> float:
+                        return float(loss.conjugate(y[i:i + 1], np.array([t]))[0]) + (t - v[i]) ** 2 / (2 * step)
+                    best = minimize_scalar(objective, bounds=(max(lower[i], -50.0), min(upper[i], 50.0)),
+                                           method="bounded", options={"xatol": 1e-12})
+                    _require(objective(w[i]) <= best.fun + 1e-8, loss,
+                             f"conjugate_prox() is not the minimiser (example {i}, step {step})")
+    if _has(loss, "cvxpy_sum"):
+        checked.append("cvxpy_sum")
+        import cvxpy as cp
+
+        variable = cp.Variable(f.shape)
+        expression, constraints = loss.cvxpy_sum(y, variable)
+        problem = cp.Problem(cp.Minimize(expression), list(constraints) + [variable == f])
+        problem.solve(solver="CLARABEL")
+        _require(math.isclose(problem.value, loss.total(y, f), rel_tol=1e-6, abs_tol=1e-6), loss,
+                 f"cvxpy_sum() gives {problem.value:.8g}, total() {loss.total(y, f):.8g}")
+    return checked
+
+
+def check_prox(prox: ProxOperator, *, shape: tuple[int, ...] = (6, 4), seed: int = 0,
+               value: Callable[[np.ndarray], float] | None = None,
+               conjugate: Callable[[np.ndarray], float] | None = None,
+               steps: Iterable[float] = (0.2, 1.0, 3.0)) -> list[str]:
+    """Check a :class:`~kernelfuse.prox.ProxOperator` on random points of ``shape``.
+
+    ``value`` (g) and ``conjugate`` (g*) default to the operator's own
+    ``value`` / ``conjugate`` methods where it has them.
+    """
+    rng = np.random.default_rng(seed)
+    value = value or (prox.value if _has(prox, "value") else None)  # type: ignore[attr-defined]
+    conjugate = conjugate or (prox.conjugate if _has(prox, "conjugate") else None)  # type: ignore[attr-defined]
+    checked = ["moreau", "non-expansive"]
+    for step in steps:
+        x, x2 = rng.normal(scale=2.0, size=shape), rng.normal(scale=2.0, size=shape)
+        z = prox.prox(x, step)
+        moreau = z + step * prox.prox_conjugate(x / step, 1.0 / step)
+        _require(np.allclose(moreau, x, atol=1e-9), prox,
+                 f"the Moreau identity fails at step {step} (by {np.abs(moreau - x).max():.3g})")
+        spread = np.linalg.norm(z - prox.prox(x2, step))
+        _require(spread <= np.linalg.norm(x - x2) * (1 + 1e-9), prox, f"not non-expansive at step {step}")
+        if value is not None:
+            def objective(u: np.ndarray) -> float:
+                return float(value(u)) + float(np.sum((u - x) ** 2)) / (2 * step)
+            best = objective(z)
+            for scale in (1e-4, 1e-2, 0.3):
+                for _ in range(5):
+                    other = objective(z + rng.normal(scale=scale, size=shape))
+                    _require(best <= other + 1e-10 * max(1.0, abs(best)), prox,
+                             f"prox() is not the minimiser at step {step}: a perturbation lowers "
+                             f"g(z) + ||z - x||^2 / (2 step) by {best - other:.3g}")
+            if conjugate is not None:
+                w = (x - z) / step  # the optimality residual lies in the sub-differential of g at z
+                gap = float(value(z)) + float(conjugate(w)) - float(np.sum(w * z))
+                _require(abs(gap) < 1e-8 * max(1.0, abs(float(value(z)))), prox,
+                         f"the residual (x - z) / step is not a sub-gradient at z (Fenchel-Young gap {gap:.3g})")
+    if value is not None:
+        checked.append("optimality")
+        if conjugate is not None:
+            checked.append("fenchel-young")
+    return checked
+
+
+def check_mirror_map(mirror_map: MirrorMap, points: Iterable[np.ndarray], groups: np.ndarray) -> list[str]:
+    """Check a :class:`~kernelfuse.mirror_map.MirrorMap` at ``points`` of its set (with ``groups``)."""
+    points = [np.asarray(p, dtype=float) for p in points]
+    for x in points:
+        back = mirror_map.grad_h_conjugate(mirror_map.grad_h(x), groups)
+        _require(np.allclose(back, x, rtol=1e-9, atol=1e-12), mirror_map,
+                 f"grad_h_conjugate(grad_h(x)) != x (by {np.abs(back - x).max():.3g})")
+        _require(abs(mirror_map.divergence(x, x)) < 1e-12, mirror_map, "divergence(x, x) != 0")
+    for x in points:
+        for z in points:
+            _require(mirror_map.divergence(x, z) >= -1e-12, mirror_map, "a Bregman divergence is negative")
+    return ["inverse", "divergence"]
+
+
+def _problem_data(family: str, seed: int, n: int, n_kernels: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Gaussian kernels of several widths on 3-d points, and targets the family takes."""
+    from kernelfuse.families import get_family
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.stack([np.exp(-D / w) for w in np.geomspace(0.3, 6.0, n_kernels)])
+    score = X @ rng.normal(size=3) + 0.5 * rng.normal(size=n)
+    target = get_family(family).target
+    extra: dict[str, Any] = {}
+    if target == "multilabel":
+        y = np.where(X @ rng.normal(size=(3, 3)) + 0.5 * rng.normal(size=(n, 3)) > 0, 1.0, -1.0)
+    else:
+        y = np.where(score > np.median(score), 1.0, -1.0)
+    if get_family(family).uses_groups:
+        extra["groups"] = np.arange(n_kernels) % 2
+    return K, y, extra
+
+
+def check_solver(solver: Any, family: str, *, seeds: Iterable[int] = (0, 1, 2), n: int = 30,
+                 n_kernels: int = 4, rtol: float = 1e-4, **params: Any) -> list[float]:
+    """Solve small seeded problems of ``family`` with ``solver`` (a name or a built solver) and
+    compare with the exact ``cvxpy`` optimum; returns the relative differences."""
+    import kernelfuse
+    from kernelfuse import objectives
+    from kernelfuse.problem import Problem
+
+    differences = []
+    for seed in seeds:
+        K, y, extra = _problem_data(family, seed, n, n_kernels)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = kernelfuse.solve(K, y, solver=solver, family=family, **extra, **params)
+            with contextlib.redirect_stdout(io.StringIO()):
+                reference = kernelfuse.solve(K, y, solver="cvxpy", family=family, **extra,
+                                             **{k: v for k, v in params.items() if k in _family_params(family)})
+        problem = Problem.create(K, y, family, **extra,
+                                 **{k: v for k, v in params.items() if k in _family_params(family)})
+        again = objectives.evaluate(problem, result.coef, result.intercept, result.kernel_weights)
+        _require(math.isclose(again, result.objective, rel_tol=1e-8, abs_tol=1e-10), solver,
+                 f"the reported objective {result.objective:.10g} is not the one its model gives, {again:.10g}")
+        difference = (result.objective - reference.objective) / max(1.0, abs(reference.objective))
+        _require(difference <= rtol, solver,
+                 f"seed {seed}: objective {result.objective:.8g} is {difference:.3g} above the cvxpy "
+                 f"optimum {reference.objective:.8g} of {family} (rtol {rtol:g})")
+        differences.append(difference)
+    return differences
+
+
+def _family_params(family: str) -> set[str]:
+    from kernelfuse.families import get_family
+
+    return {p.name for p in get_family(family).params} | {"loss"}
