@@ -72,6 +72,10 @@ def test_mirror_maps_conform():
         points.append(x / np.bincount(groups, weights=x)[groups])
     assert check_mirror_map(get_registry().create("prox", "entropic"), points, groups) == [
         "inverse", "divergence"]
+    blocks = [rng.normal(size=(4, 3)) for _ in range(4)]  # OBSCURE's map: every row a block
+    for p in (1.2, 1.5, 2.0):
+        group_norm = get_registry().create("prox", "group-norm", p=p)
+        assert check_mirror_map(group_norm, blocks, np.arange(4)) == ["inverse", "divergence"]
 
 
 @pytest.mark.parametrize("solver, family, params", [
