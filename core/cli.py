@@ -96,9 +96,24 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 0 if result.status != "failed" else 1
 
 
+def _recipe_parts(recipe: object) -> str:
+    """``role=name`` for every part of a recipe, and its non-default settings."""
+    parts = ", ".join(f"{role}={name}" for role, (_, name) in getattr(recipe, "parts", {}).items())
+    defaults = ", ".join(f"{key}={value!r}" for key, value in getattr(recipe, "defaults", {}).items())
+    assembler = getattr(getattr(recipe, "assembler", None), "__name__", "")
+    return f"{assembler}({parts})" + (f" with {defaults}" if defaults else "")
+
+
 def _cmd_plugins(args: argparse.Namespace) -> int:
+    from kernelfuse.recipe import Recipe
     from kernelfuse.registry import get_registry
 
+    if args.recipes:
+        recipes = [e for e in get_registry() if e.kind == "solver" and isinstance(e.factory, Recipe)]
+        width = max(len(e.name) for e in recipes)
+        for entry in recipes:
+            print(f"{entry.name:{width}}  {_recipe_parts(entry.factory)}")
+        return 0
     rows = [
         (e.kind, e.name, e.provider, e.description)
         for e in get_registry()
@@ -245,6 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     plugins = commands.add_parser("plugins", help="list registered components")
     plugins.add_argument("--kind", choices=KINDS, help="only this kind")
+    plugins.add_argument("--recipes", action="store_true",
+                         help="each named solver's parts (role=registered name) and settings")
     plugins.set_defaults(run=_cmd_plugins)
 
     demo = commands.add_parser("demo", help="the main job: MKL on breast cancer with the kernel grid")

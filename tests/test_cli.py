@@ -138,6 +138,15 @@ def test_plugins_lists_every_component():
     assert all(len(line.split()) > 3 for line in lines[1:]), "every row has a description"
 
 
+def test_plugins_recipes_show_each_solvers_parts(capsys):
+    assert main(["plugins", "--recipes"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "optimizer=mirror-descent" in lines["mirror-vskl"]
+    assert "oracle.svm_solver=active-set" in lines["mirror-vskl"]
+    assert "oracle=label-sampler" in lines["mlmkl-sa"] and "stop='estimate_change'" in lines["mlmkl-sa"]
+    assert "optimizer=reduced-gradient, oracle=label-svms" in lines["mlmkl-simplemkl"]
+
+
 def test_families_lists_all_seven(capsys):
     assert main(["families"]) == 0
     out = capsys.readouterr().out

@@ -5,7 +5,9 @@
   of mirrorVSKL + an SVM solver; families ``vskl`` and ``l1_mkl_sq``.
 * ``simplemkl``: SimpleMKL's reduced gradient + the same oracle and SVM
   solver; family ``l1_mkl_sq``.
-* ``average``: the average-kernel SVM baseline.
+* ``average``: the average-kernel SVM baseline;
+* ``variants``: solvers no seed paper has, from the registered parts only
+  (``mlmkl-max-md``, ``mlmkl-max-averaged-md``, ``mlmkl-simplemkl``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from kernelfuse.hookspecs import hookimpl
 from kernelfuse.outer_loop import OuterLoop
 from kernelfuse.plugins.recipes.average_kernel import AverageKernelSVM
+from kernelfuse.plugins.recipes.variants import VARIANTS
 from kernelfuse.recipe import Recipe
 
 DEFAULT_SVM = ("svm_solver", "active-set")
@@ -48,5 +51,5 @@ RECIPES = (
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    for recipe in RECIPES:
+    for recipe in RECIPES + VARIANTS:
         registry.add("solver", recipe.name, recipe, description=recipe.description)
