@@ -20,8 +20,20 @@ $(DEMO_STAMP): $(STAMP)
 demo: $(DEMO_STAMP)
 	$(VENV)/bin/kernelfuse demo --output demo-output
 
-test: $(STAMP)
-	$(PY) -m pytest
+# The plugin packages in contrib/ install like any third-party package (their
+# own pyproject.toml and entry points); `make test` runs their tests too.
+# Installed as built packages (not editable), as a user would install them.
+CONTRIB := $(wildcard contrib/*/pyproject.toml)
+CONTRIB_FILES := $(shell find contrib -path '*/build' -prune -o \( -name '*.py' -o -name pyproject.toml \) -print)
+CONTRIB_STAMP := $(VENV)/.contrib-installed
+$(CONTRIB_STAMP): $(STAMP) $(CONTRIB_FILES)
+	for project in $(dir $(CONTRIB)); do \
+		$(PY) -m pip install --quiet --no-deps --no-build-isolation --force-reinstall $$project || exit 1; \
+	done
+	touch $(CONTRIB_STAMP)
+
+test: $(CONTRIB_STAMP)
+	$(PY) -m pytest tests contrib
 
 # Benchmarks measure, they never test: each prints ratio tables and writes
 # JSON + PNG under benchmarks/results/ (see benchmarks/README.md).

@@ -10,6 +10,10 @@ import pytest
 from kernelfuse import UnknownNameError
 from kernelfuse.registry import PluginWarning, Registry, get_registry, load_registry
 
+#: The plugin packages of contrib/ and what they register (`make test` installs them).
+CONTRIB = {"kernelfuse-robust-losses": [("loss", "huber"), ("loss", "pinball")],
+           "kernelfuse-alignment": [("solver", "alignment")]}
+
 
 def make_distribution(root: Path, name: str, entry_points: dict[str, str], modules: dict[str, str]) -> None:
     """An installed distribution as importlib.metadata sees it: dist-info + modules."""
@@ -63,9 +67,9 @@ def third_party(tmp_path, monkeypatch):
 def test_builtins_register_through_their_entry_points():
     registry = load_registry()
     losses = {e.name: e for e in registry if e.kind == "loss"}
-    assert {"hinge", "squared-hinge", "logistic", "squared", "eps-insensitive",
-            "crammer-singer"} <= set(losses)
-    assert all(e.provider == "kernelfuse" for e in losses.values())
+    builtin = {"hinge", "squared-hinge", "logistic", "squared", "eps-insensitive", "crammer-singer"}
+    assert builtin <= set(losses)
+    assert all(losses[name].provider == "kernelfuse" for name in builtin)
     assert "cvxpy" in registry.names("solver")
     assert registry.get("solver", "cvxpy").provider == "kernelfuse"
 
@@ -94,7 +98,7 @@ def test_uninstalled_plugin_is_not_seen():
     """Without the fake distribution on the path (the fixture is undone), no trace of it."""
     registry = load_registry()
     assert "huber-test" not in registry.names("loss")
-    assert {e.provider for e in registry} == {"kernelfuse"}
+    assert {e.provider for e in registry} <= {"kernelfuse"} | set(CONTRIB)  # contrib/, when installed
 
 
 def test_unknown_names_list_close_matches():
@@ -119,3 +123,22 @@ def test_names_are_canonical_and_unique():
     with pytest.warns(PluginWarning, match="already registered"):
         registry.add("sampler", "uniform-labels", object)
     assert registry.get("sampler", "uniform-labels").factory is Thing
+
+
+
+def test_contrib_packages_are_seen_only_when_installed():
+    """The packages in contrib/ register through their own entry points: without them
+    (here: their entry points left out, as if uninstalled) kernelfuse does not see them."""
+    import importlib.metadata
+
+    points = list(importlib.metadata.entry_points(group="kernelfuse"))
+    installed = {ep.dist.name for ep in points if ep.dist is not None} & set(CONTRIB)
+    if not installed:
+        pytest.skip("no contrib package is installed here (`make test` installs them)")
+    without = load_registry([ep for ep in points if ep.dist is None or ep.dist.name not in CONTRIB])
+    full = load_registry(points)
+    for dist in installed:
+        for kind, name in CONTRIB[dist]:
+            assert full.get(kind, name).provider == dist
+            with pytest.raises(UnknownNameError):
+                without.get(kind, name)

@@ -1,0 +1,48 @@
+"""kernelfuse-alignment: discovered by name, the alignment weights, an honest l1_mkl_sq report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+
+import kernelfuse
+from kernelfuse import Problem, objectives
+from kernelfuse_alignment import alignment_weights, centred_alignments
+
+
+def data(n: int = 80, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    X, y = load_breast_cancer(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(len(y), n, replace=False)
+    X = (X[rows] - X[rows].mean(0)) / X[rows].std(0)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    noise = rng.normal(size=(n, n))
+    K = np.stack([np.exp(-D / (w * D.mean())) for w in (0.1, 1.0, 10.0)] + [noise @ noise.T / n])
+    return K, np.where(y[rows] == 1, 1.0, -1.0)
+
+
+def test_alignment_matches_its_definition():
+    K, y = data()
+    N = len(y)
+    H = np.eye(N) - np.ones((N, N)) / N
+    for m in range(K.shape[0]):
+        Kc = H @ K[m] @ H
+        expected = (y @ Kc @ y) / (np.linalg.norm(Kc) * np.linalg.norm(np.outer(y, y)))
+        assert centred_alignments(K, y)[m] == pytest.approx(expected, rel=1e-10)
+    d = alignment_weights(K, y)
+    assert d.sum() == pytest.approx(1.0) and d[3] < d[:3].min()  # the noise kernel aligns worst
+
+
+def test_solver_by_name_reports_an_upper_bound_and_a_certified_gap():
+    K, y = data()
+    assert kernelfuse.get_registry().get("solver", "alignment").provider == "kernelfuse-alignment"
+    result = kernelfuse.solve(K, y, solver="alignment", family="l1_mkl_sq", C=1.0)
+    optimum = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl_sq", C=1.0).objective
+    recomputed = objectives.evaluate(Problem.create(K, y, "l1_mkl_sq", C=1.0), result.coef,
+                                     result.intercept, result.kernel_weights)
+    assert result.objective == pytest.approx(recomputed, rel=1e-9)
+    assert result.dual_objective <= optimum * (1 + 1e-7) <= result.objective * (1 + 1e-7)
+    np.testing.assert_allclose(result.kernel_weights, alignment_weights(K, y))
+    with pytest.raises(kernelfuse.KernelfuseError, match="vskl"):
+        kernelfuse.solve(K, y, solver="alignment", family="vskl", C=1.0, groups=np.zeros(4, int))
