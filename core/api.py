@@ -93,4 +93,10 @@ def solve(
         check_psd=check_psd, registry=registry, **family_params,
     )
     built = solver if recipe is None else recipe.build(registry, **solver_params)
-    return built.solve(problem, callback=callback)
+
+    def notify(row: Iteration) -> None:  # plugin listeners, then the caller's callback
+        registry.notify_iteration(built.name, fam.name, row)
+        if callback is not None:
+            callback(row)
+
+    return built.solve(problem, callback=notify)

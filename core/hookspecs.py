@@ -30,6 +30,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from kernelfuse.registry import Registry
+    from kernelfuse.result import Iteration
 
 PROJECT = "kernelfuse"
 
@@ -48,4 +49,17 @@ def kernelfuse_register(registry: Registry) -> None:
     ``svm_solver``, ``sampler``, ``stopping``, ``kernel``, ``solver``); ``factory`` is a
     class or callable building the component from keyword parameters; the
     description defaults to the first line of the factory's docstring.
+    """
+
+
+@hookspec
+def kernelfuse_iteration(solver: str, family: str, row: Iteration) -> None:
+    """Called after every outer iteration of every solver run through :func:`kernelfuse.solve`.
+
+    ``row`` is the history row just recorded (:class:`kernelfuse.result.Iteration`):
+    iteration number, objective, certified lower bound and gap, time, and
+    ``counters`` (``active_kernels``, ``svm_calls``, ``kernel_passes`` and a
+    solver's own readings, e.g. ML-MKL-SA's ``saddle_gap_estimate``).  The
+    result's history and the CLI's progress lines are built on the same
+    rows.  A listener must not modify the row; what it returns is ignored.
     """

@@ -80,6 +80,22 @@ class Registry:
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self._provider = "(direct)"
+        self._plugins: pluggy.PluginManager | None = None
+
+    def load_plugin(self, plugin: object, provider: str = "(direct)") -> None:
+        """Load a plugin object as an installed entry point is loaded: its
+        ``kernelfuse_register`` hook runs and its other hooks (``kernelfuse_iteration``)
+        listen from now on.  For trying a plugin before packaging it."""
+        if self._plugins is None:
+            self._plugins = pluggy.PluginManager(hookspecs.PROJECT)
+            self._plugins.add_hookspecs(hookspecs)
+        self._plugins.register(plugin)
+        self.register_plugin(plugin, provider)
+
+    def notify_iteration(self, solver: str, family: str, row: object) -> None:
+        """Call every loaded plugin's ``kernelfuse_iteration`` hook with a history row."""
+        if self._plugins is not None:
+            self._plugins.hook.kernelfuse_iteration(solver=solver, family=family, row=row)
 
     def add(
         self,
@@ -192,6 +208,7 @@ def load_registry(entry_points: Iterable[importlib.metadata.EntryPoint] | None =
         except Exception as exc:
             warnings.warn(f"{label} failed while registering: {type(exc).__name__}: {exc}",
                           PluginWarning, stacklevel=2)
+    registry._plugins = manager
     return registry
 
 

@@ -142,3 +142,31 @@ def test_contrib_packages_are_seen_only_when_installed():
             assert full.get(kind, name).provider == dist
             with pytest.raises(UnknownNameError):
                 without.get(kind, name)
+
+
+def test_iteration_listeners_see_every_history_row():
+    """A plugin's kernelfuse_iteration hook receives each row the result's history keeps."""
+    import types
+
+    import numpy as np
+
+    import kernelfuse
+    from kernelfuse.hookspecs import hookimpl
+
+    seen = []
+    listener = types.SimpleNamespace(
+        kernelfuse_iteration=hookimpl(lambda solver, row: seen.append((solver, row))))
+    registry = load_registry()
+    registry.load_plugin(listener, provider="csv-logger")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    K = np.stack([np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / w) for w in (0.5, 2.0)])
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    calls = []
+    result = kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", C=1.0,
+                              registry=registry, callback=calls.append)
+    assert [row for _, row in seen] == list(result.history) == calls
+    assert {solver for solver, _ in seen} == {"mirror-vskl"} and len(seen) >= 2
+    # The process-wide registry has no such listener: nothing more is recorded.
+    kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", C=1.0)
+    assert len(seen) == len(result.history)
