@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kernelfuse.errors import UnknownNameError, ValidationError
@@ -18,7 +18,7 @@ from kernelfuse.solver import Solver, solver_parameters
 def solve(
     K: Any,
     y: Any,
-    solver: str | Solver = "cvxpy",
+    solver: str | Mapping[str, str] | Solver = "cvxpy",
     family: str | None = None,
     *,
     loss: str | Loss | None = None,
@@ -28,7 +28,10 @@ def solve(
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
-    """Solve an MKL problem of ``family`` with the registered solver ``solver`` (or a built :class:`Solver`).
+    """Solve an MKL problem of ``family`` with ``solver``.
+
+    ``solver`` is a registered name, a ``{role: part name}`` mapping composed
+    by :func:`kernelfuse.recipe.compose`, or a built :class:`Solver`.
 
     ``K`` is the kernel stack (M, N, N); ``y`` the targets (N,), or (N, L)
     for the multi-label families; ``groups`` (M,) the group of each kernel
@@ -48,17 +51,24 @@ def solve(
     True
     """
     registry = get_registry() if registry is None else registry
-    if isinstance(solver, Solver):  # already built: only family and loss parameters remain
-        recipe, families, solver_keys = None, solver.families, set()
+    if isinstance(solver, Solver):  # already built: its own settings (tol, max_iter, ...) may change
+        recipe, families = None, solver.families
+        solver_keys = solver_parameters(type(solver)) - set(solver.parts()) - {"name"}
     elif isinstance(solver, str):
         recipe = registry.get("solver", solver).factory
         if not isinstance(recipe, Recipe):
             raise ValidationError(f"solver {solver!r} is not registered as a Recipe")
         families, solver_keys = recipe.families, recipe.parameters(registry)
+    elif isinstance(solver, Mapping):  # {role: registered name}: composed here
+        from kernelfuse.recipe import compose
+
+        recipe = compose(solver, registry=registry)
+        families, solver_keys = recipe.families, recipe.parameters(registry)
     else:
         raise ValidationError(
-            f"solver must be a registered name or a Solver object, got {type(solver).__name__}")
-    name = solver if isinstance(solver, str) else solver.name
+            "solver must be a registered name, a {role: part name} mapping or a Solver object, "
+            f"got {type(solver).__name__}")
+    name = solver if isinstance(solver, str) else getattr(recipe or solver, "name")
     if family is None:
         if len(families) != 1:
             raise ValidationError(
@@ -92,7 +102,12 @@ def solve(
         K, y, fam, loss=loss, loss_params=loss_params, groups=groups,
         check_psd=check_psd, registry=registry, **family_params,
     )
-    built = solver if recipe is None else recipe.build(registry, **solver_params)
+    if recipe is not None:
+        built = recipe.build(registry, **solver_params)
+    else:
+        import attrs
+
+        built = attrs.evolve(solver, **solver_params) if solver_params else solver
 
     def notify(row: Iteration) -> None:  # plugin listeners, then the caller's callback
         registry.notify_iteration(built.name, fam.name, row)

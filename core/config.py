@@ -27,6 +27,13 @@
     C = 0.3
     standardize = true
 
+    [solver]                     # optional: a solver composed from registered parts
+    optimizer = "mirror-descent" # (role = registered name; replaces [model] solver)
+    "optimizer.mirror_map" = "entropic"
+    oracle = "vskl-bca"
+    "oracle.svm_solver" = "active-set"
+    params = { tol = 1e-5 }      # its parameters
+
     [output]
     model = "model.npz"
 
@@ -50,12 +57,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-SECTIONS: dict[str, set[str]] = {
+SECTIONS: dict[str, set[str] | None] = {
     "data": {"train", "target", "features"},
     "kernels": {"grid", "widths", "degrees", "group_by", "spec"},
     "model": {"estimator", "solver", "family", "C", "C2", "lam", "p", "q", "r", "eps", "loss",
               "normalization", "standardize", "tol", "max_iter", "random_state", "solver_params"},
     "output": {"model"},
+    "solver": None,  # role names are open: checked by kernelfuse.recipe.compose
 }
 SPEC_KEYS = {"kernel", "params", "features", "group", "label"}
 
@@ -80,7 +88,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
         table = config.setdefault(section, {})
         if not isinstance(table, dict):
             raise ValidationError(f"{path}: [{section}] must be a table")
-        _check_keys(table, allowed, f"[{section}] of {path}")
+        if allowed is not None:
+            _check_keys(table, allowed, f"[{section}] of {path}")
     for key in ("train", "target"):
         if key not in config["data"]:
             raise ValidationError(f"{path}: [data] needs the key {key!r}")
@@ -165,6 +174,16 @@ def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
         grid = {key: kernels_cfg[key] for key in ("widths", "degrees", "group_by") if key in kernels_cfg}
         kernels = kernel_grid(len(feature_names), **grid)
     params = dict(config["model"])
+    if config.get("solver"):
+        from kernelfuse.recipe import compose
+
+        if "solver" in params:
+            raise ValidationError("give either [model] solver or a [solver] table, not both")
+        table = dict(config["solver"])
+        solver_params = dict(table.pop("params", {}))
+        compose(table).build(**solver_params)  # every role, name and parameter checked now
+        params["solver"] = table  # a mapping: composed again at fit, saved with the model
+        params["solver_params"] = {**params.get("solver_params", {}), **solver_params}
     kind = params.pop("estimator", "MKLClassifier")
     if kind not in ESTIMATORS:
         raise UnknownNameError("[model] estimator", str(kind), ESTIMATORS)

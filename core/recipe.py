@@ -157,3 +157,58 @@ def _default(registry: Any) -> Any:
 
         return get_registry()
     return registry
+
+
+#: The kind of part each role takes, by the role's last component; a value
+#: written ``"kind:name"`` names the kind itself (for roles not listed).
+ROLE_KINDS = {
+    "optimizer": "optimizer", "inner": "optimizer", "oracle": "oracle", "label_svms": "oracle",
+    "mirror_map": "prox", "prox": "prox", "svm_solver": "svm_solver", "sampler": "sampler",
+}
+
+
+def _assemblers() -> dict[str, Callable[..., Solver]]:
+    from kernelfuse.outer_loop import OuterLoop
+
+    return {"outer-loop": OuterLoop}
+
+
+def compose(parts: Mapping[str, str], *, assembler: str = "outer-loop", name: str = "composed",
+            defaults: Mapping[str, Any] | None = None, registry: Any = None) -> Recipe:
+    """A :class:`Recipe` from ``{role: registered name}`` (a TOML ``[solver]`` table).
+
+    ``{"optimizer": "mirror-descent", "optimizer.mirror_map": "entropic",
+    "oracle": "vskl-bca", "oracle.svm_solver": "active-set"}`` is
+    ``mirror-vskl``.  Each name is looked up in the kind its role takes
+    (:data:`ROLE_KINDS`, or ``"kind:name"``); an unknown role, kind or name
+    is an error naming it, with close matches.
+    """
+    registry = _default(registry)
+    assemblers = _assemblers()
+    if assembler not in assemblers:
+        raise UnknownNameError("assembler", assembler, assemblers)
+    resolved: dict[str, tuple[str, str]] = {}
+    for role, value in parts.items():
+        kind, _, part = str(value).rpartition(":")
+        if not kind:
+            leaf = role.rsplit(".", 1)[-1]
+            if leaf not in ROLE_KINDS:
+                raise UnknownNameError("role (write its part as 'kind:name')", leaf, ROLE_KINDS)
+            kind = ROLE_KINDS[leaf]
+        registry.get(kind, part)  # an unknown name fails here, with close matches
+        resolved[role] = (kind, part)
+    for role in resolved:
+        parent = role.rpartition(".")[0]
+        if parent and parent not in resolved:
+            raise UnknownNameError(f"role {role!r}: its parent role", parent, resolved)
+    families = _composed_families(resolved, registry)
+    return Recipe(name, assemblers[assembler], parts=resolved, defaults=dict(defaults or {}),
+                  description=f"composed: {', '.join(f'{r}={n}' for r, (_, n) in resolved.items())}",
+                  families=families)
+
+
+def _composed_families(parts: Mapping[str, tuple[str, str]], registry: Any) -> frozenset[str]:
+    kind, part = parts.get("oracle", ("", ""))
+    if not part:
+        raise IncompatiblePartsError("a composed outer loop needs an 'oracle' part")
+    return frozenset(getattr(registry.get(kind, part).factory, "families", frozenset()))

@@ -98,3 +98,39 @@ def test_bad_files(workdir, capsys):
     assert main(["predict", str(workdir / "none.npz"), str(workdir / "train.csv"),
                  "--output", str(workdir / "p.csv")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_solver_composed_in_the_config(workdir, capsys):
+    """[solver]: role = registered name; the composition is mirror-vskl's, named nowhere."""
+    config = write(workdir, model_extra='family = "l1_mkl_sq"\n\n[solver]\noptimizer = "mirror-descent"\n'
+                                       '"optimizer.mirror_map" = "entropic"\noracle = "vskl-bca"\n'
+                                       '"oracle.svm_solver" = "osqp"\nparams = { tol = 1e-5 }\n')
+    assert main(["fit", config, "--output", str(workdir / "m.npz"), "--quiet"]) == 0
+    assert (workdir / "m.npz").exists()
+    bad = write(workdir, model_extra='[solver]\noptimizer = "mirror-descnt"\noracle = "vskl-bca"\n')
+    assert main(["fit", bad, "--quiet"]) != 0
+    assert "mirror-descent" in capsys.readouterr().err  # the close match is named
+
+
+def test_compose_builds_what_a_named_recipe_builds():
+    from kernelfuse import get_registry, solve
+    from kernelfuse.errors import UnknownNameError
+    from kernelfuse.recipe import compose
+
+    recipe = compose({"optimizer": "mirror-descent", "optimizer.mirror_map": "entropic",
+                      "oracle": "vskl-bca", "oracle.svm_solver": "active-set"})
+    assert recipe.parts == get_registry().get("solver", "mirror-vskl").factory.parts
+    assert recipe.families == {"vskl", "l1_mkl_sq"}
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 2))
+    K = np.stack([np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / w) for w in (0.5, 2.0)])
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    composed = solve(K, y, solver=recipe.build(), family="l1_mkl_sq", C=1.0)
+    named = solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", C=1.0)
+    assert composed.objective == named.objective
+    with pytest.raises(UnknownNameError, match="role"):
+        compose({"optimiser": "mirror-descent", "oracle": "vskl-bca"})
+    with pytest.raises(UnknownNameError, match="label-svms"):
+        compose({"optimizer": "mirror-descent", "oracle": "label-svm"})
+    explicit = compose({"optimizer": "optimizer:mirror-descent", "oracle": "oracle:label-svms"})
+    assert explicit.families == {"mlmkl_sum", "mlmkl_max"}

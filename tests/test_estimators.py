@@ -156,7 +156,7 @@ def test_a_built_solver_object_is_accepted():
     by_object = MKLClassifier(kernels=kernel_grid(2, widths=(1.0,), degrees=(1,)), solver=solver,
                               tol=None).fit(X, y)
     assert by_object.result_.solver == "spicymkl" and by_object.result_.gap <= 1e-8
-    with pytest.raises(kernelfuse.ValidationError, match="registered name or a Solver"):
+    with pytest.raises(kernelfuse.ValidationError, match="registered name, a {role: part name} mapping or a Solver"):
         MKLClassifier(solver=3.0).fit(X, y)
 
 
