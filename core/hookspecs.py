@@ -58,8 +58,9 @@ def kernelfuse_iteration(solver: str, family: str, row: Iteration) -> None:
 
     ``row`` is the history row just recorded (:class:`kernelfuse.result.Iteration`):
     iteration number, objective, certified lower bound and gap, time, and
-    ``counters`` (``active_kernels``, ``svm_calls``, ``kernel_passes`` and a
-    solver's own readings, e.g. ML-MKL-SA's ``saddle_gap_estimate``).  The
+    ``counters`` (``active_kernels``, ``svm_calls``, ``kernel_passes``, the
+    optimiser's ``step`` where it has one, and a solver's own readings, e.g.
+    ML-MKL-SA's ``saddle_gap_estimate`` and ``step_kernels`` / ``step_labels``).  The
     result's history and the CLI's progress lines are built on the same
     rows.  A listener must not modify the row; what it returns is ignored.
     """

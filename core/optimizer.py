@@ -15,7 +15,7 @@ proximal sub-gradient, stochastic mirror-prox.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,6 +40,10 @@ class OuterOptimizer(ABC):
         self, point: np.ndarray, answer: OracleAnswer, state: Any, evaluate: Evaluate
     ) -> tuple[np.ndarray, OracleAnswer, Any]:
         """The next point, the oracle's answer there, and the new state."""
+
+    def readings(self, state: Any) -> Mapping[str, float]:
+        """Numbers the rule holds that a history row should show (e.g. its ``step``)."""
+        return {}
 
     def estimate(self, point: np.ndarray, state: Any) -> np.ndarray:
         """The optimiser's estimate of the solution: the current point, or,

@@ -87,3 +87,18 @@ def test_active_set_survives_a_failing_linear_system(monkeypatch):
     assert solver.fallbacks == 1
     primal = svm_primal_value(K * 1.01, y, 2.0, again.alpha, again.intercept)
     assert (primal - svm_dual_value(K * 1.01, y, again.alpha)) / primal < 1e-10
+
+
+def test_history_rows_carry_the_optimisers_step():
+    import kernelfuse
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 2))
+    K = np.stack([np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / w) for w in (0.5, 2.0)])
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    result = kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", C=1.0)
+    steps = [row.counters["step"] for row in result.history]
+    assert all(s > 0 for s in steps) and len(set(steps)) > 1  # Armijo steps grow and shrink
+    sa = kernelfuse.solve(K, np.c_[y, -y], solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=0,
+                          max_iter=20, tol=1e-12)
+    assert sa.history[5].counters["step_kernels"] > 0 and sa.history[5].counters["step_labels"] > 0

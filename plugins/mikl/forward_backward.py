@@ -86,6 +86,9 @@ class ForwardBackward(OuterOptimizer):
             raise ValidationError(f"forward-backward needs step_scale < 2, got {scale}")
         return ForwardBackwardState(wanted, step=scale / beta if beta > 0 else 1.0)
 
+    def readings(self, state: ForwardBackwardState) -> dict[str, float]:
+        return {"step": state.step}
+
     @staticmethod
     def _prox_step(state: ForwardBackwardState, point: np.ndarray, gradient: np.ndarray) -> np.ndarray:
         """``prox_{s g}(point - s gradient)``, the penalty acting on ``alpha = coef.T``."""

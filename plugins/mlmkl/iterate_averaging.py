@@ -18,6 +18,7 @@ wrapper: ``IterateAveraging(inner=SaddleMirrorDescent())``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -62,6 +63,9 @@ class IterateAveraging(OuterOptimizer):
         weight = (self.decay + 1.0) / (count + self.decay)
         average = state.average + weight * (new_point - state.average)
         return new_point, new_answer, _State(inner, average, count)
+
+    def readings(self, state: _State) -> Mapping[str, float]:
+        return self.inner.readings(state.inner)
 
     def estimate(self, point: np.ndarray, state: _State) -> np.ndarray:
         return state.average

@@ -44,6 +44,7 @@ from kernelfuse.validation import positive
 class _State:
     groups: np.ndarray
     ranges: np.ndarray  # sum of squared centred gradient ranges, per block
+    last: np.ndarray = attrs.field(factory=lambda: np.zeros(2))  # the last steps, per block
 
 
 @attrs.define
@@ -77,7 +78,11 @@ class SaddleMirrorDescent(OuterOptimizer):
             ranges[b] += current
             if seen > 0.0:
                 step[b] = self.step_scale * math.sqrt(2.0 * math.log(max(2, gb.size)) / seen)
-        return step[state.groups], attrs.evolve(state, ranges=ranges)
+        return step[state.groups], attrs.evolve(state, ranges=ranges, last=step)
+
+    def readings(self, state: _State) -> dict[str, float]:
+        """The last steps of the kernel block and of the label block."""
+        return {"step_kernels": float(state.last[0]), "step_labels": float(state.last[1])}
 
     def step(
         self, point: np.ndarray, answer: OracleAnswer, state: _State, evaluate: Evaluate

@@ -82,6 +82,10 @@ class MirrorDescent(OuterOptimizer):
         log_n_max = max(math.log(2.0), math.log(int(np.bincount(groups).max())))
         return _State(groups, log_n_max, initial_step(answer.gradient, groups))
 
+    def readings(self, state: _State) -> dict[str, float]:
+        """``step``: the step the rule holds (Armijo: its next first trial)."""
+        return {"step": state.step}
+
     def _move(self, point: np.ndarray, g: np.ndarray, step: float, groups: np.ndarray) -> np.ndarray:
         theta = self.mirror_map.grad_h(point) - step * g
         return self.mirror_map.grad_h_conjugate(theta, groups)
