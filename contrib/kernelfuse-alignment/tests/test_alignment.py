@@ -46,3 +46,19 @@ def test_solver_by_name_reports_an_upper_bound_and_a_certified_gap():
     np.testing.assert_allclose(result.kernel_weights, alignment_weights(K, y))
     with pytest.raises(kernelfuse.KernelfuseError, match="vskl"):
         kernelfuse.solve(K, y, solver="alignment", family="vskl", C=1.0, groups=np.zeros(4, int))
+
+
+def test_selected_by_name_from_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    K, y = data()
+    np.savez(tmp_path / "problem.npz", K=K, y=y)
+    done = subprocess.run([sys.executable, "-m", "kernelfuse", "solve", str(tmp_path / "problem.npz"),
+                           "--solver", "alignment", "--family", "l1_mkl_sq", "--C", "1",
+                           "--output", str(tmp_path / "result.npz")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    saved = kernelfuse.Result.load(tmp_path / "result.npz")
+    assert saved.solver == "alignment" and saved.gap > 0
+    np.testing.assert_allclose(saved.kernel_weights, alignment_weights(K, y))
