@@ -42,6 +42,24 @@ def check_requirements(parts: Mapping[str, object], requires: Requirements, who:
         raise IncompatiblePartsError(f"solver {who!r} cannot run: " + "; ".join(problems))
 
 
+def part_with(*methods: str) -> Callable[[Any, Any, Any], None]:
+    """An attrs validator for a part-valued field: the part has every method named.
+
+    Checked when the part's owner is created, so a composition that gives a
+    part of the wrong sort (a mirror map where a proximal operator is
+    called) fails as the solver is built, naming the role and what is missing.
+    """
+    def check(instance: Any, attribute: Any, value: Any) -> None:
+        missing = [m for m in methods if not callable(getattr(value, m, None))]
+        if missing:
+            owner = getattr(instance, "name", type(instance).__name__)
+            part = getattr(value, "name", type(value).__name__)
+            raise IncompatiblePartsError(
+                f"{owner}: its {attribute.name} {part!r} lacks "
+                + ", ".join(f"{m}()" for m in missing))
+    return check
+
+
 def _depth(role: str) -> int:
     return role.count(".")
 

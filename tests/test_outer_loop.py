@@ -89,6 +89,7 @@ def test_active_set_survives_a_failing_linear_system(monkeypatch):
     assert (primal - svm_dual_value(K * 1.01, y, again.alpha)) / primal < 1e-10
 
 
+@pytest.mark.filterwarnings("ignore::kernelfuse.errors.ConvergenceWarning")  # max_iter on purpose
 def test_history_rows_carry_the_optimisers_step():
     import kernelfuse
 

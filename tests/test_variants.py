@@ -34,3 +34,19 @@ def test_variants_certify_their_gap_and_refuse_other_families():
     parts = kernelfuse.get_registry().get("solver", "mlmkl-simplemkl").factory.parts
     assert dict(parts)["optimizer"] == ("optimizer", "reduced-gradient")
     assert np.isfinite(result.dual_objective)
+
+
+@pytest.mark.parametrize("parts, message", [
+    ({"optimizer": "forward-backward", "optimizer.prox": "entropic", "oracle": "squared-hinge-gradient"},
+     "forward-backward: its prox 'entropic' lacks prox()"),
+    ({"optimizer": "mirror-descent", "optimizer.mirror_map": "block-soft-threshold", "oracle": "vskl-bca"},
+     "mirror_map 'block-soft-threshold' lacks grad_h()"),
+    ({"optimizer": "mirror-descent", "oracle": "vskl-bca", "oracle.svm_solver": "kernel:gaussian"},
+     "svm_solver 'gaussian' lacks solve()"),
+])
+def test_a_part_of_the_wrong_sort_fails_as_the_solver_is_built(parts, message):
+    from kernelfuse.errors import IncompatiblePartsError
+    from kernelfuse.recipe import compose
+
+    with pytest.raises(IncompatiblePartsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        compose(parts).build()

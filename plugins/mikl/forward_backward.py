@@ -31,6 +31,7 @@ from kernelfuse.oracle import OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
 from kernelfuse.plugins.mikl.squared_hinge_gradient import adjoint, penalty_of
 from kernelfuse.problem import Problem
+from kernelfuse.recipe import part_with
 from kernelfuse.validation import positive, positive_count
 
 
@@ -64,7 +65,7 @@ class ForwardBackward(OuterOptimizer):
 
     name: ClassVar[str] = "forward-backward"
     #: The proximal part: its lam, p, q, r come from the problem.
-    prox: MixedNormProx = attrs.field(factory=MixedNormProx)
+    prox: MixedNormProx = attrs.field(factory=MixedNormProx, validator=part_with("prox", "value"))
     accelerated: bool = True
     restart: bool = True
     #: ``s = step_scale / beta``; None: 1.9 (plain, below 2) or 1.0 (accelerated).

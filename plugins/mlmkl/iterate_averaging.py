@@ -27,6 +27,7 @@ import numpy as np
 from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
 from kernelfuse.problem import Problem
+from kernelfuse.recipe import part_with
 
 
 def _default_inner() -> OuterOptimizer:
@@ -47,7 +48,7 @@ class IterateAveraging(OuterOptimizer):
     """The inner optimiser's steps; its estimate is the running mean of the iterates."""
 
     name = "iterate-averaging"
-    inner: OuterOptimizer = attrs.field(factory=_default_inner)
+    inner: OuterOptimizer = attrs.field(factory=_default_inner, validator=part_with("init", "step"))
     #: Polynomial-decay weights ``w_t proportional to (t + decay - 1)^decay`` (Shamir and Zhang
     #: 2013); 0: the uniform mean of eq. 10.
     decay: float = attrs.field(default=0.0, converter=float)

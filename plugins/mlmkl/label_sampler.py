@@ -61,6 +61,7 @@ import numpy as np
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
 from kernelfuse.problem import Problem
+from kernelfuse.recipe import part_with
 from kernelfuse.validation import nonnegative
 
 
@@ -109,7 +110,7 @@ class LabelSampler(Oracle):
 
     name = "label-sampler"
     families = frozenset({"mlmkl_max"})
-    label_svms: LabelSVMs = attrs.field(factory=LabelSVMs)
+    label_svms: LabelSVMs = attrs.field(factory=LabelSVMs, validator=part_with("solve", "query"))
     #: Exploration: every label is drawn with probability at least delta / L.
     delta: float = attrs.field(default=0.2, converter=float, validator=_check_delta)
     seed: int | None = attrs.field(default=None, validator=attrs.validators.optional(nonnegative))

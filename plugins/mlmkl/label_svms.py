@@ -39,6 +39,7 @@ from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import Problem
+from kernelfuse.recipe import part_with
 from kernelfuse.svm_solver import SVMSolution, SVMSolver
 
 
@@ -99,7 +100,7 @@ class LabelSVMs(Oracle):
 
     name = "label-svms"
     families = frozenset({"mlmkl_sum", "mlmkl_max"})
-    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM)
+    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM, validator=part_with("solve"))
     #: Start each label's SVM from its last solution; False solves every SVM from scratch
     #: (the paper's baseline setting, for comparisons).
     warm_start: bool = True

@@ -37,6 +37,7 @@ from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
 from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
 from kernelfuse.problem import Problem
+from kernelfuse.recipe import part_with
 from kernelfuse.validation import positive
 
 
@@ -52,7 +53,8 @@ class SaddleMirrorDescent(OuterOptimizer):
     """Multiplicative updates of the kernel weights (descent) and label weights (ascent), eq. 7."""
 
     name = "saddle-mirror-descent"
-    mirror_map: MirrorMap = attrs.field(factory=EntropicSimplices)
+    mirror_map: MirrorMap = attrs.field(factory=EntropicSimplices,
+                                        validator=part_with("grad_h", "grad_h_conjugate"))
     step_scale: float = attrs.field(default=1.0, converter=float, validator=positive)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> _State:

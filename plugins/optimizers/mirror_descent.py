@@ -34,6 +34,7 @@ from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
 from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
 from kernelfuse.problem import Problem
+from kernelfuse.recipe import part_with
 
 STEP_RULES = ("armijo", "lipschitz-free", "theorem-3.1")
 
@@ -71,7 +72,8 @@ class MirrorDescent(OuterOptimizer):
     """Entropic mirror descent on a product of simplices with Armijo or 1/sqrt(t) steps."""
 
     name = "mirror-descent"
-    mirror_map: MirrorMap = attrs.field(factory=EntropicSimplices)
+    mirror_map: MirrorMap = attrs.field(
+        factory=EntropicSimplices, validator=part_with("grad_h", "grad_h_conjugate", "divergence"))
     step_rule: str = attrs.field(default="armijo", validator=_check_rule)
     A: float = 1.0
     grow: float = 1.5

@@ -46,6 +46,7 @@ from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import Problem
+from kernelfuse.recipe import part_with
 from kernelfuse.svm_solver import SVMSolution, SVMSolver
 
 
@@ -87,7 +88,7 @@ class VSKLBlockCoordinateAscent(Oracle):
 
     name = "vskl-bca"
     families = frozenset({"vskl", "l1_mkl_sq"})
-    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM)
+    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM, validator=part_with("solve"))
     #: Stop the sweeps when ``max_j |log gamma_j - log gamma_j_prev| <= bca_tol``.
     bca_tol: float = 1e-6
     max_bca_iter: int = 500
