@@ -142,6 +142,16 @@ def study(K: np.ndarray, Y: np.ndarray, K_test: np.ndarray, Y_test: np.ndarray,
     return rows
 
 
+def prune_paths(results: dict[str, dict[str, Any]]) -> None:
+    """Keep the weight paths of the plot only (SA and Sum at the largest L): the JSON stays small."""
+    pend = [k for k in results if k.startswith("pendigits")]
+    largest = max(pend, key=lambda k: results[k]["L"]) if pend else None
+    for name, rows in results.items():
+        for key, run_ in rows.items():
+            if isinstance(run_, dict) and (name != largest or key not in ("sa", "sum")):
+                run_.pop("weights_path", None)
+
+
 def table(results: dict[str, dict[str, Any]]) -> str:
     headers = ["data", "L", "SA s", "Sum s", "avg s", "Sum/SA", "SA calls (conv + final)",
                "Sum calls", "SA passes", "Sum passes", "AUC-PR SA", "AUC-PR Sum", "AUC-PR avg",
@@ -224,6 +234,7 @@ def main() -> None:
         ye = yeast()
         results["yeast"] = {"L": ye["Y"].shape[1], **study(ye["K"], ye["Y"], ye["K_test"], ye["Y_test"],
                                                            cold_sum=True)}
+    prune_paths(results)
     payload = {"settings": {"C": C, "n_train": n, "n_test": n, "widths": WIDTHS,
                             "labels": label_counts, "threads": os.environ.get("OMP_NUM_THREADS")},
                "machine": common.machine_info(), "results": results, "verdicts": verdicts(results)}
