@@ -46,11 +46,17 @@ bench: $(BENCH_STAMP)
 	$(PY) benchmarks/vskl_scaling.py
 	$(PY) benchmarks/vskl_accuracy.py
 	$(PY) benchmarks/spicymkl_scaling.py
+	$(PY) benchmarks/obscure_pendigits.py
+	$(PY) benchmarks/mikl_titanic.py
+	$(PY) benchmarks/mlmkl_labels.py
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/vskl_scaling.py --quick
 	$(PY) benchmarks/vskl_accuracy.py --quick
 	$(PY) benchmarks/spicymkl_scaling.py --quick
+	$(PY) benchmarks/obscure_pendigits.py --quick
+	$(PY) benchmarks/mikl_titanic.py --quick
+	$(PY) benchmarks/mlmkl_labels.py --quick
 
 clean:
 	rm -rf $(VENV) demo-output build dist
