@@ -14,7 +14,7 @@ the MULAN ``yeast`` set (14 true labels, 1,500 / 917), six Gaussians on its
 
 Solvers, one run each per L, one thread: ``mlmkl-sa`` (family
 ``mlmkl_max``, seed 0, its defaults: stop when the averaged weights move by
-less than 1e-3), ``mlmkl-sum`` (family ``mlmkl_sum``, certified relative gap
+less than 1e-4), ``mlmkl-sum`` (family ``mlmkl_sum``, certified relative gap
 1e-3), and the average-kernel SVM (``mlmkl-sum`` with ``max_iter=0``: every
 label's SVM at uniform weights).  Reported: wall time, SVM calls (SA's calls
 before its final model are its calls to convergence), passes over the
