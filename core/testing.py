@@ -17,9 +17,10 @@ capabilities it has):
   and Fenchel-Young equality where its conjugate is known.
 * :func:`check_mirror_map`: ``grad_h*`` inverts ``grad_h`` on the set, the
   Bregman divergence is non-negative and zero on the diagonal.
-* :func:`check_solver`: on small seeded problems of a family the solver's
-  objective is within ``rtol`` of the exact ``cvxpy`` optimum, and equals
-  the family objective recomputed from the returned model.
+* :func:`check_solver`: on small seeded problems of a family
+  (:func:`small_problem`) the solver's objective is within ``rtol`` of the
+  exact ``cvxpy`` optimum, and equals the family objective recomputed from
+  the returned model.
 """
 
 from __future__ import annotations
@@ -197,8 +198,15 @@ def check_mirror_map(mirror_map: MirrorMap, points: Iterable[np.ndarray], groups
     return ["inverse", "divergence"]
 
 
-def _problem_data(family: str, seed: int, n: int, n_kernels: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """Gaussian kernels of several widths on 3-d points, and targets the family takes."""
+def small_problem(family: str, seed: int, n: int = 30, n_kernels: int = 4
+                  ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """A small seeded problem of ``family``: ``(K, y, extra)``, the problems :func:`check_solver` uses.
+
+    Gaussian kernels of ``n_kernels`` widths on ``n`` points in 3-d; labels
+    +-1 from a noisy hyperplane (three noisy hyperplanes, as an (n, 3)
+    matrix, for the multi-label families); ``extra`` holds ``groups`` for
+    the families that use them.
+    """
     from kernelfuse.families import get_family
 
     rng = np.random.default_rng(seed)
@@ -227,7 +235,7 @@ def check_solver(solver: Any, family: str, *, seeds: Iterable[int] = (0, 1, 2), 
 
     differences = []
     for seed in seeds:
-        K, y, extra = _problem_data(family, seed, n, n_kernels)
+        K, y, extra = small_problem(family, seed, n, n_kernels)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = kernelfuse.solve(K, y, solver=solver, family=family, **extra, **params)

@@ -21,9 +21,9 @@ def test_variant_reaches_the_cvxpy_optimum(solver, family):
 
 
 def test_variants_certify_their_gap_and_refuse_other_families():
-    from kernelfuse.testing import _problem_data
+    from kernelfuse.testing import small_problem
 
-    K, Y, _ = _problem_data("mlmkl_max", 3, 30, 4)
+    K, Y, _ = small_problem("mlmkl_max", 3, 30, 4)
     result = kernelfuse.solve(K, Y, solver="mlmkl-max-md", family="mlmkl_max", C=1.0)
     assert result.converged and 0.0 <= result.gap <= 1e-4
     assert result.kernel_weights.sum() == pytest.approx(1.0)
