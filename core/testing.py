@@ -233,6 +233,7 @@ def check_solver(solver: Any, family: str, *, seeds: Iterable[int] = (0, 1, 2), 
     from kernelfuse import objectives
     from kernelfuse.problem import Problem
 
+    family_params = {k: v for k, v in params.items() if k in _family_params(family)}
     differences = []
     for seed in seeds:
         K, y, extra = small_problem(family, seed, n, n_kernels)
@@ -240,10 +241,8 @@ def check_solver(solver: Any, family: str, *, seeds: Iterable[int] = (0, 1, 2), 
             warnings.simplefilter("ignore")
             result = kernelfuse.solve(K, y, solver=solver, family=family, **extra, **params)
             with contextlib.redirect_stdout(io.StringIO()):
-                reference = kernelfuse.solve(K, y, solver="cvxpy", family=family, **extra,
-                                             **{k: v for k, v in params.items() if k in _family_params(family)})
-        problem = Problem.create(K, y, family, **extra,
-                                 **{k: v for k, v in params.items() if k in _family_params(family)})
+                reference = kernelfuse.solve(K, y, solver="cvxpy", family=family, **extra, **family_params)
+        problem = Problem.create(K, y, family, **extra, **family_params)
         again = objectives.evaluate(problem, result.coef, result.intercept, result.kernel_weights)
         _require(math.isclose(again, result.objective, rel_tol=1e-8, abs_tol=1e-10), solver,
                  f"the reported objective {result.objective:.10g} is not the one its model gives, {again:.10g}")
