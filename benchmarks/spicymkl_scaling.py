@@ -248,14 +248,14 @@ def simplemkl_factor(row: dict[str, Any]) -> tuple[float, str]:
     """simplemkl's time to gap 1e-3 over spicymkl's, and how to read it.
 
     ``time_limit``: simplemkl was stopped, the factor is a lower bound;
-    ``failed``: simplemkl stalled above 1e-3 (its optimiser found no further
+    ``stalled``: simplemkl stalled above 1e-3 (its optimiser found no further
     decrease), so it never reaches the gap and the factor is infinite.
     """
     s = row["simplemkl"]
     factor = ratio(s["time"], row["hinge"]["to_1e-3"]["time"])
     if reached(s):
         return factor, "reached"
-    return (math.inf, "stalled") if s["status"] == "failed" else (factor, "lower bound")
+    return (math.inf, "stalled") if s["status"] == "stalled" else (factor, "lower bound")
 
 
 def simple_cells(row: dict[str, Any]) -> list[Any]:

@@ -27,6 +27,7 @@ import numpy as np
 from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
 from kernelfuse.families import FAMILIES, get_family
 from kernelfuse.progress import ProgressPrinter
+from kernelfuse.result import FAILED_STATUSES
 from kernelfuse.validation import read_npz
 
 #: Arrays a PROBLEM.npz may hold.
@@ -93,7 +94,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             f"{result.n_iter} iterations, {result.time:.2f}s, {result.status}{selected}; "
             f"wrote {output}"
         )
-    return 0 if result.status != "failed" else 1
+    return 1 if result.status in FAILED_STATUSES else 0
 
 
 def _recipe_parts(recipe: object) -> str:

@@ -17,7 +17,11 @@ until the stopping rule named by ``stop`` (a registered component of kind
 
 An optimiser that returns its point unchanged has found no decrease; under
 a rule that needs a lower bound (``gap``) the loop then ends with status
-``failed`` (and a warning) rather than spin until ``max_iter``.
+``stalled`` (and a warning) rather than spin until ``max_iter``.  A
+numerical failure inside a step (a non-finite oracle answer, a singular
+system) ends the loop with status ``numerical_failure`` and the best model
+seen before it; at the starting point, with no model yet, it is a
+:class:`~kernelfuse.errors.SolverError`.
 
 It returns the best primal model seen, the best lower bound as
 ``dual_objective``, and counters summed over all oracle answers
@@ -40,12 +44,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.errors import SolverError
 from kernelfuse.optimizer import OuterOptimizer
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.problem import Problem
 from kernelfuse.result import History
-from kernelfuse.solver import Model, Requirements, Solver
+from kernelfuse.solver import NUMERICAL_ERRORS, Model, Requirements, Solver
 from kernelfuse.stopping import Progress, StoppingRule
 from kernelfuse.validation import count, positive
 
@@ -126,9 +129,8 @@ class OuterLoop(Solver):
             nonlocal oracle_state
             answer, oracle_state = self.oracle.query(trial, oracle_state)
             if not (np.isfinite(answer.value) and np.isfinite(answer.gradient).all()):
-                raise SolverError(
-                    f"{self.name}: the oracle returned a non-finite value or gradient "
-                    f"(numerical failure at outer iteration {steps})"
+                raise FloatingPointError(
+                    f"the oracle returned a non-finite value or gradient at outer iteration {steps}"
                 )
             return account(answer)
 
@@ -142,37 +144,49 @@ class OuterLoop(Solver):
         answer = evaluate(point)
         state = self.optimizer.init(problem, point, answer)
         before: Progress | None = None
-        status = "max_iter"
-        while True:
-            estimate = self.optimizer.estimate(point, state)
-            now = Progress(best[0].objective if best else math.nan, lower, answer.objective, estimate)
-            record(estimate, answer)
-            if rule.reached(self.tol, now, before):
-                status = "converged"
-                break
-            if steps >= self.max_iter:
-                break
-            if history.elapsed() >= self.time_limit:
-                status = "time_limit"
-                break
-            before = now
-            new_point, answer, state = self.optimizer.step(point, answer, state, evaluate)
-            steps += 1
-            if np.array_equal(new_point, point) and rule.needs_lower_bound:
+        status, failure = "max_iter", ""
+        try:
+            while True:
+                estimate = self.optimizer.estimate(point, state)
+                now = Progress(best[0].objective if best else math.nan, lower, answer.objective,
+                               estimate)
                 record(estimate, answer)
-                status = "failed"
-                break
-            point = new_point
+                if rule.reached(self.tol, now, before):
+                    status = "converged"
+                    break
+                if steps >= self.max_iter:
+                    break
+                if history.elapsed() >= self.time_limit:
+                    status = "time_limit"
+                    break
+                before = now
+                new_point, answer, state = self.optimizer.step(point, answer, state, evaluate)
+                steps += 1
+                if np.array_equal(new_point, point) and rule.needs_lower_bound:
+                    record(estimate, answer)
+                    status = "stalled"
+                    break
+                point = new_point
+        except NUMERICAL_ERRORS as exc:  # the best model so far is still a model
+            status, failure = "numerical_failure", f"{type(exc).__name__}: {exc}"
         estimate = self.optimizer.estimate(point, state)
         if not best or estimate is not point:
-            final, oracle_state = self.oracle.model(estimate, oracle_state)
-            account(final)
-            record(estimate, attrs.evolve(final, gauges={**answer.gauges, **final.gauges}))
+            try:
+                final, oracle_state = self.oracle.model(estimate, oracle_state)
+            except NUMERICAL_ERRORS as exc:
+                if not best:
+                    raise
+                status, failure = "numerical_failure", f"{type(exc).__name__}: {exc}"
+            else:
+                account(final)
+                record(estimate, attrs.evolve(final, gauges={**answer.gauges, **final.gauges}))
         top = best[0]
         messages = {
             "converged": "",
-            "failed": "the optimizer found no further decrease (the oracle's accuracy limits "
-                      f"the solve) before the gap reached tol={self.tol:g}",
+            "stalled": "the optimizer found no further decrease (the oracle's accuracy limits "
+                       f"the solve) before the gap reached tol={self.tol:g}",
+            "numerical_failure": f"{failure} after {steps} iterations; returning the best model "
+                                 "before it",
         }
         return Model(
             coef=top.coef, intercept=top.intercept, kernel_weights=top.kernel_weights,

@@ -13,8 +13,22 @@ import numpy as np
 
 from kernelfuse.errors import ValidationError
 
-#: Why a solver stopped.
-STATUSES = ("converged", "max_iter", "time_limit", "failed")
+#: Why a solver stopped:
+#:
+#: * ``converged``: its stopping rule held at its tolerance;
+#: * ``max_iter``, ``time_limit``: the limit the caller set ended the run;
+#: * ``stalled``: its optimiser found no further decrease before the
+#:   tolerance (the inner solver's accuracy limits the solve);
+#: * ``diverged``: the objective at the model it returned is not finite;
+#: * ``numerical_failure``: a computation failed or gave a non-finite value
+#:   (a singular system, an overflow); the best model before it is returned.
+#:
+#: Every status but ``converged`` comes with a
+#: :class:`~kernelfuse.errors.ConvergenceWarning` naming it.
+STATUSES = ("converged", "max_iter", "time_limit", "stalled", "diverged", "numerical_failure")
+#: The statuses of a run that ended short of its tolerance for a reason other
+#: than a limit the caller set (the CLI then exits with status 1).
+FAILED_STATUSES = ("stalled", "diverged", "numerical_failure")
 
 #: Keys of a saved result (the CLI's RESULT.npz), besides the history.
 RESULT_KEYS = ("coef", "intercept", "kernel_weights", "objective", "dual_objective",
@@ -92,7 +106,7 @@ class Result:
     gap: float
     n_iter: int
     time: float
-    status: str
+    status: str = attrs.field(validator=attrs.validators.in_(STATUSES))
     solver: str
     family: str
     history: tuple[Iteration, ...] = ()

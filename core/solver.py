@@ -19,10 +19,13 @@ import attrs
 import numpy as np
 
 from kernelfuse import objectives
-from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError
+from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError, SolverError
 from kernelfuse.kernel_rows import KernelRows
 from kernelfuse.problem import Problem
 from kernelfuse.result import History, Iteration, Result, relative_gap
+
+#: The exceptions of a failed computation (numpy, scipy, Python arithmetic).
+NUMERICAL_ERRORS = (np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError, OverflowError)
 
 #: ``role -> methods``: each entry a method name, or a tuple meaning any one of them.
 Requirements = Mapping[str, tuple[str | tuple[str, ...], ...]]
@@ -85,24 +88,43 @@ class Solver(ABC):
     def solve(
         self, problem: Problem, callback: Callable[[Iteration], object] | None = None
     ) -> Result:
-        """Check, run, and report the objective evaluated at the returned model."""
+        """Check, run, and report the objective evaluated at the returned model.
+
+        A computation failing inside :meth:`run` (a singular system, a
+        floating-point error) becomes a :class:`SolverError` naming the
+        solver; a model whose objective is not finite is returned with status
+        ``diverged``.  Any status but ``converged`` warns
+        (:class:`ConvergenceWarning`).
+        """
         self.check_problem(problem)
         history = History(callback)
-        if self.blas_threads is None:
-            model = self.run(problem, history)
-        else:
-            from threadpoolctl import threadpool_limits
-
-            with threadpool_limits(limits=self.blas_threads, user_api="blas"):
+        try:
+            if self.blas_threads is None:
                 model = self.run(problem, history)
+            else:
+                from threadpoolctl import threadpool_limits
+
+                with threadpool_limits(limits=self.blas_threads, user_api="blas"):
+                    model = self.run(problem, history)
+        except NUMERICAL_ERRORS as exc:
+            raise SolverError(
+                f"solver {self.name!r} failed numerically with no model to return: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
         elapsed = history.elapsed()
-        if model.status != "converged":
+        objective = objectives.evaluate(problem, model.coef, model.intercept, model.kernel_weights)
+        status, message = model.status, model.message
+        if not (math.isfinite(objective) and np.isfinite(model.coef).all()):
+            status, message = "diverged", (
+                f"the objective at the returned model is {objective} "
+                f"(the run ended with {model.status!r}{': ' + model.message if model.message else ''})"
+            )
+        if status != "converged":
             warnings.warn(
-                f"solver {self.name!r} stopped with status {model.status!r}"
-                + (f": {model.message}" if model.message else ""),
+                f"solver {self.name!r} stopped with status {status!r}"
+                + (f": {message}" if message else ""),
                 ConvergenceWarning, stacklevel=2,
             )
-        objective = objectives.evaluate(problem, model.coef, model.intercept, model.kernel_weights)
         weights = model.kernel_weights
         if weights is None:
             weights = objectives.model_kernel_weights(problem, np.asarray(model.coef))
@@ -115,11 +137,11 @@ class Solver(ABC):
             gap=relative_gap(objective, float(model.dual_objective)),
             n_iter=int(model.n_iter),
             time=elapsed,
-            status=model.status,
+            status=status,
             solver=self.name,
             family=problem.family.name,
             history=tuple(history.rows),
-            message=model.message,
+            message=message,
         )
 
 

@@ -31,16 +31,19 @@ class Stuck(OuterOptimizer):
 
 
 class Broken(Oracle):
-    """Answers NaN after the first call."""
+    """Answers NaN after ``good_calls`` calls."""
 
     name = "broken"
     families = frozenset({"l1_mkl_sq"})
+
+    def __init__(self, good_calls: int = 1) -> None:
+        self.good_calls = good_calls
 
     def init(self, problem):
         return np.full(problem.n_kernels, 1.0 / problem.n_kernels), 0
 
     def query(self, point, state):
-        value = 1.0 if state == 0 else math.nan
+        value = 1.0 if state < self.good_calls else math.nan
         answer = OracleAnswer(value=value, gradient=np.zeros_like(point),
                               coef=np.zeros((point.size, 20)), objective=20.0)
         return answer, state + 1
@@ -52,19 +55,30 @@ def problem():
     return Problem.create(K, y, "l1_mkl_sq", C=5.0)
 
 
-def test_a_stalled_optimizer_ends_failed_with_a_warning(problem):
+def test_a_stalled_optimizer_ends_stalled_with_a_warning(problem):
     solver = OuterLoop(optimizer=Stuck(), oracle=VSKLBlockCoordinateAscent(), tol=1e-12)
     with pytest.warns(ConvergenceWarning, match="no further decrease"):
         result = solver.solve(problem)
-    assert result.status == "failed" and result.n_iter == 1
+    assert result.status == "stalled" and result.n_iter == 1
     assert result.gap > 1e-12  # the certificate says how far it is
 
 
-def test_a_non_finite_oracle_answer_raises(problem):
+def test_a_non_finite_oracle_answer_ends_numerical_failure_with_the_model_before_it(problem):
     from kernelfuse.plugins.optimizers.mirror_descent import MirrorDescent
 
-    solver = OuterLoop(optimizer=MirrorDescent(), oracle=Broken(), max_iter=5)
-    with pytest.raises(SolverError, match="non-finite value"):
+    solver = OuterLoop(optimizer=MirrorDescent(), oracle=Broken(good_calls=1), max_iter=5)
+    with pytest.warns(ConvergenceWarning, match="numerical_failure.*non-finite value"):
+        result = solver.solve(problem)
+    assert result.status == "numerical_failure" and result.n_iter == 0
+    assert np.array_equal(result.coef, np.zeros((3, 20)))
+    assert result.objective == pytest.approx(5.0 * 20)  # recomputed: C * sum_i hinge(y_i, 0)
+
+
+def test_a_non_finite_oracle_answer_at_the_start_raises(problem):
+    from kernelfuse.plugins.optimizers.mirror_descent import MirrorDescent
+
+    solver = OuterLoop(optimizer=MirrorDescent(), oracle=Broken(good_calls=0), max_iter=5)
+    with pytest.raises(SolverError, match="failed numerically with no model.*non-finite value"):
         solver.solve(problem)
 
 

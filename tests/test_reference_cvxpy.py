@@ -366,7 +366,7 @@ def test_a_zero_kernel_gets_no_function_and_changes_nothing(data, family, target
 @pytest.mark.parametrize("case", CASES[::6], ids=_case_id)
 def test_converged_always_means_certified(data, case):
     # At tol = 1e-14 Clarabel cannot certify 1000 * tol everywhere: the solver
-    # must then say "failed" (or raise), never "converged" with a larger gap.
+    # must then say "numerical_failure" (or raise), never "converged" with a larger gap.
     tol = 1e-14
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -380,7 +380,7 @@ def test_converged_always_means_certified(data, case):
         assert not failed_warnings
     else:
         assert failed_warnings, "a failed solve must warn"
-        assert result.status == "failed"
+        assert result.status == "numerical_failure"
         assert "no attempt certified" in result.message
         problem = _problem(data, case)
         assert objectives.evaluate(

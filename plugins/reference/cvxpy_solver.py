@@ -401,7 +401,7 @@ class CvxpyReference(Solver):
     tol``, and it agrees with cvxpy's optimal value within the same relative
     bound.  The first certified attempt is returned with status
     ``converged``; if none is certified, the attempt with the smallest gap is
-    returned with status ``failed`` and a message listing every attempt; if
+    returned with status ``numerical_failure`` and a message listing every attempt; if
     no attempt produced a model (infeasible, iteration limit, numerical
     error), :class:`~kernelfuse.errors.SolverError` is raised.
 
@@ -521,7 +521,7 @@ class CvxpyReference(Solver):
             )
         model = Model(
             coef=coef, intercept=intercept, kernel_weights=weights, dual_objective=dual,
-            n_iter=n_iter, status="failed" if problems else "converged",
+            n_iter=n_iter, status="numerical_failure" if problems else "converged",
             message="; ".join(problems),
         )
         return ReferenceSolution(model=model, objective=objective, cvxpy_value=value, gap=gap)
