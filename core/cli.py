@@ -33,7 +33,7 @@ from kernelfuse.validation import read_npz
 #: Arrays a PROBLEM.npz may hold.
 PROBLEM_KEYS = ("K", "y", "Y", "groups")
 #: Family, loss and solver parameters the CLI passes on when given.
-PARAMETER_OPTIONS = ("C", "C2", "lam", "p", "q", "r", "eps", "tol", "max_iter", "seed")
+PARAMETER_OPTIONS = ("C", "C2", "lam", "p", "q", "r", "eps", "tol", "max_iter", "time_limit", "seed")
 
 
 def load_problem_file(path: str) -> dict[str, np.ndarray]:
@@ -249,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("C", "C2", "lam", "p", "q", "r", "eps", "tol"):
         solve.add_argument(f"--{name}", type=_number, metavar="X")
     solve.add_argument("--max-iter", dest="max_iter", type=int, metavar="N")
+    solve.add_argument("--time-limit", dest="time_limit", type=_number, metavar="SECONDS")
     solve.add_argument("--seed", type=int, metavar="S")
     solve.add_argument("--set", type=_setting, action="append", metavar="NAME=VALUE",
                        help="any other solver or part parameter (repeatable), e.g. growth=3 "

@@ -61,7 +61,8 @@ SECTIONS: dict[str, set[str] | None] = {
     "data": {"train", "target", "features"},
     "kernels": {"grid", "widths", "degrees", "group_by", "spec"},
     "model": {"estimator", "solver", "family", "C", "C2", "lam", "p", "q", "r", "eps", "loss",
-              "normalization", "standardize", "tol", "max_iter", "random_state", "solver_params"},
+              "normalization", "standardize", "tol", "max_iter", "time_limit", "memory_budget",
+              "random_state", "solver_params"},
     "output": {"model"},
     "solver": None,  # role names are open: checked by kernelfuse.recipe.compose
 }

@@ -34,7 +34,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, Regre
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from kernelfuse.errors import ValidationError
+from kernelfuse.errors import SolverError, ValidationError
 from kernelfuse.families import get_family
 from kernelfuse.kernel import KernelSpec, compute_kernels
 from kernelfuse.kernel_grid import kernel_grid
@@ -68,6 +68,10 @@ class MKLEstimator(BaseEstimator):
     tol : relative duality gap at which the solver stops (1e-3, as scikit-learn's
         SVC; the solvers' own default is 1e-6); None keeps the solver's default
     max_iter : passed to the solver when set
+    time_limit : seconds each solve may take (passed to the solver when set; every
+        iterative solver takes it and stops with status ``time_limit``)
+    memory_budget : bytes a kernel stack (training, or test at predict time) may take;
+        a larger one is refused before it is allocated (None: 8 GiB)
     random_state : seed of a stochastic solver (passed as ``seed`` where the solver
         takes one; the deterministic solvers ignore it)
     solver_params : other solver keywords (e.g. ``{"svm_solver": "libsvm"}``)
@@ -104,6 +108,8 @@ class MKLEstimator(BaseEstimator):
         standardize: bool = False,
         tol: float | None = 1e-3,
         max_iter: int | None = None,
+        time_limit: float | None = None,
+        memory_budget: int | None = None,
         random_state: int | None = None,
         solver_params: dict[str, Any] | None = None,
         verbose: bool = False,
@@ -124,6 +130,8 @@ class MKLEstimator(BaseEstimator):
         self.standardize = standardize
         self.tol = tol
         self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.memory_budget = memory_budget
         self.random_state = random_state
         self.solver_params = solver_params
         self.verbose = verbose
@@ -170,7 +178,7 @@ class MKLEstimator(BaseEstimator):
         self.kernels_ = specs
         self.X_fit_ = X  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
-        return self.normalizer_.transform(compute_kernels(specs, X))
+        return self.normalizer_.transform(compute_kernels(specs, X, **self._budget()))
 
     def _test_stack(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
@@ -185,8 +193,11 @@ class MKLEstimator(BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         if self.standardize:
             X = (X - self.feature_mean_) / self.feature_scale_
-        K = compute_kernels(self.kernels_, self.X_fit_, X)
+        K = compute_kernels(self.kernels_, self.X_fit_, X, **self._budget())
         return self.normalizer_.transform(K, self.kernels_, X)
+
+    def _budget(self) -> dict[str, int]:
+        return {} if self.memory_budget is None else {"memory_budget": self.memory_budget}
 
     # ------------------------------------------------------------------ solving
     def _solve_each(self, K: np.ndarray, targets: Sequence[np.ndarray]) -> None:
@@ -197,7 +208,7 @@ class MKLEstimator(BaseEstimator):
         params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
         if self.C is None and self.family == "l1_mkl":
             params["C"] = L1_MKL_DEFAULT_C
-        for name in ("tol", "max_iter"):
+        for name in ("tol", "max_iter", "time_limit"):
             if getattr(self, name) is not None:
                 params[name] = getattr(self, name)
         if self.random_state is not None and isinstance(self.solver, str) and \
@@ -226,7 +237,12 @@ class MKLEstimator(BaseEstimator):
             self._solve_each(K, list(signs.T))
 
     def _adopt_results(self, results: Sequence[Result]) -> None:
-        """Fitted attributes from the solver results (one per problem)."""
+        """Fitted attributes from the solver results (one per problem); a diverged
+        result (no finite model) is a :class:`SolverError`, not a fitted estimator."""
+        for result in results:
+            if result.status == "diverged" or not np.isfinite(result.coef).all():
+                raise SolverError(f"solver {result.solver!r} diverged: {result.message}; "
+                                  "no model to predict with")
         coefs = np.stack([r.coef for r in results])
         self.results_ = list(results)
         self.result_ = self.results_[0]

@@ -102,6 +102,14 @@ def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type
     return int(n_kernels) * int(n_rows) * int(n_cols) * np.dtype(dtype).itemsize
 
 
+def readable_bytes(n: float) -> str:
+    """``n`` bytes in the largest binary unit that keeps it at least 1 (``"1.50 GiB"``)."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{int(n)} bytes"
+
+
 def compute_kernels(
     specs: Sequence[KernelSpec],
     X: np.ndarray,
@@ -127,9 +135,9 @@ def compute_kernels(
     need = stack_bytes(len(specs), rows.shape[0], X.shape[0], dtype)
     if need > memory_budget:
         raise ValidationError(
-            f"the kernel stack needs {need / 2**30:.2f} GiB ({len(specs)} kernels of "
+            f"the kernel stack needs {readable_bytes(need)} ({len(specs)} kernels of "
             f"{rows.shape[0]} x {X.shape[0]}, {np.dtype(dtype).name}), over the memory budget of "
-            f"{memory_budget / 2**30:.2f} GiB; use fewer kernels or samples, float32, or raise "
+            f"{readable_bytes(memory_budget)}; use fewer kernels or samples, float32, or raise "
             "memory_budget"
         )
     K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)

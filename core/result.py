@@ -186,6 +186,9 @@ class Result:
         missing = [k for k in RESULT_KEYS if k not in arrays and k != "kernel_weights"]
         if missing:
             raise ValidationError(f"{source} is not a kernelfuse result: missing {missing}")
+        status = str(arrays["status"])
+        if status not in STATUSES:
+            raise ValidationError(f"{source}: status {status!r} is not one of {', '.join(STATUSES)}")
         counter_names = [k[len("counter_"):] for k in arrays if k.startswith("counter_")]
         columns = [arrays[f"history_{name}"] for name in _SCALAR_FIELDS]
         rows = tuple(
@@ -200,6 +203,6 @@ class Result:
             kernel_weights=arrays.get("kernel_weights"),
             objective=float(arrays["objective"]), dual_objective=float(arrays["dual_objective"]),
             gap=float(arrays["gap"]), n_iter=int(arrays["n_iter"]), time=float(arrays["time"]),
-            status=str(arrays["status"]), solver=str(arrays["solver"]),
+            status=status, solver=str(arrays["solver"]),
             family=str(arrays["family"]), history=rows, message=str(arrays.get("message", "")),
         )

@@ -112,7 +112,11 @@ class Solver(ABC):
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         elapsed = history.elapsed()
-        objective = objectives.evaluate(problem, model.coef, model.intercept, model.kernel_weights)
+        with np.errstate(all="ignore"):  # a diverged model overflows: reported below, not twice
+            objective = objectives.evaluate(problem, model.coef, model.intercept, model.kernel_weights)
+            weights = model.kernel_weights
+            if weights is None:
+                weights = objectives.model_kernel_weights(problem, np.asarray(model.coef))
         status, message = model.status, model.message
         if not (math.isfinite(objective) and np.isfinite(model.coef).all()):
             status, message = "diverged", (
@@ -125,9 +129,6 @@ class Solver(ABC):
                 + (f": {message}" if message else ""),
                 ConvergenceWarning, stacklevel=2,
             )
-        weights = model.kernel_weights
-        if weights is None:
-            weights = objectives.model_kernel_weights(problem, np.asarray(model.coef))
         return Result(
             coef=np.asarray(model.coef, dtype=float),
             intercept=float(model.intercept),

@@ -48,6 +48,7 @@ from kernelfuse.errors import SolverError, ValidationError
 from kernelfuse.problem import Problem
 from kernelfuse.result import History
 from kernelfuse.solver import Model, Requirements, Solver
+from kernelfuse.validation import positive, positive_count
 
 #: (gap, feasibility) tolerances of the successive Clarabel attempts, in units of ``tol``.
 TOLERANCE_LADDER: tuple[tuple[float, float], ...] = ((1, 1), (1, 10), (10, 100), (100, 100))
@@ -60,11 +61,6 @@ _INACCURATE = "optimal_inaccurate"
 def _positive(instance: Any, attribute: Any, value: float) -> None:
     if not (0 < value < math.inf):
         raise ValidationError(f"parameter {attribute.name} must be > 0 and finite, got {value!r}")
-
-
-def _positive_int(instance: Any, attribute: Any, value: int) -> None:
-    if int(value) != value or value < 1:
-        raise ValidationError(f"parameter {attribute.name} must be a positive integer, got {value!r}")
 
 
 # --------------------------------------------------------------------------- factors
@@ -388,8 +384,10 @@ class CvxpyReference(Solver):
       ``P_k = 0.5 sum_m ||u_mk||^2 / d_m + C sum_i hinge_ik`` (rotated SOCs),
       summed or maximised over labels.
 
-    Clarabel runs with gap and feasibility tolerances ``tol`` and at most
-    ``max_iter`` iterations.  Power cones (vskl with 1 < q < inf, pnorm_mkl
+    Clarabel runs with gap and feasibility tolerances ``tol``, at most
+    ``max_iter`` iterations and, over all attempts (formulation included), at
+    most ``time_limit`` seconds (an attempt cut short by it ends the ladder: the best model so
+    far is returned with status ``time_limit``).  Power cones (vskl with 1 < q < inf, pnorm_mkl
     with p < 2) and some degenerate programs stall near a feasibility of
     1e-9: Clarabel ends "InsufficientProgress", often on a poor last iterate.
     The canonicalised program is then re-solved with the tolerances of
@@ -412,18 +410,20 @@ class CvxpyReference(Solver):
     """
 
     tol: float = attrs.field(default=1e-9, converter=float, validator=_positive)
-    max_iter: int = attrs.field(default=500, validator=_positive_int)
+    max_iter: int = attrs.field(default=500, validator=positive_count)
     verbose: bool = False
     rank_tol: float = attrs.field(default=1e-11, converter=float, validator=_positive)
+    time_limit: float = attrs.field(default=math.inf, converter=float, validator=positive)
 
     name: ClassVar[str] = "cvxpy"
     families: ClassVar[frozenset[str]] = frozenset(_FORMULATIONS)
     requires: ClassVar[Requirements] = {"loss": ("cvxpy_sum",)}
 
-    def clarabel_options(self, gap_tol: float, feas_tol: float) -> dict[str, Any]:
+    def clarabel_options(self, gap_tol: float, feas_tol: float,
+                         time_limit: float = math.inf) -> dict[str, Any]:
         """Clarabel settings for one attempt (reduced tolerances ``100 *`` these)."""
         return {
-            "max_iter": int(self.max_iter),
+            "max_iter": int(self.max_iter), "time_limit": time_limit,
             "tol_gap_abs": gap_tol, "tol_gap_rel": gap_tol, "tol_feas": feas_tol,
             "tol_ktratio": min(1e-6, 100.0 * gap_tol),
             "reduced_tol_gap_abs": 100.0 * gap_tol, "reduced_tol_gap_rel": 100.0 * gap_tol,
@@ -434,13 +434,19 @@ class CvxpyReference(Solver):
         }
 
     def run(self, problem: Problem, history: History) -> Model:
-        solution = self.solve_program(problem)
+        solution = self.solve_program(problem, history.elapsed)
         history.record(solution.objective, solution.model.dual_objective,
                        conic_seconds=solution.conic_seconds)
         return solution.model
 
-    def solve_program(self, problem: Problem) -> ReferenceSolution:
-        """Formulate, solve (climbing :data:`TOLERANCE_LADDER`), recover and certify."""
+    def solve_program(self, problem: Problem,
+                      elapsed: Callable[[], float] | None = None) -> ReferenceSolution:
+        """Formulate, solve (climbing :data:`TOLERANCE_LADDER`), recover and certify.
+
+        ``elapsed`` is the run's clock (seconds since it began) that
+        ``time_limit`` applies to; by default the clock starts here.
+        """
+        import time
         import warnings
 
         import cvxpy as cp
@@ -451,11 +457,18 @@ class CvxpyReference(Solver):
         data, chain, inverse = program.get_problem_data(
             cp.CLARABEL, solver_opts=self.clarabel_options(self.tol, self.tol)
         )
+        if elapsed is None:
+            start = time.perf_counter()
+            elapsed = lambda: time.perf_counter() - start  # noqa: E731
         best: ReferenceSolution | None = None
-        n_iter, attempts, seconds = 0, [], 0.0
+        n_iter, attempts, seconds, out_of_time = 0, [], 0.0, False
         for gap_factor, feas_factor in TOLERANCE_LADDER:
+            remaining = self.time_limit - elapsed()
+            if out_of_time or remaining <= 0:  # the last attempt ended on the limit, or no time left
+                out_of_time = True
+                break
             gap_tol, feas_tol = gap_factor * self.tol, feas_factor * self.tol
-            options = self.clarabel_options(gap_tol, feas_tol)
+            options = self.clarabel_options(gap_tol, feas_tol, remaining)
             try:
                 raw = chain.solver.solve_via_data(data, False, self.verbose, options)
             except Exception as exc:  # Clarabel raises on internal numerical failures
@@ -463,6 +476,7 @@ class CvxpyReference(Solver):
                 continue
             n_iter += int(raw.iterations)
             seconds += float(raw.solve_time)
+            out_of_time = str(raw.status) == "MaxTime"
             label = (f"Clarabel {raw.status} after {raw.iterations} iterations "
                      f"(gap tol {gap_tol:g}, feasibility tol {feas_tol:g})")
             try:
@@ -484,11 +498,16 @@ class CvxpyReference(Solver):
             attempts.append(label + ": " + solution.model.message)
             if best is None or abs(solution.gap) < abs(best.gap):
                 best = solution
+        limit = f"the time limit of {self.time_limit:g} s ended the attempts" if out_of_time else ""
         if best is not None:
-            message = "no attempt certified; returning the smallest gap. " + " | ".join(attempts)
-            return attrs.evolve(best, model=attrs.evolve(best.model, n_iter=n_iter, message=message))
+            message = (limit or "no attempt certified") + "; returning the smallest gap. " \
+                + " | ".join(attempts)
+            model = attrs.evolve(best.model, n_iter=n_iter, message=message,
+                                 status="time_limit" if out_of_time else best.model.status)
+            return attrs.evolve(best, model=model)
         raise SolverError(
-            f"cvxpy/Clarabel did not solve family {problem.family.name}: " + " | ".join(attempts)
+            f"cvxpy/Clarabel did not solve family {problem.family.name}: "
+            + " | ".join(attempts + ([limit] if limit else []))
             + (" (raise max_iter)" if any("MaxIterations" in a for a in attempts) else "")
         )
 
