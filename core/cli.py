@@ -28,7 +28,7 @@ from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
 from kernelfuse.families import FAMILIES, get_family
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import FAILED_STATUSES
-from kernelfuse.validation import read_npz
+from kernelfuse.npz_file import read_npz
 
 #: Arrays a PROBLEM.npz may hold.
 PROBLEM_KEYS = ("K", "y", "Y", "groups")

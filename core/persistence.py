@@ -8,28 +8,32 @@ training features, the normalisation's training diagonals, the classes
 (classifiers), and one solver result per problem (``result<k>_<key>``, see
 :meth:`kernelfuse.result.Result.to_arrays`).
 
-Loading reads with ``allow_pickle=False``, refuses another format version,
-rebuilds kernels only through the registry (an unknown name is an error),
-and checks every shape before returning the estimator.
+Loading reads with ``allow_pickle=False`` (no code runs), checks the
+arrays' digest (a changed or truncated file is refused), refuses another
+format version, rebuilds kernels only through the registry (an unknown name
+is an error), and checks every shape and dtype before returning the
+estimator.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import json
+import warnings
 from os import PathLike
 from typing import Any
 
 import attrs
 import numpy as np
 
-from kernelfuse.errors import ValidationError
+from kernelfuse.errors import KernelfuseError, ValidationError
 from kernelfuse.kernel import KernelSpec
 from kernelfuse.result import Result
-from kernelfuse.validation import read_npz
+from kernelfuse.npz_file import read_npz, write_npz
 
 FORMAT = "kernelfuse-model"
-FORMAT_VERSION = 1
+#: 2: arrays carry a SHA-256 digest (:mod:`kernelfuse.npz_file`).
+FORMAT_VERSION = 2
 
 
 def _spec_record(spec: KernelSpec, index: int, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -91,25 +95,62 @@ def save_model(estimator: Any, path: str | PathLike[str],
         arrays["header"] = np.array(json.dumps(header))
     except TypeError as exc:
         raise ValidationError(f"the estimator's parameters are not JSON-serialisable: {exc}") from None
-    np.savez(path, **arrays)
+    write_npz(path, arrays)
+
+
+def _check_floats(path: str | PathLike[str], what: str, array: np.ndarray,
+                  shape: tuple[int, ...]) -> None:
+    """``array`` is finite floating point of ``shape``."""
+    if array.dtype.kind != "f" or array.shape != shape or not np.isfinite(array).all():
+        raise ValidationError(f"{path}: {what} must be finite floats of shape {shape}, got "
+                              f"dtype {array.dtype} and shape {array.shape}"
+                              + ("" if array.dtype.kind != "f" or np.isfinite(array).all()
+                                 else " with NaN or inf"))
 
 
 def load_model(path: str | PathLike[str]) -> Any:
-    """Read a model written by :func:`save_model`; refuses anything it cannot verify."""
-    from kernelfuse import estimators
-    from kernelfuse.kernel_normalization import KernelNormalizer
-    from kernelfuse.registry import get_registry
+    """Read a model written by :func:`save_model`; refuses anything it cannot verify.
 
-    arrays = read_npz(path, "model")
+    Refused, each with a :class:`ValidationError` naming the file: a missing,
+    truncated or non-``.npz`` file, one changed after it was written (its
+    digest, :mod:`kernelfuse.npz_file`), another format version, an unknown
+    estimator or kernel name, arrays of the wrong shape or dtype, and any
+    header that does not describe a model.  A file written by another
+    kernelfuse version of the same format loads with a warning.
+    """
+    arrays = read_npz(path, "model", verify=True)
     try:
         header = json.loads(str(arrays.pop("header")))
     except (KeyError, json.JSONDecodeError) as exc:
         raise ValidationError(f"{path} has no valid kernelfuse header: {exc}") from None
-    if header.get("format") != FORMAT or header.get("format_version") != FORMAT_VERSION:
+    if not isinstance(header, dict) or header.get("format") != FORMAT \
+            or header.get("format_version") != FORMAT_VERSION:
+        found = (f"{header.get('format')!r} version {header.get('format_version')!r}"
+                 if isinstance(header, dict) else f"{type(header).__name__} header")
         raise ValidationError(
-            f"{path}: unsupported model format {header.get('format')!r} version "
-            f"{header.get('format_version')!r} (this kernelfuse reads {FORMAT} version {FORMAT_VERSION})"
+            f"{path}: unsupported model format {found} "
+            f"(this kernelfuse reads {FORMAT} version {FORMAT_VERSION})"
         )
+    written_by = (header.get("versions") or {}).get("kernelfuse")
+    if written_by != importlib.metadata.version("kernelfuse"):
+        warnings.warn(f"{path} was written by kernelfuse {written_by}, this is "
+                      f"{importlib.metadata.version('kernelfuse')}; the format is the same",
+                      UserWarning, stacklevel=2)
+    try:
+        return _rebuild(path, header, arrays)
+    except KernelfuseError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ValidationError(f"{path}: the header does not describe a kernelfuse model "
+                              f"({type(exc).__name__}: {exc})") from None
+
+
+def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+    """The estimator a checked header and its arrays describe."""
+    from kernelfuse import estimators
+    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.registry import get_registry
+
     kinds = {cls.__name__: cls for cls in (estimators.MKLClassifier, estimators.MKLRegressor,
                                             estimators.MultiLabelMKLClassifier)}
     if header.get("estimator") not in kinds:
@@ -148,11 +189,20 @@ def load_model(path: str | PathLike[str]) -> Any:
         raise ValidationError(f"{path}: inconsistent coefficient shapes {sorted(shapes)}")
     shape = next(iter(shapes))
     M, N = shape[0], shape[-1]
+    for k, result in enumerate(results):
+        _check_floats(path, f"result {k} coefficients", result.coef, result.coef.shape)
     if params["kernels"] != "precomputed":
         X_fit, diagonal = arrays.get("X_fit"), arrays.get("train_diagonal")
         if X_fit is None or diagonal is None or X_fit.shape != (N, estimator.n_features_in_) \
                 or diagonal.shape != (M, N) or len(params["kernels"]) != M:
             raise ValidationError(f"{path}: training features or kernels do not match the coefficients")
+        _check_floats(path, "training features", X_fit, X_fit.shape)
+        _check_floats(path, "training kernel diagonals", diagonal, diagonal.shape)
+        for m, spec in enumerate(params["kernels"]):
+            if spec.features is not None and not all(
+                    0 <= j < estimator.n_features_in_ for j in spec.features):
+                raise ValidationError(f"{path}: kernel {m} reads features {list(spec.features)} of "
+                                      f"{estimator.n_features_in_}")
         estimator.kernels_ = params["kernels"]
         estimator.X_fit_ = X_fit
         if estimator.standardize:
@@ -160,6 +210,7 @@ def load_model(path: str | PathLike[str]) -> Any:
             if mean is None or scale is None or mean.shape != (estimator.n_features_in_,) \
                     or scale.shape != mean.shape or not (scale > 0).all():
                 raise ValidationError(f"{path}: the feature standardisation is missing or invalid")
+            _check_floats(path, "feature means", mean, mean.shape)
             estimator.feature_mean_, estimator.feature_scale_ = mean, scale
         estimator.normalizer_ = KernelNormalizer(estimator.normalization)
         estimator.normalizer_.train_diagonal_ = diagonal

@@ -170,15 +170,18 @@ class Result:
         return {key: np.asarray(value) for key, value in arrays.items()}
 
     def save(self, path: str | PathLike[str]) -> None:
-        """Write the result as an ``.npz`` file (no pickled objects)."""
-        np.savez(path, **self.to_arrays())
+        """Write the result as an ``.npz`` file (no pickled objects, with a digest:
+        :mod:`kernelfuse.npz_file`)."""
+        from kernelfuse.npz_file import write_npz
+
+        write_npz(path, self.to_arrays())
 
     @classmethod
     def load(cls, path: str | PathLike[str]) -> Result:
-        """Read a result written by :meth:`save`."""
-        from kernelfuse.validation import read_npz
+        """Read a result written by :meth:`save`; a changed or truncated file is refused."""
+        from kernelfuse.npz_file import read_npz
 
-        return cls.from_arrays(read_npz(path, "result"), source=str(path))
+        return cls.from_arrays(read_npz(path, "result", verify=True), source=str(path))
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], source: str = "arrays") -> Result:

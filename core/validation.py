@@ -15,9 +15,6 @@ Tolerances (documented in docs/architecture.md):
 
 from __future__ import annotations
 
-import zipfile
-from os import PathLike
-
 import numpy as np
 
 from kernelfuse.errors import ValidationError
@@ -161,17 +158,6 @@ def check_groups(groups: object, n_kernels: int) -> np.ndarray:
     )):
         raise ValidationError(f"groups must be integers, got {array.dtype} values")
     return np.unique(array, return_inverse=True)[1].astype(np.intp)
-
-
-def read_npz(path: str | PathLike[str], what: str) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, read without pickle; errors name the file."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {key: data[key] for key in data.files}
-    except FileNotFoundError:
-        raise ValidationError(f"{what} file {path} does not exist") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ValidationError(f"cannot read {what} file {path} as .npz: {exc}") from None
 
 
 # attrs validators for solver and part settings: ``attrs.field(validator=positive)``.

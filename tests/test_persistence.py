@@ -12,6 +12,7 @@ from kernelfuse import UnknownNameError, ValidationError
 from kernelfuse.estimators import MKLClassifier
 from kernelfuse.kernel import KernelSpec
 from kernelfuse.kernel_grid import kernel_grid
+from kernelfuse.npz_file import DIGEST, write_npz
 from kernelfuse.persistence import load_model
 from kernelfuse.registry import get_registry
 
@@ -85,7 +86,8 @@ def rewrite(path, **changes):
             header[key] = value
     if changes.get("drop") != "header":
         arrays["header"] = np.array(json.dumps(header))
-    np.savez(path, **arrays)
+    arrays.pop(DIGEST)
+    write_npz(path, arrays)  # a consistent digest: the checks behind it are what is tested
 
 
 def test_tampered_or_truncated_files_are_refused(fitted, tmp_path):
@@ -116,3 +118,78 @@ def test_tampered_or_truncated_files_are_refused(fitted, tmp_path):
     rewrite(path, drop="header")
     with pytest.raises(ValidationError, match="no valid kernelfuse header"):
         load_model(path)
+
+
+def test_a_file_changed_after_saving_is_refused_by_its_digest(fitted, tmp_path):
+    model, X = fitted
+    path = tmp_path / "model.npz"
+    model.save(path)
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    changed = dict(arrays, result0_intercept=arrays["result0_intercept"] + 1e-12)
+    np.savez(tmp_path / "changed.npz", **changed)  # one intercept nudged, the digest kept
+    with pytest.raises(ValidationError, match="modified or corrupted after it was written"):
+        load_model(tmp_path / "changed.npz")
+    np.savez(tmp_path / "plain.npz", **{k: v for k, v in arrays.items() if k != DIGEST})
+    with pytest.raises(ValidationError, match="has no kernelfuse digest"):
+        load_model(tmp_path / "plain.npz")
+    data = path.read_bytes()
+    expected = model.predict(X * 3 + 1)
+    refused = 0
+    for offset in range(0, len(data), max(1, len(data) // 60)):  # one flipped byte anywhere:
+        flipped = bytearray(data)                                # refused, or (a byte no array
+        flipped[offset] ^= 0xFF                                  # reads, e.g. a zip timestamp)
+        (tmp_path / "flipped.npz").write_bytes(bytes(flipped))   # the very same model
+        try:
+            loaded = load_model(tmp_path / "flipped.npz")
+        except ValidationError:
+            refused += 1
+        else:
+            np.testing.assert_array_equal(loaded.predict(X * 3 + 1), expected)
+    assert refused >= 50
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"params": ["not", "a", "dict"]}, "does not describe a kernelfuse model"),
+    ({"n_results": "many"}, "does not describe a kernelfuse model"),
+    ({"kernels": [{"kernel": "gaussian"}]}, "does not describe a kernelfuse model"),
+    ({"estimator": "os.system"}, "unknown estimator 'os.system'"),
+    ({"format": "pickle"}, "unsupported model format"),
+    ({"arrays": {"X_fit": np.full((60, 2), "x")}}, "training features must be finite floats"),
+    ({"arrays": {"result0_coef": np.zeros((10, 60), dtype=np.int64)}},
+     "coefficients must be finite floats"),
+    ({"arrays": {"train_diagonal": np.full((10, 60), np.nan)}}, "with NaN or inf"),
+    ({"arrays": {"result0_status": np.array("pwned")}}, "status 'pwned' is not one of"),
+])
+def test_headers_and_arrays_that_do_not_describe_a_model_are_refused(fitted, tmp_path, change,
+                                                                     message):
+    model, _ = fitted
+    path = tmp_path / "model.npz"
+    model.save(path)
+    rewrite(path, **change)
+    with pytest.raises(ValidationError, match=message):
+        load_model(path)
+
+
+def test_a_kernel_reading_a_feature_the_model_lacks_is_refused(fitted, tmp_path):
+    model, _ = fitted
+    path = tmp_path / "model.npz"
+    model.save(path)
+    with np.load(path, allow_pickle=False) as raw:
+        header = json.loads(str(raw["header"]))
+    header["kernels"][-1]["features"] = [5]
+    rewrite(path, kernels=header["kernels"])
+    with pytest.raises(ValidationError, match=r"kernel 9 reads features \[5\] of 2"):
+        load_model(path)
+
+
+def test_a_model_from_another_kernelfuse_version_loads_with_a_warning(fitted, tmp_path):
+    model, X = fitted
+    path = tmp_path / "model.npz"
+    model.save(path)
+    with np.load(path, allow_pickle=False) as raw:
+        versions = json.loads(str(raw["header"]))["versions"]
+    rewrite(path, versions={**versions, "kernelfuse": "0.0.1"})
+    with pytest.warns(UserWarning, match="written by kernelfuse 0.0.1"):
+        loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.predict(X * 3 + 1), model.predict(X * 3 + 1))

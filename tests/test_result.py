@@ -9,6 +9,7 @@ import pytest
 
 import kernelfuse
 from kernelfuse import Result, ValidationError
+from kernelfuse.npz_file import write_npz
 from kernelfuse.result import relative_gap
 
 from helpers import breast_cancer_kernels
@@ -35,6 +36,9 @@ def test_save_load_round_trip_and_callback(tmp_path):
 def test_load_refuses_other_files(tmp_path):
     path = tmp_path / "other.npz"
     np.savez(path, coef=np.zeros(3))
+    with pytest.raises(ValidationError, match="has no kernelfuse digest"):
+        Result.load(path)
+    write_npz(path, {"coef": np.zeros(3)})  # written with a digest, but not a result
     with pytest.raises(ValidationError, match="not a kernelfuse result"):
         Result.load(path)
 
