@@ -36,7 +36,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.errors import SolverError, ValidationError
 from kernelfuse.families import get_family
-from kernelfuse.kernel import KernelSpec, compute_kernels
+from kernelfuse.kernel import KernelSpec, aligned, compute_kernels
 from kernelfuse.kernel_grid import kernel_grid
 from kernelfuse.kernel_normalization import KernelNormalizer
 from kernelfuse.progress import ProgressPrinter
@@ -176,7 +176,7 @@ class MKLEstimator(BaseEstimator):
             if not specs or not all(isinstance(s, KernelSpec) for s in specs):
                 raise ValidationError("kernels must be a non-empty list of KernelSpec")
         self.kernels_ = specs
-        self.X_fit_ = X  # the (standardised) training features the test kernels pair with
+        self.X_fit_ = aligned(X)  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
         return self.normalizer_.transform(compute_kernels(specs, X, **self._budget()))
 

@@ -102,6 +102,27 @@ def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type
     return int(n_kernels) * int(n_rows) * int(n_cols) * np.dtype(dtype).itemsize
 
 
+#: Byte alignment of the training features a fitted model keeps (:func:`aligned`).
+ALIGNMENT = 64
+
+
+def aligned(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``array`` starting on an :data:`ALIGNMENT`-byte boundary.
+
+    numpy's and BLAS's vectorised loops round differently depending on
+    where an operand starts in memory, so a kernel computed from equal
+    features at two addresses may differ in the last bit.  A fitted model
+    keeps its training features aligned, and so does the model loaded from
+    its file: their predictions are bit-identical.
+    """
+    array = np.asarray(array)
+    buffer = np.empty(array.nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -buffer.ctypes.data % ALIGNMENT
+    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
+
+
 def readable_bytes(n: float) -> str:
     """``n`` bytes in the largest binary unit that keeps it at least 1 (``"1.50 GiB"``)."""
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

@@ -23,6 +23,8 @@ from kernelfuse.errors import ValidationError
 
 #: Name of the array holding the digest.
 DIGEST = "sha256"
+#: The first bytes of a zip archive (an ``.npz`` file).
+ZIP_MAGIC = b"PK\x03\x04"
 
 
 def arrays_digest(arrays: Mapping[str, np.ndarray]) -> str:
@@ -53,10 +55,17 @@ def read_npz(path: str | PathLike[str], what: str, *, verify: bool = False) -> d
     its arrays; the digest is not among the arrays returned.
     """
     try:
+        with open(path, "rb") as stream:
+            magic = stream.read(4)
+        if magic != ZIP_MAGIC:  # numpy would take it for a pickle and suggest allow_pickle=True
+            raise ValidationError(f"cannot read {what} file {path} as .npz: it is not a zip "
+                                  "archive (numpy.savez writes one)")
         with np.load(path, allow_pickle=False) as data:
             arrays = {key: data[key] for key in data.files}
     except FileNotFoundError:
         raise ValidationError(f"{what} file {path} does not exist") from None
+    except ValidationError:
+        raise
     except Exception as exc:  # noqa: BLE001 - any parser failure means an unreadable file
         # (a damaged array header fails in numpy's header parser with SyntaxError, a
         # damaged archive with BadZipFile, a huge declared shape with MemoryError, ...)

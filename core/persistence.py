@@ -27,7 +27,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.errors import KernelfuseError, ValidationError
-from kernelfuse.kernel import KernelSpec
+from kernelfuse.kernel import KernelSpec, aligned
 from kernelfuse.result import Result
 from kernelfuse.npz_file import read_npz, write_npz
 
@@ -204,7 +204,7 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
                 raise ValidationError(f"{path}: kernel {m} reads features {list(spec.features)} of "
                                       f"{estimator.n_features_in_}")
         estimator.kernels_ = params["kernels"]
-        estimator.X_fit_ = X_fit
+        estimator.X_fit_ = aligned(X_fit)  # bit-identical kernels, hence predictions
         if estimator.standardize:
             mean, scale = arrays.get("feature_mean"), arrays.get("feature_scale")
             if mean is None or scale is None or mean.shape != (estimator.n_features_in_,) \

@@ -20,6 +20,9 @@ import numpy as np
 from kernelfuse.errors import ValidationError
 
 SYMMETRY_TOL = 1e-8
+#: The largest kernel entry accepted: at 1e50 libsvm's dual overflows (tests/test_fuzz.py,
+#: docs/reliability.md); every solver was checked at 1e20 and below.
+MAX_KERNEL_ENTRY = 1e20
 PSD_TOL = 1e-8
 #: Kernels per batched eigensolver call (bounds the temporary memory).
 _EIG_BATCH = 64
@@ -45,15 +48,18 @@ def check_kernels(
     """The kernel stack as float64 of shape (M, N, N), after all checks.
 
     A single (N, N) matrix is accepted as a stack of one kernel.  Kernels must
-    be finite; where ``require_psd``, also symmetric and PSD (see the module
-    docstring for the tolerances).
+    be finite and at most :data:`MAX_KERNEL_ENTRY` in magnitude; where
+    ``require_psd``, also symmetric and PSD (see the module docstring for the
+    tolerances).
     """
     K = _as_float_array(K, "K")
+    shape = K.shape
     if K.ndim == 2:
         K = K[None]
     if K.ndim != 3 or K.shape[1] != K.shape[2]:
         raise ValidationError(
-            f"K must have shape (M, N, N) (M kernels on N samples), got {K.shape}"
+            f"K must have shape (M, N, N) (M kernels on N samples) or (N, N) (one kernel), "
+            f"got {shape}"
         )
     if K.shape[0] == 0 or K.shape[1] == 0:
         raise ValidationError(f"K is empty: shape {K.shape}")
@@ -62,6 +68,14 @@ def check_kernels(
         bad = np.flatnonzero(~finite)
         raise ValidationError(
             f"K contains NaN or inf in kernel(s) {_list(bad)}"
+        )
+    largest = np.abs(K).max(axis=(1, 2))
+    bad = np.flatnonzero(largest > MAX_KERNEL_ENTRY)
+    if bad.size:
+        raise ValidationError(
+            f"kernel(s) {_list(bad)} of K have entries up to {largest[bad].max():.6g}, beyond "
+            f"{MAX_KERNEL_ENTRY:g}, where the SVM solvers overflow; rescale the kernels (e.g. "
+            "unit trace, kernelfuse.kernel_normalization) and C with them"
         )
     if require_psd:
         scale = np.maximum(1.0, np.abs(K).max(axis=(1, 2)))
