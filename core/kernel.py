@@ -123,11 +123,12 @@ def aligned(array: np.ndarray) -> np.ndarray:
     return out
 
 
-def readable_bytes(n: float) -> str:
-    """``n`` bytes in the largest binary unit that keeps it at least 1 (``"1.50 GiB"``)."""
+def readable_bytes(n: int, exact: bool = False) -> str:
+    """``n`` bytes in the largest binary unit that keeps it at least 1 (``"1.50 GiB"``),
+    followed by the exact count where ``exact`` (``"1.50 GiB (1610612736 bytes)"``)."""
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if abs(n) >= size:
-            return f"{n / size:.2f} {unit}"
+            return f"{n / size:.2f} {unit}" + (f" ({int(n)} bytes)" if exact else "")
     return f"{int(n)} bytes"
 
 
@@ -156,10 +157,10 @@ def compute_kernels(
     need = stack_bytes(len(specs), rows.shape[0], X.shape[0], dtype)
     if need > memory_budget:
         raise ValidationError(
-            f"the kernel stack needs {readable_bytes(need)} ({len(specs)} kernels of "
+            f"the kernel stack needs {readable_bytes(need, exact=True)} ({len(specs)} kernels of "
             f"{rows.shape[0]} x {X.shape[0]}, {np.dtype(dtype).name}), over the memory budget of "
-            f"{readable_bytes(memory_budget)}; use fewer kernels or samples, float32, or raise "
-            "memory_budget"
+            f"{readable_bytes(memory_budget, exact=True)}; use fewer kernels or "
+            "samples, float32, or raise memory_budget"
         )
     K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
     pairs, features = None, object()

@@ -86,7 +86,8 @@ def test_memory_budget_is_checked_before_allocating(data):
     specs = kernel_grid(5)
     need = stack_bytes(len(specs), 40, 40)
     assert need == len(specs) * 40 * 40 * 8
-    with pytest.raises(ValidationError, match=r"needs .* GiB .* over the memory budget"):
+    with pytest.raises(ValidationError, match=rf"needs 1.98 MiB \({need} bytes\) \({len(specs)} kernels "
+                       rf"of 40 x 40, float64\), over the memory budget of 1.98 MiB \({need - 1} bytes\)"):
         compute_kernels(specs, X, memory_budget=need - 1)
     assert compute_kernels(specs, X, memory_budget=need).shape == (len(specs), 40, 40)
     with pytest.raises(ValidationError, match="NaN"):

@@ -153,7 +153,7 @@ def test_estimator_memory_budget_refuses_the_stack_before_allocating():
     X, y = _features()
     n_kernels = len(MKLClassifier().fit(X[:10], y[:10]).kernels_)  # the grid's size for 3 features
     need = n_kernels * 40 * 40 * 8
-    with pytest.raises(ValidationError, match=r"needs \d\.\d\d MiB.*over the memory budget of 1000 bytes"):
+    with pytest.raises(ValidationError, match=r"needs \d\.\d\d MiB.*over the memory budget of 1000 bytes;"):
         MKLClassifier(memory_budget=1000).fit(X, y)
     model = MKLClassifier(memory_budget=need).fit(X, y)  # exactly enough for training
     with pytest.raises(ValidationError, match="memory budget"):
