@@ -309,3 +309,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KernelfuseError as exc:
         print(f"kernelfuse: error: {exc}", file=sys.stderr)
         return 2
+    except (ValueError, TypeError) as exc:  # scikit-learn's input checks in fit and predict
+        print(f"kernelfuse: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,60 @@
+"""The fuzz suite's long mode: tests/test_fuzz.py with the ``long`` hypothesis profile.
+
+``python benchmarks/fuzz.py [--quick] [--examples N] [--seed S]`` runs every
+fuzz test with N random draws (1,500 by default; ``--quick``: 100), prints
+the outcome mix per entry point (hypothesis' statistics) and the wall time,
+and writes both to ``benchmarks/results/fuzz.json``.  A failing draw is
+printed by hypothesis with the smallest input that fails; the exit status is
+then non-zero, so this is the one benchmark a failure stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100 draws per test")
+    parser.add_argument("--examples", type=int, help="draws per test (default 1500)")
+    parser.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: random)")
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "fuzz.json"))
+    args = parser.parse_args()
+    examples = args.examples or (100 if args.quick else 1500)
+    env = {**os.environ, "KERNELFUSE_FUZZ": "long", "KERNELFUSE_FUZZ_EXAMPLES": str(examples)}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               str(REPO / "tests" / "test_fuzz.py"), "--hypothesis-show-statistics"]
+    if args.seed is not None:
+        command.append(f"--hypothesis-seed={args.seed}")
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    statistics = done.stdout[done.stdout.find("Hypothesis Statistics"):]
+    print(statistics or done.stdout[-3000:])
+    print(done.stderr[-2000:], file=sys.stderr)
+    tests = re.findall(r"test_fuzz\.py::(\w+):\n(.*?)(?=\ntests/|\Z)", statistics, re.S)
+    report = {
+        "examples_per_test": examples, "seed": args.seed, "seconds": round(seconds, 1),
+        "exit_status": done.returncode,
+        "tests": {name: {"events": dict((label.strip(), float(share)) for share, label in
+                                        re.findall(r"\* ([\d.]+)%, (.+)", body))}
+                  for name, body in tests},
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    print(f"{len(tests)} fuzz tests, {examples} draws each, {seconds:.0f} s, exit {done.returncode}; "
+          f"wrote {args.out}")
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
