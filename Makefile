@@ -49,6 +49,7 @@ bench: $(BENCH_STAMP)
 	$(PY) benchmarks/obscure_pendigits.py
 	$(PY) benchmarks/mikl_titanic.py
 	$(PY) benchmarks/mlmkl_labels.py
+	$(PY) benchmarks/fuzz.py
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/vskl_scaling.py --quick
@@ -57,6 +58,7 @@ bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/obscure_pendigits.py --quick
 	$(PY) benchmarks/mikl_titanic.py --quick
 	$(PY) benchmarks/mlmkl_labels.py --quick
+	$(PY) benchmarks/fuzz.py --quick
 
 clean:
 	rm -rf $(VENV) demo-output build dist
