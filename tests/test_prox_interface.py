@@ -1,6 +1,12 @@
-"""``ProxOperator``: one of prox / prox_conjugate gives the other by the Moreau identity."""
+"""``ProxOperator``: one of prox / prox_conjugate gives the other by the Moreau identity; the
+registered group operators at exactly zero blocks (no 0/0, no floating-point warning)."""
 
 from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -106,3 +112,46 @@ def test_block_soft_threshold_with_the_elastic_net_term():
     numeric = (op.radial(norms + h, step)[0] - op.radial(norms - h, step)[0]) / (2 * h)
     np.testing.assert_allclose(slope, numeric, atol=1e-6)
     np.testing.assert_allclose(op.penalty(norms), 0.5 * norms + 0.4 * norms**2)
+
+
+#: Rows 0 and 2 and column 2 are zero: zero blocks for the row groups and the column groups.
+WITH_ZERO_BLOCKS = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.0], [0.0, 0.0, 0.0], [3.0, 0.5, 0.0]])
+
+
+def quietly(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` with every floating-point exception raised and every warning an error."""
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        return function(*args)
+
+
+@pytest.mark.parametrize("C2", [0.0, 0.3])
+def test_block_soft_threshold_at_zero_blocks(C2):
+    from kernelfuse.plugins.prox.block_soft_threshold import BlockSoftThreshold
+
+    op = BlockSoftThreshold(C=0.5, C2=C2)
+    x, zero = WITH_ZERO_BLOCKS, np.zeros_like(WITH_ZERO_BLOCKS)
+    z = quietly(op.prox, x, 0.7)
+    assert np.all(z[[0, 2]] == 0.0) and np.isfinite(z).all()
+    np.testing.assert_allclose(z[1], x[1] * (1 - 0.35 / np.linalg.norm(x[1])) / (1 + 0.7 * C2))
+    assert np.all(quietly(op.prox, zero, 0.7) == 0.0)
+    assert np.all(quietly(op.prox_conjugate, zero, 0.7) == 0.0)
+    shrunk, slope = quietly(op.radial, np.zeros(3), 0.7)
+    assert np.all(shrunk == 0.0) and np.all(slope == 0.0)
+    np.testing.assert_allclose(z + 0.7 * quietly(op.prox_conjugate, x / 0.7, 1 / 0.7), x, atol=1e-15)
+
+
+@pytest.mark.parametrize("p, q, r", list(itertools.product((1.0, 2.0), repeat=3)))
+def test_mixed_norm_prox_at_zero_groups(p, q, r):
+    from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
+
+    op = MixedNormProx(lam=0.7, p=p, q=q, r=r)
+    x, zero = WITH_ZERO_BLOCKS, np.zeros_like(WITH_ZERO_BLOCKS)
+    z = quietly(op.prox, x, 0.5)
+    assert np.isfinite(z).all() and np.all(z[[0, 2]] == 0.0) and np.all(z[:, 2] == 0.0)
+    np.testing.assert_allclose(z + 0.5 * quietly(op.prox_conjugate, x / 0.5, 1 / 0.5), x, atol=1e-15)
+    assert np.all(quietly(op.prox, zero, 0.5) == 0.0) and np.all(quietly(op.prox_conjugate, zero, 0.5) == 0.0)
+    assert quietly(op.value, zero) == 0.0 and quietly(op.conjugate, zero) == 0.0
+    assert np.all(quietly(op.dual_group_norms, zero) == 0.0)
+    w = (x - z) / 0.5  # Fenchel-Young with equality at the prox, zero groups included
+    assert quietly(op.value, z) + quietly(op.conjugate, w) == pytest.approx(np.sum(z * w), abs=1e-12)

@@ -10,11 +10,15 @@ one epoch over the training set in a fresh random order.
 **Online stage** (Algorithm 1, a p-norm perceptron): for each example with
 a non-zero sub-gradient (a positive hinge or Crammer-Singer loss),
 ``theta <- theta - eta0 z_i``, ``z_i`` the per-example
-sub-gradient (:mod:`.example_subgradient`), ``eta0 = M^(-2/q)`` by default.
+sub-gradient (:mod:`.example_subgradient`), by default
+``eta0 = min(M^(-2/q), 1 / max_i ||phi(x_i)||_{2,q}^2)`` (:func:`default_online_step`).
 It ends after ``online_epochs`` epochs, or after an epoch with at most
 ``stop_updates`` updates, and returns the bound
 ``R = sqrt(2 P(w_1) / lam) >= ||w*||_{2,p}`` (since
 ``(lam/2) ||w*||^2 <= P(w*) <= P(w_1)``; ``P(0)`` when it is smaller).
+An online epoch without any update leaves the model as it was, so the same
+step goes on with the first stochastic epoch: no step returns an unchanged
+model for a stopping rule on the objective's change to take for convergence.
 
 **Stochastic stage** (Algorithm 2): at step ``t`` on example ``i_t``,
 
@@ -53,6 +57,24 @@ from kernelfuse.validation import count, nonnegative, positive
 STAGES = ("online", "stochastic")
 
 
+def default_online_step(kernel_norms: np.ndarray, n_kernels: int, q: float) -> float:
+    """``eta0 = min(M^(-2/q), 1 / max_i ||phi(x_i)||_{2,q}^2)``, from ``kernel_norms`` ``||phi(x_i)||_{2,q}``.
+
+    From ``theta = 0`` an update on example ``i`` moves its margin to
+    ``y_i f(x_i) = eta0 ||phi(x_i)||_{2,q}^2 / q`` (``<grad h*(theta), theta> = ||theta||_{2,q}^2 / q``).
+    The paper's ``M^(-2/q)`` makes that ``1/q`` for kernels with ``K(x, x) = 1``
+    and is the minimum wherever every ``K_m(x, x) <= 1`` (Gaussian, spherically
+    or unit-trace normalised); on larger kernels the second term keeps the
+    margin at most ``1/q``.  The paper's step on a stack scaled by ``s = 1e6``
+    overshot by ``s``: the online iterate sat so far outside the ball of radius
+    ``R`` that 300 stochastic epochs never got below ``P(0)``.  With this one
+    the iterates on ``(s K, s lam)`` are those on ``(K, lam)`` rescaled, for ``s >= 1``.
+    """
+    paper = float(n_kernels) ** (-2.0 / q)
+    top = float(np.max(kernel_norms, initial=0.0)) ** 2
+    return min(paper, 1.0 / top) if top > 0 else paper
+
+
 @attrs.define
 class OnlineBatchState:
     """Everything the optimiser carries between epochs."""
@@ -84,7 +106,7 @@ class OnlineBatch(OuterOptimizer):
     online_epochs: int = attrs.field(default=5, validator=count)
     #: The online stage ends after an epoch with at most this many updates.
     stop_updates: int = attrs.field(default=0, validator=count)
-    #: ``eta0`` of the online stage; None: ``M^(-2/q)``.
+    #: ``eta0`` of the online stage; None: :func:`default_online_step`.
     online_step: float | None = attrs.field(default=None, validator=attrs.validators.optional(positive))
     #: The adaptive ``s_t`` of Algorithm 2; False: ``s_t = 0`` (Pegasos-MKL).
     adaptive: bool = True
@@ -94,10 +116,10 @@ class OnlineBatch(OuterOptimizer):
     def init(self, problem: Problem, point: KernelExpansion, answer: OracleAnswer) -> OnlineBatchState:
         """The state at the starting point ``theta = 0``, where ``answer.objective = P(0)``."""
         mirror_map = GroupNormMirrorMap(problem.params["p"])
-        M = problem.n_kernels
-        step = self.online_step if self.online_step is not None else M ** (-2.0 / mirror_map.q)
         diagonal = np.ascontiguousarray(kernel_diagonal(problem.K).T)
         kernel_norms = self.sampler.kernel_norms(diagonal, mirror_map.q)
+        step = self.online_step if self.online_step is not None else \
+            default_online_step(kernel_norms, problem.n_kernels, mirror_map.q)
         state = OnlineBatchState(problem, mirror_map, diagonal, kernel_norms,
                                  np.random.default_rng(self.seed), step,
                                  "online" if self.online_epochs > 0 else "stochastic",
@@ -111,13 +133,18 @@ class OnlineBatch(OuterOptimizer):
         expansion = point.copy()
         if state.stage == "online":
             updates = self._online_epoch(expansion, state)
-            new_answer = evaluate(expansion)
             state.online_epochs_done += 1
+            new_answer = evaluate(expansion) if updates else answer  # no update: answer's model
             if updates <= self.stop_updates or state.online_epochs_done >= self.online_epochs:
                 best = min(new_answer.objective, state.start_objective)
                 state.radius = math.sqrt(2.0 * best / state.problem.params["lam"])
                 state.stage = "stochastic"
-            return expansion, new_answer, state
+            if updates:
+                return expansion, new_answer, state
+            # The perceptron separated every example (large kernels do so in a few epochs):
+            # returned unchanged, the model would let ``objective-change`` stop at the online
+            # iterate, or at P(0), before the stochastic stage ran.  The first stochastic
+            # epoch follows in this step instead.
         self._stochastic_epoch(expansion, state)
         return expansion, evaluate(expansion), state
 

@@ -18,11 +18,18 @@ from kernelfuse.mirror_map import MirrorMap
 
 
 def group_log_softmax(theta: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """``theta_i - log sum_{k in group(i)} exp(theta_k)``, stably."""
+    """``theta_i - log sum_{k in group(i)} exp(theta_k)``, stably (log-sum-exp after the group maximum).
+
+    With ``t_j = max_{k in j} theta_k`` this is ``(theta_i - t_j) - log sum_k exp(theta_k - t_j)``:
+    every exponent is ``<= 0`` and the sum is ``>= 1``, so nothing overflows and the log is
+    finite.  A difference below ``-max float`` (finite dual values of opposite signs near
+    ``1e308``) rounds to ``-inf``: its softmax weight is then the exact 0, no overflow to report.
+    """
     n_groups = int(groups.max()) + 1
     top = np.full(n_groups, -np.inf)
     np.maximum.at(top, groups, theta)
-    shifted = theta - top[groups]
+    with np.errstate(over="ignore"):
+        shifted = theta - top[groups]
     sums = np.bincount(groups, weights=np.exp(shifted), minlength=n_groups)
     return shifted - np.log(sums)[groups]
 
