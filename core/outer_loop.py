@@ -140,6 +140,7 @@ class OuterLoop(Solver):
                            **totals, **_gauges(best[0] if best else None, latest),
                            **self.optimizer.readings(state))
 
+        units = history.objective_factor  # the rule reads the problem's units, not the solve's
         steps = 0
         answer = evaluate(point)
         state = self.optimizer.init(problem, point, answer)
@@ -148,8 +149,8 @@ class OuterLoop(Solver):
         try:
             while True:
                 estimate = self.optimizer.estimate(point, state)
-                now = Progress(best[0].objective if best else math.nan, lower, answer.objective,
-                               estimate)
+                now = Progress(units * (best[0].objective if best else math.nan), units * lower,
+                               units * answer.objective, estimate)
                 record(estimate, answer)
                 if rule.reached(self.tol, now, before):
                     status = "converged"

@@ -66,16 +66,27 @@ class Iteration:
 class History:
     """Per-iteration records, passed to an optional callback as they come."""
 
-    def __init__(self, callback: Callable[[Iteration], object] | None = None) -> None:
+    def __init__(self, callback: Callable[[Iteration], object] | None = None,
+                 objective_factor: float = 1.0) -> None:
+        """``objective_factor`` multiplies every recorded objective and lower bound: a
+        solver working in other units (:mod:`kernelfuse.kernel_scale`) records in its
+        own, the history holds the problem's."""
         self._start = time.perf_counter()
         self._callback = callback
+        self._factor = objective_factor
         self.rows: list[Iteration] = []
+
+    @property
+    def objective_factor(self) -> float:
+        """What turns an objective of the solve into one of the problem (1 but in other units)."""
+        return self._factor
 
     def elapsed(self) -> float:
         return time.perf_counter() - self._start
 
     def record(self, objective: float, dual_objective: float = math.nan,
                point: np.ndarray | None = None, **counters: float) -> Iteration:
+        objective, dual_objective = self._factor * objective, self._factor * dual_objective
         row = Iteration(len(self.rows) + 1, float(objective), float(dual_objective),
                         relative_gap(objective, dual_objective), self.elapsed(), dict(counters),
                         point=point)

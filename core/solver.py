@@ -21,6 +21,7 @@ import numpy as np
 from kernelfuse import objectives
 from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError, SolverError
 from kernelfuse.kernel_rows import KernelRows
+from kernelfuse.kernel_scale import unit_scale
 from kernelfuse.problem import Problem
 from kernelfuse.result import History, Iteration, Result, relative_gap
 
@@ -90,28 +91,35 @@ class Solver(ABC):
     ) -> Result:
         """Check, run, and report the objective evaluated at the returned model.
 
-        A computation failing inside :meth:`run` (a singular system, a
+        Kernels far from unit scale are handed to :meth:`run` rescaled to it
+        (:mod:`kernelfuse.kernel_scale`), the model mapped back.  A computation
+        failing inside :meth:`run` (a singular system, a
         floating-point error) becomes a :class:`SolverError` naming the
         solver; a model whose objective is not finite is returned with status
         ``diverged``.  Any status but ``converged`` warns
         (:class:`ConvergenceWarning`).
         """
         self.check_problem(problem)
-        history = History(callback)
+        units = unit_scale(problem)
+        inner = problem if units is None else units.problem
+        history = History(callback, 1.0 if units is None else units.objective_factor)
         try:
             if self.blas_threads is None:
-                model = self.run(problem, history)
+                model = self.run(inner, history)
             else:
                 from threadpoolctl import threadpool_limits
 
                 with threadpool_limits(limits=self.blas_threads, user_api="blas"):
-                    model = self.run(problem, history)
+                    model = self.run(inner, history)
         except NUMERICAL_ERRORS as exc:
             raise SolverError(
                 f"solver {self.name!r} failed numerically with no model to return: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         elapsed = history.elapsed()
+        if units is not None:  # back to the problem's units
+            model = attrs.evolve(model, coef=np.asarray(model.coef) / units.scale,
+                                 dual_objective=units.objective_factor * model.dual_objective)
         with np.errstate(all="ignore"):  # a diverged model overflows: reported below, not twice
             objective = objectives.evaluate(problem, model.coef, model.intercept, model.kernel_weights)
             weights = model.kernel_weights

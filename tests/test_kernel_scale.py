@@ -1,0 +1,65 @@
+"""Solving in the kernels' own units: every family's scaling law, and solvers on far-off scales."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelfuse
+from kernelfuse import objectives
+from kernelfuse.families import FAMILIES
+from kernelfuse.kernel_scale import SCALE_BAND, SCALING_LAWS, rescale, unit_scale
+from kernelfuse.problem import Problem
+from kernelfuse.testing import small_problem
+
+PARAMS = {"l1_mkl": {"C": 0.7, "C2": 0.3}, "l1_mkl_sq": {"C": 2.0}, "vskl": {"C": 2.0, "q": 3.0},
+          "pnorm_mkl": {"lam": 0.4, "p": 1.5}, "mikl": {"lam": 0.4, "q": 2.0, "p": 1.0, "r": 1.0},
+          "mlmkl_sum": {"C": 2.0}, "mlmkl_max": {"C": 2.0}}
+
+
+def test_every_family_has_a_scaling_law():
+    assert set(SCALING_LAWS) == set(FAMILIES) == set(PARAMS)
+
+
+@pytest.mark.parametrize("family", sorted(PARAMS))
+@pytest.mark.parametrize("scale", [1e-7, 3.0, 1e8])
+def test_the_law_maps_the_objective_exactly(family, scale):
+    """P(K, coef) = factor * P'(K / s, s coef) at random models (kernel weights where the family
+    has them), i.e. the two problems are one problem in two units."""
+    K, y, extra = small_problem(family, seed=4, n=15, n_kernels=3)
+    problem = Problem.create(K, y, family, **extra, **PARAMS[family])
+    scaled = rescale(problem, scale)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        coef = rng.normal(size=problem.coef_shape)
+        weights = rng.dirichlet(np.ones(3)) if family.startswith("mlmkl") else None
+        intercept = rng.normal() if problem.family.has_intercept else 0.0
+        here = objectives.evaluate(problem, coef, intercept, weights)
+        there = objectives.evaluate(scaled.problem, scale * coef, intercept, weights)
+        assert here == pytest.approx(scaled.objective_factor * there, rel=1e-10)
+
+
+def test_only_kernels_outside_the_band_are_rescaled():
+    K, y, _ = small_problem("l1_mkl_sq", seed=0)
+    for scale in (SCALE_BAND[0], 1.0, SCALE_BAND[1]):
+        assert unit_scale(Problem.create(scale * K, y, "l1_mkl_sq")) is None
+    far = unit_scale(Problem.create(1e9 * K, y, "l1_mkl_sq"))
+    assert far.scale == pytest.approx(1e9) and np.abs(far.problem.K).max() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("solver, family", [("spicymkl", "l1_mkl"), ("mirror-vskl", "vskl"),
+                                            ("cvxpy", "l1_mkl_sq"), ("mikl", "mikl")])
+def test_a_far_off_scale_gives_the_same_model_in_the_problems_units(solver, family):
+    K, y, extra = small_problem(family, seed=2)
+    params = dict(PARAMS[family])
+    base = kernelfuse.solve(K, y, solver=solver, family=family, **extra, **params)
+    scale = 1e9
+    law_params, factor = SCALING_LAWS[family](params, 1.0 / scale)  # on scale * K: P = factor P'
+    # The gap is relative to max(1, |P|) (OBJECTIVES.md): P of vskl on scale * K is 1e-8, so
+    # the tolerance asks for what tol = 1e-6 asks of the unit problem.
+    tol = {} if solver == "cvxpy" else {"tol": 1e-6 * min(1.0, abs(base.objective / factor))}
+    far = kernelfuse.solve(scale * K, y, solver=solver, family=family, **extra, **law_params, **tol)
+    assert far.status == base.status == "converged"
+    assert far.objective == pytest.approx(base.objective / factor, rel=1e-5)
+    assert np.allclose(scale * far.coef, base.coef, rtol=1e-3, atol=1e-4 * np.abs(base.coef).max())
+    assert far.history[-1].objective == pytest.approx(far.objective, rel=1e-5)  # rows in its units
