@@ -246,6 +246,7 @@ def _features(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 #: input -> (X, y) of a fit from a valid pair.
 ESTIMATOR_INPUTS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[Any, Any]]] = {
+    "valid features and targets": lambda X, y: (X, y),
     "X with NaN": lambda X, y: (np.where(X > 1.5, np.nan, X), y),
     "X with inf": lambda X, y: (np.where(X > 1.5, np.inf, X), y),
     "X of one row": lambda X, y: (X[:1], y[:1]),
@@ -278,20 +279,35 @@ def _small_grid() -> list:
         KernelSpec(REGISTRY.create("kernel", "linear"))]
 
 
-@given(name=st.sampled_from(sorted(ESTIMATOR_INPUTS)),
-       params=st.sampled_from([{}] + ESTIMATOR_PARAMS), n=st.integers(5, 30), seed=st.integers(0, 9))
-def test_estimators_give_a_clear_error_or_a_model_that_predicts(name, params, n, seed):
-    from kernelfuse.estimators import MKLClassifier
+def _targets(kind: str, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The valid targets of each estimator for features ``X`` (0/1 labels ``y``)."""
+    if kind == "MKLRegressor":
+        return X[:, 0] + 0.1 * X[:, 1]
+    if kind == "MultiLabelMKLClassifier":
+        return np.c_[y, (X[:, 1] > 0).astype(int)]
+    return y
 
-    X, y = ESTIMATOR_INPUTS[name](*_features(n, seed))
-    model = MKLClassifier(**{"kernels": _small_grid(), "max_iter": 30, **params})
+
+@given(kind=st.sampled_from(["MKLClassifier", "MKLRegressor", "MultiLabelMKLClassifier"]),
+       name=st.sampled_from(sorted(ESTIMATOR_INPUTS)),
+       params=st.one_of(st.just({}), st.sampled_from(ESTIMATOR_PARAMS)),  # half with defaults
+       n=st.integers(5, 30), seed=st.integers(0, 9))
+def test_estimators_give_a_clear_error_or_a_model_that_predicts(kind, name, params, n, seed):
+    from kernelfuse import estimators
+
+    X, y = _features(n, seed)
+    X, y = ESTIMATOR_INPUTS[name](X, _targets(kind, X, y))
+    model = getattr(estimators, kind)(**{"kernels": _small_grid(), "max_iter": 30, **params})
     fitted = outcome(lambda: model.fit(X, y))
     event(type(fitted).__name__)
-    if isinstance(fitted, MKLClassifier):
+    if isinstance(fitted, estimators.MKLEstimator):
         predicted = outcome(lambda: fitted.predict(X))
         if not isinstance(predicted, Exception):
-            assert set(np.unique(predicted)) <= set(fitted.classes_)
-            assert np.isfinite(fitted.decision_function(X)).all()
+            assert predicted.shape[0] == len(X)
+            if hasattr(fitted, "classes_") and kind == "MKLClassifier":
+                assert set(np.unique(predicted)) <= set(fitted.classes_)
+            else:
+                assert np.isfinite(np.asarray(predicted, dtype=float)).all()
 
 
 # ---------------------------------------------------------------- model and result files
