@@ -3,7 +3,7 @@
 ``python benchmarks/fuzz.py [--quick] [--examples N] [--seed S]`` runs every
 fuzz test with N random draws (1,500 by default; ``--quick``: 100), prints
 the outcome mix per entry point (hypothesis' statistics) and the wall time,
-and writes both to ``benchmarks/results/fuzz.json``.  A failing draw is
+and writes both to ``benchmarks/results/fuzz.json`` (``fuzz_quick.json``).  A failing draw is
 printed by hypothesis with the smallest input that fails; the exit status is
 then non-zero, so this is the one benchmark a failure stops.
 """
@@ -27,9 +27,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="100 draws per test")
     parser.add_argument("--examples", type=int, help="draws per test (default 1500)")
     parser.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: random)")
-    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "fuzz.json"))
+    parser.add_argument("--out", help="JSON path (default benchmarks/results/fuzz[_quick].json)")
     args = parser.parse_args()
     examples = args.examples or (100 if args.quick else 1500)
+    out = Path(args.out or REPO / "benchmarks" / "results" / f"fuzz{'_quick' if args.quick else ''}.json")
     env = {**os.environ, "KERNELFUSE_FUZZ": "long", "KERNELFUSE_FUZZ_EXAMPLES": str(examples)}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                str(REPO / "tests" / "test_fuzz.py"), "--hypothesis-show-statistics"]
@@ -49,10 +50,10 @@ def main() -> int:
                                         re.findall(r"\* ([\d.]+)%, (.+)", body))}
                   for name, body in tests},
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
     print(f"{len(tests)} fuzz tests, {examples} draws each, {seconds:.0f} s, exit {done.returncode}; "
-          f"wrote {args.out}")
+          f"wrote {out}")
     return done.returncode
 
 
