@@ -42,13 +42,14 @@ def solve(
     accepted ones.  ``family`` may be left out when the solver solves one
     family only.  ``loss`` is a registered name or a :class:`Loss` object.  ``callback`` receives each :class:`Iteration` as recorded.
 
-    >>> import numpy as np, kernelfuse
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(30, 2)); y = np.sign(X[:, 0] + 0.1)
-    >>> K = np.stack([np.outer(X[:, j], X[:, j]) for j in range(2)])
-    >>> result = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl_sq", C=1.0)
-    >>> bool(result.gap < 1e-6)
-    True
+    ```python
+    import numpy as np, kernelfuse
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2)); y = np.sign(X[:, 0] + 0.1)
+    K = np.stack([np.outer(X[:, j], X[:, j]) for j in range(2)])
+    result = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl_sq", C=1.0)
+    assert result.gap < 1e-6
+    ```
     """
     registry = get_registry() if registry is None else registry
     if isinstance(solver, Solver):  # already built: its own settings (tol, max_iter, ...) may change
