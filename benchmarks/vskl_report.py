@@ -1,19 +1,21 @@
 """Markdown tables for docs/methods/mirror-vskl.md from the benchmark JSON (never typed by hand).
 
 Usage: ``python benchmarks/vskl_report.py`` prints the tables for the latest
-``benchmarks/results/vskl_scaling.json`` and ``vskl_accuracy.json``.
+``benchmarks/results/vskl_scaling.json`` and ``vskl_accuracy.json``;
+``benchmarks/report.py`` writes them into the method page.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def scaling() -> str:
-    d = json.loads((RESULTS / "vskl_scaling.json").read_text())
+def scaling_tables(d: dict[str, Any]) -> str:
+    """The scaling and cvxpy tables, the targets and the machine line of a vskl_scaling JSON."""
     lines = [
         "| data set | N train | M | SVM calls mirror / simple | time mirror / simple (s) | time ratio "
         "| passes mirror / simple | test accuracy mirror / simple / average |",
@@ -45,8 +47,8 @@ def scaling() -> str:
     return "\n".join(lines)
 
 
-def accuracy() -> str:
-    d = json.loads((RESULTS / "vskl_accuracy.json").read_text())
+def accuracy_table(d: dict[str, Any]) -> str:
+    """The methods table of a vskl_accuracy JSON."""
     lines = ["| method | multi-class accuracy | time (s, 10 problems) | SVM calls | kernels selected (of 20) |",
              "|---|---|---|---|---|"]
     for row in d["methods"]:
@@ -60,6 +62,6 @@ def accuracy() -> str:
 
 
 if __name__ == "__main__":
-    print(scaling())
+    print(scaling_tables(json.loads((RESULTS / "vskl_scaling.json").read_text())))
     print()
-    print(accuracy())
+    print(accuracy_table(json.loads((RESULTS / "vskl_accuracy.json").read_text())))
