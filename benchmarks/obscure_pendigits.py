@@ -234,6 +234,45 @@ def plot(convergence: list[dict[str, Any]], scaling: list[dict[str, Any]], path:
     return common.save_figure(fig, path)
 
 
+def scaling_table(payload: dict[str, Any]) -> str:
+    """Time per epoch, peak memory and accuracies against N (section 5.8)."""
+    return common.markdown_table(
+        ["N", "time/epoch (s)", "peak memory (MB)", "stack (GB)", "online acc. (time)", "final acc. (time)",
+         "avg-kernel SVM acc. (time)", "l1-MKL OvR acc. (time)"],
+        [[row["N"], common.fmt(row["time_per_epoch"]), f"{row['peak_memory_mb']:.0f}",
+          f"{row['stack_gb']:.2f}",
+          f"{row['online']['test_accuracy']:.4f} ({row['online']['time']:.1f}s)",
+          f"{row['final']['test_accuracy']:.4f} ({row['final']['time']:.1f}s)",
+          f"{row['average_svm']['test_accuracy']:.4f} ({row['average_svm']['time']:.1f}s)",
+          f"{row['l1_mkl']['test_accuracy']:.4f} ({row['l1_mkl']['time']:.1f}s)" if "l1_mkl" in row else "-"]
+         for row in payload["scaling"]])
+
+
+def convergence_table(payload: dict[str, Any]) -> str:
+    """OBSCURE against Pegasos-MKL by epochs (section 5.3)."""
+    return common.markdown_table(
+        ["solver", "epochs", "time (s)", "objective", "test accuracy", "kernel passes"],
+        [[r["solver"], r["epochs"], common.fmt(r["time"]), f"{r['objective']:.5f}",
+          f"{r['test_accuracy']:.4f}", common.fmt(r["kernel_passes"])] for r in payload["convergence"]])
+
+
+def by_p_table(payload: dict[str, Any]) -> str:
+    """Test accuracy and the largest kernel weight against p (section 5.5)."""
+    return common.markdown_table(["p", "test accuracy", "largest kernel weight"],
+                                 [[r["p"], f"{r['test_accuracy']:.4f}", f"{max(r['kernel_weights']):.3f}"]
+                                  for r in payload["by_p"]])
+
+
+def targets_table(payload: dict[str, Any]) -> str:
+    return common.markdown_table(["target", "measured", "verdict"],
+                                 [[t["target"], t["measured"], "PASS" if t["pass"] else "FAIL"]
+                                  for t in payload["targets"]])
+
+
+TABLES = {"scaling": scaling_table, "convergence": convergence_table, "by_p": by_p_table,
+          "targets": targets_table}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
@@ -295,34 +334,15 @@ def main() -> None:
          f"{largest['final']['test_accuracy']:.4f} vs {largest['average_svm']['test_accuracy']:.4f}",
          largest["final"]["test_accuracy"] >= largest["average_svm"]["test_accuracy"]),
     ]
-    print("\n### Time against N (obscure, kernel rows on demand)\n")
-    print(common.markdown_table(
-        ["N", "time/epoch (s)", "peak memory (MB)", "stack (GB)", "online acc. (time)", "final acc. (time)",
-         "avg-kernel SVM acc. (time)", "l1-MKL OvR acc. (time)"],
-        [[row["N"], common.fmt(row["time_per_epoch"]), f"{row['peak_memory_mb']:.0f}",
-          f"{row['stack_gb']:.2f}",
-          f"{row['online']['test_accuracy']:.4f} ({row['online']['time']:.1f}s)",
-          f"{row['final']['test_accuracy']:.4f} ({row['final']['time']:.1f}s)",
-          f"{row['average_svm']['test_accuracy']:.4f} ({row['average_svm']['time']:.1f}s)",
-          f"{row['l1_mkl']['test_accuracy']:.4f} ({row['l1_mkl']['time']:.1f}s)" if "l1_mkl" in row else "-"]
-         for row in scaling]))
-    print("\n### OBSCURE against Pegasos-MKL\n")
-    print(common.markdown_table(
-        ["solver", "epochs", "time (s)", "objective", "test accuracy", "kernel passes"],
-        [[r["solver"], r["epochs"], common.fmt(r["time"]), f"{r['objective']:.5f}",
-          f"{r['test_accuracy']:.4f}", common.fmt(r["kernel_passes"])] for r in convergence]))
-    print("\n### Test accuracy against p\n")
-    print(common.markdown_table(["p", "test accuracy", "largest kernel weight"],
-                                [[r["p"], f"{r['test_accuracy']:.4f}", f"{max(r['kernel_weights']):.3f}"]
-                                 for r in by_p]))
-    print(f"\ntime per step (per example visited) grows as N^{step_exponent:.2f}; per epoch as N^{exponent:.2f}")
-    print("\n### Targets\n")
-    print(common.markdown_table(["target", "measured", "verdict"],
-                                [[t, v, "PASS" if ok else "FAIL"] for t, v, ok in targets]))
-    out = args.out or common.RESULTS_DIR / f"obscure_pendigits{'_quick' if args.quick else ''}.json"
     payload = {"machine": machine, "config": cfg, "convergence": convergence, "by_p": by_p,
                "scaling": scaling, "exponent": exponent, "step_exponent": step_exponent,
                "targets": [{"target": t, "measured": v, "pass": ok} for t, v, ok in targets]}
+    for title, name in (("Time against N (obscure, kernel rows on demand)", "scaling"),
+                        ("OBSCURE against Pegasos-MKL", "convergence"),
+                        ("Test accuracy against p", "by_p"), ("Targets", "targets")):
+        print(f"\n### {title}\n\n{TABLES[name](payload)}")
+    print(f"\ntime per step (per example visited) grows as N^{step_exponent:.2f}; per epoch as N^{exponent:.2f}")
+    out = args.out or common.RESULTS_DIR / f"obscure_pendigits{'_quick' if args.quick else ''}.json"
     common.save_results(out, payload, lambda path: plot(convergence, scaling, path))
 
 
