@@ -169,6 +169,23 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     return common.markdown_table(headers, lines)
 
 
+def baselines_table(results: dict[str, dict[str, Any]]) -> str:
+    """Sum with cold-started SVMs (the paper's baseline) and SA with eq. 9's plain estimates."""
+    return common.markdown_table(
+        ["data", "L", "Sum (cold) s", "AUC-PR", "Sum (cold) / SA", "SA plain s", "SA plain calls",
+         "AUC-PR", "gap", "Sum / SA plain", "Sum (cold) / SA plain"],
+        [[name.split(" ")[0], r["L"], common.fmt(r["sum_cold"].get("wall")),
+          common.fmt(r["sum_cold"].get("mean_auc_pr"), 4), common.fmt(r["speedup_cold"]),
+          common.fmt(r["sa_plain"].get("wall")),
+          f"{r['sa_plain'].get('svm_calls_to_convergence', 0):.0f} + {r['sa_plain'].get('final_svm_calls', 0)}",
+          common.fmt(r["sa_plain"].get("mean_auc_pr"), 4), common.fmt(r["sa_plain"].get("gap"), 2),
+          common.fmt(r["plain_speedup_sum"]), common.fmt(r["plain_speedup_sum_cold"])]
+         for name, r in results.items() if "sum_cold" in r])
+
+
+TABLES = {"labels": lambda d: table(d["results"]), "baselines": lambda d: baselines_table(d["results"])}
+
+
 def verdicts(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     pend = {k: v for k, v in results.items() if k.startswith("pendigits")}
     Ls = np.array([v["L"] for v in pend.values()], dtype=float)
@@ -240,19 +257,10 @@ def main() -> None:
                "machine": common.machine_info(), "results": results, "verdicts": verdicts(results)}
     print(f"## mlmkl_labels: C = {C:g}, N = {n} Pendigits digits, 12 Gaussian kernels\n")
     print(table(results))
-    extra = [(name.split(" ")[0], r) for name, r in results.items() if "sum_cold" in r]
-    if extra:
+    if any("sum_cold" in r for r in results.values()):
         print("\nSum with every SVM solved from scratch (the paper's baseline setting), and SA with "
               "eq. 9's plain estimates and uniform averaging:\n")
-        print(common.markdown_table(
-            ["data", "L", "Sum (cold) s", "AUC-PR", "Sum (cold) / SA", "SA plain s", "SA plain calls",
-             "AUC-PR", "gap", "Sum / SA plain", "Sum (cold) / SA plain"],
-            [[name, r["L"], common.fmt(r["sum_cold"].get("wall")), common.fmt(r["sum_cold"].get("mean_auc_pr"), 4),
-              common.fmt(r["speedup_cold"]), common.fmt(r["sa_plain"].get("wall")),
-              f"{r['sa_plain'].get('svm_calls_to_convergence', 0):.0f} + {r['sa_plain'].get('final_svm_calls', 0)}",
-              common.fmt(r["sa_plain"].get("mean_auc_pr"), 4), common.fmt(r["sa_plain"].get("gap"), 2),
-              common.fmt(r["plain_speedup_sum"]), common.fmt(r["plain_speedup_sum_cold"])]
-             for name, r in extra]))
+        print(baselines_table(results))
     print("\nverdicts:", payload["verdicts"])
     out = Path(__file__).resolve().parent / "results" / f"mlmkl_labels{'_quick' if args.quick else ''}.json"
     common.save_results(out, payload, lambda png: draw(payload, png))

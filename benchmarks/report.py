@@ -34,6 +34,7 @@ REGION = re.compile(r"(<!-- generated: (\S+) (\S+) -->\n)(.*?)(<!-- end generate
 
 def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     """Benchmark (the JSON name before ``_quick`` / ``_10splits``) -> table name -> renderer."""
+    import default_solver
     import mikl_titanic
     import mlmkl_labels
     import obscure_pendigits
@@ -53,7 +54,8 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
             "simplemkl_ringnorm": lambda d: spicymkl_scaling.simplemkl_table(
                 [*d["ringnorm_by_M"], *d["ringnorm_by_N"]], ("N", "M")),
         },
-        "mlmkl_labels": {"labels": lambda d: mlmkl_labels.table(d["results"])},
+        "mlmkl_labels": mlmkl_labels.TABLES,
+        "default_solver": default_solver.TABLES,
         "obscure_pendigits": obscure_pendigits.TABLES,
         "mikl_titanic": mikl_titanic.TABLES,
         "vskl_scaling": {"scaling": vskl_report.scaling_tables},
