@@ -82,10 +82,11 @@ def rescale(problem: Problem, scale: float) -> Rescaled:
 
 def unit_scale(problem: Problem) -> Rescaled | None:
     """The problem with largest kernel entry 1 when the given one lies outside
-    :data:`SCALE_BAND`; None when it lies inside (or the kernels are read by rows)."""
-    if not isinstance(problem.K, np.ndarray):
+    :data:`SCALE_BAND`; None when it lies inside, or the kernels are read by rows or
+    memory-mapped (rescaling would copy the stack into memory)."""
+    if not isinstance(problem.K, np.ndarray) or isinstance(problem.K, np.memmap):
         return None
-    largest = float(np.abs(problem.K).max())
+    largest = max(float(np.abs(Km).max()) for Km in problem.K)  # one kernel's temporary at a time
     if largest == 0.0 or SCALE_BAND[0] <= largest <= SCALE_BAND[1]:
         return None
     return rescale(problem, largest)

@@ -24,8 +24,9 @@ SYMMETRY_TOL = 1e-8
 #: docs/reliability.md); every solver was checked at 1e20 and below.
 MAX_KERNEL_ENTRY = 1e20
 PSD_TOL = 1e-8
-#: Kernels per batched eigensolver call (bounds the temporary memory).
+#: Kernels per batched eigensolver call, and the bytes of a batch (bound the temporary memory).
 _EIG_BATCH = 64
+_EIG_BATCH_BYTES = 512 * 2**20
 
 
 def _as_float_array(value: object, what: str) -> np.ndarray:
@@ -63,13 +64,15 @@ def check_kernels(
         )
     if K.shape[0] == 0 or K.shape[1] == 0:
         raise ValidationError(f"K is empty: shape {K.shape}")
-    finite = np.isfinite(K).all(axis=(1, 2))
+    # One kernel at a time: a temporary of N x N, never of the stack's size (a memory-mapped
+    # stack may exceed memory).
+    finite = np.array([np.isfinite(Km).all() for Km in K])
     if not finite.all():
         bad = np.flatnonzero(~finite)
         raise ValidationError(
             f"K contains NaN or inf in kernel(s) {_list(bad)}"
         )
-    largest = np.abs(K).max(axis=(1, 2))
+    largest = np.array([np.abs(Km).max() for Km in K])
     bad = np.flatnonzero(largest > MAX_KERNEL_ENTRY)
     if bad.size:
         raise ValidationError(
@@ -78,8 +81,8 @@ def check_kernels(
             "unit trace, kernelfuse.kernel_normalization) and C with them"
         )
     if require_psd:
-        scale = np.maximum(1.0, np.abs(K).max(axis=(1, 2)))
-        asym = np.abs(K - K.transpose(0, 2, 1)).max(axis=(1, 2))
+        scale = np.maximum(1.0, largest)
+        asym = np.array([np.abs(Km - Km.T).max() for Km in K])
         bad = np.flatnonzero(asym > SYMMETRY_TOL * scale)
         if bad.size:
             raise ValidationError(
@@ -93,8 +96,9 @@ def check_kernels(
 
 
 def _check_psd(K: np.ndarray) -> None:
-    for start in range(0, K.shape[0], _EIG_BATCH):
-        block = K[start : start + _EIG_BATCH]
+    batch = max(1, min(_EIG_BATCH, _EIG_BATCH_BYTES // max(1, 8 * K.shape[1] ** 2)))
+    for start in range(0, K.shape[0], batch):
+        block = K[start : start + batch]
         eig = np.linalg.eigvalsh(0.5 * (block + block.transpose(0, 2, 1)))
         lo, hi = eig[:, 0], eig[:, -1]
         bad = np.flatnonzero(lo < -PSD_TOL * np.maximum(hi, np.finfo(float).tiny))
