@@ -35,6 +35,7 @@ REGION = re.compile(r"(<!-- generated: (\S+) (\S+) -->\n)(.*?)(<!-- end generate
 def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     """Benchmark (the JSON name before ``_quick`` / ``_10splits``) -> table name -> renderer."""
     import default_solver
+    import low_rank
     import mikl_titanic
     import mlmkl_labels
     import obscure_pendigits
@@ -58,6 +59,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "default_solver": default_solver.TABLES,
         "obscure_pendigits": obscure_pendigits.TABLES,
         "mikl_titanic": mikl_titanic.TABLES,
+        "low_rank": low_rank.TABLES,
         "vskl_scaling": {"scaling": vskl_report.scaling_tables},
         "vskl_accuracy": {"accuracy": vskl_report.accuracy_table},
     }

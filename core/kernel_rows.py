@@ -13,7 +13,11 @@ it by name.  The objective at a model reads only the rows of the examples
 with a non-zero coefficient (:meth:`KernelRows.products`).
 
 Kernels given as rows are not checked for positive semi-definiteness (that
-needs the matrices); specs of PSD kernel functions give PSD kernels.
+needs the matrices); specs of PSD kernel functions give PSD kernels.  A
+kernel function with explicit features (``features(X)``: Nystrom, random
+Fourier features) has ``phi`` of the training points computed once, and a
+row is then ``Phi @ phi(x_i)``: ``O(N r)`` instead of a kernel evaluation
+against every training point.
 """
 
 from __future__ import annotations
@@ -85,6 +89,12 @@ class SpecKernelRows(KernelRows):
                 columns = self.X if spec.features is None else self.X[:, list(spec.features)]
                 columns = np.ascontiguousarray(columns)
                 self._subsets[spec.features] = (columns, np.einsum("ij,ij->i", columns, columns))
+        # Kernels given by explicit features (Nystrom, random features): phi of the training
+        # points once, so that a row is one (N, r) x (r,) product instead of r features of N points.
+        self._feature_maps = {
+            m: np.ascontiguousarray(spec.function.features(self._subsets[spec.features][0]))
+            for m, spec in enumerate(self.specs) if callable(getattr(spec.function, "features", None))
+        }
 
     def rows(self, i: int) -> np.ndarray:
         """The row set of example ``i`` (read-only: it may be shared with the cache)."""
@@ -104,6 +114,10 @@ class SpecKernelRows(KernelRows):
         out = np.empty((len(self.specs), self.shape[1]))
         pairs, features = None, object()
         for m, spec in enumerate(self.specs):
+            if m in self._feature_maps:
+                phi = self._feature_maps[m]
+                out[m] = phi @ phi[i]
+                continue
             if spec.features != features:  # consecutive specs on one subset share the products
                 columns, sqnorms = self._subsets[spec.features]
                 pairs, features = Pairwise(columns[i:i + 1], columns, sqnorms), spec.features

@@ -32,6 +32,9 @@ from kernelfuse.result import Result
 from kernelfuse.npz_file import read_npz, write_npz
 
 FORMAT = "kernelfuse-model"
+#: How the header points a kernel parameter to an array (a dict with this one key); any
+#: other dict is the parameter's own value.
+ARRAY_REFERENCE = "__array__"
 #: 2: arrays carry a SHA-256 digest (:mod:`kernelfuse.npz_file`).
 FORMAT_VERSION = 2
 
@@ -46,7 +49,7 @@ def _spec_record(spec: KernelSpec, index: int, arrays: dict[str, np.ndarray]) ->
         if isinstance(value, np.ndarray):
             key = f"kernel{index}_{field.name}"
             arrays[key] = value
-            params[field.name] = {"array": key}
+            params[field.name] = {ARRAY_REFERENCE: key}
         else:
             params[field.name] = value
     return {"kernel": function.name, "params": params,
@@ -96,6 +99,10 @@ def save_model(estimator: Any, path: str | PathLike[str],
     except TypeError as exc:
         raise ValidationError(f"the estimator's parameters are not JSON-serialisable: {exc}") from None
     write_npz(path, arrays)
+
+
+def _is_array_reference(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {ARRAY_REFERENCE}
 
 
 def _check_floats(path: str | PathLike[str], what: str, array: np.ndarray,
@@ -167,7 +174,7 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
         specs = []
         for m, record in enumerate(header["kernels"]):
             kernel_params = {
-                name: arrays[value["array"]] if isinstance(value, dict) else value
+                name: arrays[value[ARRAY_REFERENCE]] if _is_array_reference(value) else value
                 for name, value in record["params"].items()
             }
             function = registry.create("kernel", record["kernel"], **kernel_params)

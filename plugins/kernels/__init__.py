@@ -9,12 +9,14 @@ from kernelfuse.plugins.kernels.gaussian import Gaussian
 from kernelfuse.plugins.kernels.laplacian import Laplacian
 from kernelfuse.plugins.kernels.linear import Linear
 from kernelfuse.plugins.kernels.negative_distance import NegativeDistance
+from kernelfuse.plugins.kernels.nystrom import Nystrom
 from kernelfuse.plugins.kernels.polynomial import Polynomial
 from kernelfuse.plugins.kernels.precomputed import Precomputed
+from kernelfuse.plugins.kernels.random_features import RandomFourierFeatures
 from kernelfuse.plugins.kernels.sigmoid import Sigmoid
 
 KERNELS = (Linear, Polynomial, Gaussian, Laplacian, ChiSquared, Sigmoid, NegativeDistance, Constant,
-           Precomputed)
+           Precomputed, Nystrom, RandomFourierFeatures)
 
 
 @hookimpl
