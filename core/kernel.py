@@ -46,8 +46,9 @@ class Pairwise:
         """``[||x_i - z_j||^2]``, clipped at 0."""
         if self._sqdist is None:
             z_norms = (self.Z * self.Z).sum(1) if self._Z_sqnorms is None else self._Z_sqnorms
-            d = (self.X * self.X).sum(1)[:, None] + z_norms[None, :] - 2.0 * self.gram
-            self._sqdist = np.maximum(d, 0.0)
+            d = np.add.outer((self.X * self.X).sum(1), z_norms)  # in place from here: at N = 10^5
+            d -= 2.0 * self.gram                                  # every N x N temporary is 80 GB
+            self._sqdist = np.maximum(d, 0.0, out=d)
         return self._sqdist
 
 

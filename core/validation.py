@@ -72,7 +72,8 @@ def check_kernels(
         raise ValidationError(
             f"K contains NaN or inf in kernel(s) {_list(bad)}"
         )
-    largest = np.array([np.abs(Km).max() for Km in K])
+    buffer = np.empty(K.shape[1:])  # the one N x N temporary of the checks below
+    largest = np.array([np.abs(Km, out=buffer).max() for Km in K])
     bad = np.flatnonzero(largest > MAX_KERNEL_ENTRY)
     if bad.size:
         raise ValidationError(
@@ -82,7 +83,7 @@ def check_kernels(
         )
     if require_psd:
         scale = np.maximum(1.0, largest)
-        asym = np.array([np.abs(Km - Km.T).max() for Km in K])
+        asym = np.array([np.abs(np.subtract(Km, Km.T, out=buffer), out=buffer).max() for Km in K])
         bad = np.flatnonzero(asym > SYMMETRY_TOL * scale)
         if bad.size:
             raise ValidationError(

@@ -19,7 +19,8 @@ class Gaussian(KernelFunction):
         return np.exp(-squared_distances(X, Z) / (2.0 * self.width**2))
 
     def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
-        return np.exp(pairs.sqdist * (-0.5 / self.width**2))
+        out = pairs.sqdist * (-0.5 / self.width**2)
+        return np.exp(out, out=out)
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return np.ones(X.shape[0])
