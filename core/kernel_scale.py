@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 import attrs
 import numpy as np
 
+from kernelfuse.kernel_storage import is_memory_mapped
 from kernelfuse.problem import Problem
 
 #: Largest kernel entries in this range are solved as given.
@@ -84,7 +85,7 @@ def unit_scale(problem: Problem) -> Rescaled | None:
     """The problem with largest kernel entry 1 when the given one lies outside
     :data:`SCALE_BAND`; None when it lies inside, or the kernels are read by rows or
     memory-mapped (rescaling would copy the stack into memory)."""
-    if not isinstance(problem.K, np.ndarray) or isinstance(problem.K, np.memmap):
+    if not isinstance(problem.K, np.ndarray) or is_memory_mapped(problem.K):
         return None
     largest = max(float(np.abs(Km).max()) for Km in problem.K)  # one kernel's temporary at a time
     if largest == 0.0 or SCALE_BAND[0] <= largest <= SCALE_BAND[1]:

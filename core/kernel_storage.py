@@ -79,6 +79,16 @@ def _temporary_folder() -> str:
     return tempfile.gettempdir()
 
 
+def is_memory_mapped(array: np.ndarray) -> bool:
+    """Whether ``array`` or an array it views is a ``numpy.memmap`` (``numpy.asarray`` of a
+    memory-mapped stack is a plain array viewing the map)."""
+    while isinstance(array, np.ndarray):
+        if isinstance(array, np.memmap):
+            return True
+        array = array.base
+    return False
+
+
 def block_rows(n_kernels: int, n_samples: int, block_bytes: int = BLOCK_BYTES) -> int:
     """Rows per block such that a block of the stack takes at most ``block_bytes`` (at least 1)."""
     return max(1, min(n_samples, block_bytes // max(1, stack_bytes(n_kernels, 1, n_samples))))

@@ -76,3 +76,19 @@ def test_solvers_read_a_memory_mapped_stack_as_an_array(data, tmp_path):
         assert a.status == b.status == "converged"
         assert b.objective == pytest.approx(a.objective, rel=1e-10)
         np.testing.assert_allclose(b.coef, a.coef, rtol=1e-7, atol=1e-10)
+
+
+def test_a_far_off_scale_memory_mapped_stack_is_not_copied_into_memory(data, tmp_path):
+    from kernelfuse.kernel_scale import unit_scale
+    from kernelfuse.kernel_storage import is_memory_mapped
+    from kernelfuse.problem import Problem
+
+    X, y = data
+    specs = kernel_grid(4, widths=(2.0,), degrees=())[:2]
+    stack = memmap_stack(specs, X, tmp_path / "K.npy")  # entries up to 1, scaled below
+    np.save(tmp_path / "big.npy", 1e7 * np.asarray(stack))
+    big = np.load(tmp_path / "big.npy", mmap_mode="r")
+    problem = Problem.create(big, y, "l1_mkl_sq", check_psd=False)
+    assert is_memory_mapped(problem.K) and not is_memory_mapped(np.ones(3))
+    assert unit_scale(problem) is None  # solved as given: rescaling would copy the stack
+    assert unit_scale(Problem.create(np.array(big), y, "l1_mkl_sq", check_psd=False)) is not None
