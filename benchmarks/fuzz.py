@@ -39,13 +39,18 @@ def main() -> int:
     start = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
-    statistics = done.stdout[done.stdout.find("Hypothesis Statistics"):]
+    cut = done.stdout.find("Hypothesis Statistics")
+    statistics = done.stdout[cut:] if cut >= 0 else ""
+    failures = done.stdout[:cut] if cut >= 0 else done.stdout
+    if done.returncode != 0:  # the smallest failing input of each failing test, as hypothesis printed it
+        print(failures[failures.find("FAILURES"):][-20000:])
     print(statistics or done.stdout[-3000:])
     print(done.stderr[-2000:], file=sys.stderr)
     tests = re.findall(r"test_fuzz\.py::(\w+):\n(.*?)(?=\ntests/|\Z)", statistics, re.S)
     report = {
         "examples_per_test": examples, "seed": args.seed, "seconds": round(seconds, 1),
         "exit_status": done.returncode,
+        "failed": re.findall(r"^FAILED (\S+)", done.stdout, re.M),
         "tests": {name: {"events": dict((label.strip(), float(share)) for share, label in
                                         re.findall(r"\* ([\d.]+)%, (.+)", body))}
                   for name, body in tests},

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.linalg
 
 from kernelfuse.svm_solver import SVMSolution, SVMSolver, intercept_from_alpha, margins
+from kernelfuse.validation import positive, positive_count
 
 
 @attrs.define
@@ -42,11 +43,11 @@ class ActiveSetSVM(SVMSolver):
     name = "active-set"
     supports_no_intercept = True
     warm_starts = True
-    max_iter: int = 60
+    max_iter: int = attrs.field(default=60, validator=positive_count)
     #: Relative tolerance deciding set membership (in units of C).
-    set_tol: float = 1e-10
+    set_tol: float = attrs.field(default=1e-10, converter=float, validator=positive)
     #: Largest KKT violation accepted, in margin units (``|y_i f_i - 1|``).
-    kkt_tol: float = 1e-8
+    kkt_tol: float = attrs.field(default=1e-8, converter=float, validator=positive)
     #: How many solves needed the fallback (for reports and tests).
     fallbacks: int = attrs.field(default=0, init=False)
 

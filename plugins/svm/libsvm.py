@@ -6,6 +6,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.svm_solver import SVMSolution, SVMSolver
+from kernelfuse.validation import positive
 
 
 @attrs.frozen
@@ -20,8 +21,8 @@ class LibSVM(SVMSolver):
     name = "libsvm"
     supports_no_intercept = False
     warm_starts = False
-    tol: float = 1e-8
-    cache_size: float = 500.0
+    tol: float = attrs.field(default=1e-8, converter=float, validator=positive)
+    cache_size: float = attrs.field(default=500.0, converter=float, validator=positive)
 
     def solve(self, K, y, C, *, intercept=True, warm_start=None):  # type: ignore[no-untyped-def]
         import sklearn

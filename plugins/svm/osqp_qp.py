@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from kernelfuse.errors import SolverError
 from kernelfuse.svm_solver import SVMSolution, SVMSolver, intercept_from_alpha
+from kernelfuse.validation import positive, positive_count
 
 
 @attrs.frozen
@@ -22,8 +23,8 @@ class OSQPSolver(SVMSolver):
     name = "osqp"
     supports_no_intercept = True
     warm_starts = True
-    eps: float = 1e-10
-    max_iter: int = 200_000
+    eps: float = attrs.field(default=1e-10, converter=float, validator=positive)
+    max_iter: int = attrs.field(default=200_000, validator=positive_count)
 
     def solve(self, K, y, C, *, intercept=True, warm_start=None):  # type: ignore[no-untyped-def]
         import osqp
