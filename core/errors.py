@@ -38,10 +38,15 @@ class UnknownNameError(KernelfuseError, LookupError):
         super().__init__(message)
         self.kind = kind
         self.name = name
+        self.known = known
         self.close_matches = close
 
     def __str__(self) -> str:  # LookupError would quote the message otherwise
         return str(self.args[0])
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, list[str]]]:
+        """Pickled by what it was built from (a worker process sends it back to the caller)."""
+        return type(self), (self.kind, self.name, self.known)
 
 
 class IncompatiblePartsError(KernelfuseError, TypeError):

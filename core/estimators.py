@@ -18,6 +18,10 @@ learnt expansion ``f(x) = sum_m sum_j coef[m, j] k_m(x_j, x) + b``.
   kernel combination shared by the labels, any other family one binary problem
   per label.  One-dimensional targets are fitted as :class:`MKLClassifier` does.
 
+``n_jobs``: the independent problems of one fit (one-vs-rest classes, the
+labels of a non-shared multi-label fit) are solved through joblib, on local
+workers or a Dask cluster, with the serial results (:mod:`kernelfuse.parallel`).
+
 ``kernels="precomputed"``: ``X`` is a kernel stack laid out ``(n, n, M)``
 (kernel axis last), so that scikit-learn's cross-validation, which slices a
 pairwise ``X`` as ``X[np.ix_(test, train)]``, cuts every kernel alike; at
@@ -39,6 +43,7 @@ from kernelfuse.families import get_family
 from kernelfuse.kernel import KernelSpec, aligned, compute_kernels
 from kernelfuse.kernel_grid import kernel_grid
 from kernelfuse.kernel_normalization import KernelNormalizer
+from kernelfuse.parallel import check_n_jobs, map_jobs
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import Result
 
@@ -47,6 +52,14 @@ _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 #: ``C`` of ``l1_mkl`` when left at None: chosen by measurement on the main job's grid
 #: (``benchmarks/default_solver.py``, docs/estimators.md).
 L1_MKL_DEFAULT_C = 0.3
+
+
+def _solve_one(K: np.ndarray, target: np.ndarray, progress: bool = False, **kwargs: Any) -> Result:
+    """One problem of a fit (a job of :func:`kernelfuse.parallel.map_jobs`: module-level, so
+    that process and Dask workers unpickle it by name), with its own progress printer."""
+    from kernelfuse.api import solve
+
+    return solve(K, target, callback=ProgressPrinter() if progress else None, **kwargs)
 
 
 class MKLEstimator(BaseEstimator):
@@ -76,6 +89,12 @@ class MKLEstimator(BaseEstimator):
         takes one; the deterministic solvers ignore it)
     solver_params : other solver keywords (e.g. ``{"svm_solver": "libsvm"}``)
     verbose : print progress (iteration, objective, gap, time) to stderr
+    n_jobs : workers solving the independent problems of one fit at once (the
+        one-vs-rest classes, the labels of a non-shared multi-label fit) through
+        joblib: None serial unless a ``joblib.parallel_config`` context sets
+        ``n_jobs`` or a backend (``backend="dask"``: a Dask cluster), 1 serial,
+        -1 all cores; the results equal the serial ones bit for bit
+        (:mod:`kernelfuse.parallel`, docs/parallel.md)
 
     Attributes
     ----------
@@ -113,6 +132,7 @@ class MKLEstimator(BaseEstimator):
         random_state: int | None = None,
         solver_params: dict[str, Any] | None = None,
         verbose: bool = False,
+        n_jobs: int | None = None,
     ) -> None:
         self.kernels = kernels
         self.solver = solver
@@ -135,6 +155,7 @@ class MKLEstimator(BaseEstimator):
         self.random_state = random_state
         self.solver_params = solver_params
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ kernels
     def _precomputed(self) -> bool:
@@ -142,6 +163,7 @@ class MKLEstimator(BaseEstimator):
 
     def _validated(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """``X`` (features, or a precomputed stack) and ``y`` checked; sets ``n_features_in_``."""
+        check_n_jobs(self.n_jobs)
         if self.standardize and self._precomputed():
             raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
         if not self._precomputed():
@@ -202,7 +224,6 @@ class MKLEstimator(BaseEstimator):
     # ------------------------------------------------------------------ solving
     def _solve_each(self, K: np.ndarray, targets: Sequence[np.ndarray]) -> None:
         """Solve one problem per target (a vector, or a matrix for a multi-output family)."""
-        from kernelfuse.api import solve
         from kernelfuse.registry import get_registry
 
         params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
@@ -221,12 +242,10 @@ class MKLEstimator(BaseEstimator):
         loss = self.loss
         if loss is None and get_family(self.family).losses is None:  # the family takes any loss
             loss = self.default_loss
-        self._adopt_results([
-            solve(K, target, solver=self.solver, family=self.family, loss=loss, groups=groups,
-                  check_psd=self._precomputed(),
-                  callback=ProgressPrinter() if self.verbose else None, **params)
-            for target in targets
-        ])
+        common = dict(solver=self.solver, family=self.family, loss=loss, groups=groups,
+                      check_psd=self._precomputed(), progress=self.verbose, **params)
+        self._adopt_results(map_jobs(_solve_one, [(K, target) for target in targets],
+                                     self.n_jobs, common))
 
     def _solve_labels(self, K: np.ndarray, signs: np.ndarray) -> None:
         """Labels as +-1 columns: one problem for a multi-label family (one shared

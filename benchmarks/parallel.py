@@ -1,0 +1,197 @@
+"""One-vs-rest fits on 1 and 2 workers: loky processes and a Dask LocalCluster (issue 11).
+
+Run: ``.venv/bin/python benchmarks/parallel.py [--quick]``
+
+Data: the four aligned Pendigits views (``dyn`` 16, ``sta4`` 16, ``sta8``
+64, ``sta16`` 256 features) from ``../shared/data/pendigits``, a seeded
+subset of N training digits (full: 1,500; quick: 500), standardised by the
+estimator (``standardize=True``), and 1,000 test digits for the accuracy.
+Kernels: per view a linear and three Gaussians (width ``w sqrt(d)``, w =
+0.5, 1, 2, ``d`` the view's features): 16 kernels, unit trace.  The model:
+``MKLClassifier`` with its defaults (SpicyMKL, ``l1_mkl``, logistic loss,
+C = 0.3, gap 1e-3), 10 classes one-vs-rest: 10 independent problems on one
+kernel stack.
+
+Configurations, one after the other in this process, each timed over
+``repeats`` fits (median; the first fit of a pool, which starts its
+workers, is timed apart as ``first``):
+
+* ``serial``: ``n_jobs=1``, in-process, the reference;
+* ``loky 2``: ``n_jobs=2``, joblib's default process backend;
+* ``dask 2``: ``joblib.parallel_config(backend="dask")`` with a
+  ``distributed.LocalCluster`` of 2 worker processes (one thread each),
+  ``n_jobs=None`` (all the cluster's workers).
+
+One worker is the ``serial`` row for both backends: joblib runs the jobs of
+a single worker (``n_jobs=1``, or a Dask cluster of one single-threaded
+worker) in the calling process.
+
+Reported: wall time of ``fit`` (kernel stack, built serially in the calling
+process, included; measured alone as ``kernel stack``), the speed-up against
+``serial``; whether ``coef_`` and ``intercept_`` equal the serial fit's bit
+for bit; the test accuracy; the load average of the machine before and
+after (the speed-up of 2 workers needs 2 idle cores).
+
+Raw measurements: ``benchmarks/results/parallel[_quick].json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common  # noqa: E402
+
+CONFIG = {
+    "full": {"N": 1500, "n_test": 1000, "repeats": 3},
+    "quick": {"N": 500, "n_test": 1000, "repeats": 2},
+}
+WIDTHS = (0.5, 1.0, 2.0)
+
+
+def log(message: str) -> None:
+    print(message, flush=True)
+
+
+def pendigits(N: int, n_test: int, seed: int) -> dict[str, Any]:
+    """The four views side by side (raw: the estimator standardises), 16 kernel specs, labels."""
+    from kernelfuse import get_registry
+    from kernelfuse.kernel import KernelSpec
+
+    registry = get_registry()
+    views_tr, y_tr = common.load_pendigits("train")
+    views_te, y_te = common.load_pendigits("test")
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.permutation(y_tr.size)[:N])
+    test = np.sort(rng.permutation(y_te.size)[:n_test])
+    specs, start = [], 0
+    for group, view in enumerate(common.PENDIGITS_VIEWS):
+        d = views_tr[view].shape[1]
+        cols = list(range(start, start + d))
+        start += d
+        specs.append(KernelSpec(registry.create("kernel", "linear"), cols, group, f"linear {view}"))
+        specs += [KernelSpec(registry.create("kernel", "gaussian", width=w * math.sqrt(d)), cols, group,
+                             f"gaussian {w} {view}") for w in WIDTHS]
+    return {"X_train": np.hstack([views_tr[v][rows] for v in common.PENDIGITS_VIEWS]),
+            "y_train": y_tr[rows],
+            "X_test": np.hstack([views_te[v][test] for v in common.PENDIGITS_VIEWS]),
+            "y_test": y_te[test], "specs": specs}
+
+
+def fit(data: dict[str, Any], n_jobs: int | None) -> tuple[float, Any]:
+    from kernelfuse.estimators import MKLClassifier
+
+    model = MKLClassifier(kernels=data["specs"], standardize=True, n_jobs=n_jobs)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(data["X_train"], data["y_train"])
+    return time.perf_counter() - start, model
+
+
+def measure(name: str, data: dict[str, Any], n_jobs: int | None, repeats: int,
+            reference: Any | None) -> dict[str, Any]:
+    """``repeats`` fits after a first one (which starts the workers of a fresh pool)."""
+    first, model = fit(data, n_jobs)
+    times = [fit(data, n_jobs)[0] for _ in range(repeats)]
+    row = {"config": name, "n_jobs": n_jobs, "first": first, "times": times,
+           "wall": statistics.median(times),
+           "test_accuracy": float(np.mean(model.predict(data["X_test"]) == data["y_test"])),
+           "solver_seconds": float(sum(r.time for r in model.results_)),
+           "_model": model}
+    if reference is not None:
+        row["identical"] = bool(np.array_equal(model.coef_, reference.coef_)
+                                and np.array_equal(model.intercept_, reference.intercept_))
+    log(f"  {name}: median {row['wall']:.2f}s over {repeats} fits (first {first:.2f}s), "
+        f"test accuracy {row['test_accuracy']:.4f}"
+        + (f", identical to serial: {row['identical']}" if "identical" in row else ""))
+    return row
+
+
+def dask_rows(data: dict[str, Any], repeats: int, reference: Any) -> list[dict[str, Any]]:
+    import joblib
+    from distributed import Client, LocalCluster
+
+    rows = []
+    for workers in (2,):
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   host="127.0.0.1", dashboard_address=None)
+        try:
+            with Client(cluster):
+                startup = time.perf_counter() - start
+                with joblib.parallel_config(backend="dask"):
+                    row = measure(f"dask {workers}", data, None, repeats, reference)
+        finally:
+            cluster.close()
+        row["cluster_startup"] = startup
+        rows.append(row)
+    return rows
+
+
+def kernel_seconds(data: dict[str, Any]) -> float:
+    """The training stack alone, as the estimator builds it (standardised, unit trace)."""
+    from kernelfuse.kernel import compute_kernels
+    from kernelfuse.kernel_normalization import KernelNormalizer
+
+    X = data["X_train"]
+    scale = X.std(axis=0)
+    X = (X - X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
+    start = time.perf_counter()
+    KernelNormalizer("unit-trace").fit(data["specs"], X).transform(compute_kernels(data["specs"], X))
+    return time.perf_counter() - start
+
+
+def table(payload: dict[str, Any]) -> str:
+    rows = payload["rows"]
+    serial = rows[0]["wall"]
+    cells = [[r["config"], r["wall"], r["first"], common.ratio(serial, r["wall"]),
+              r.get("identical"), r["test_accuracy"]] for r in rows]
+    return common.markdown_table(
+        ["configuration", "fit (s, median)", "first fit (s)", "speed-up vs serial",
+         "coef bit-identical", "test accuracy"], cells)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="N = 500 (under a minute)")
+    parser.add_argument("--seed", type=int, default=0, help="subset seed")
+    parser.add_argument("--out", type=Path, default=None, help="JSON output path")
+    args = parser.parse_args()
+    cfg = CONFIG["quick" if args.quick else "full"]
+    machine = common.machine_info()
+    data = pendigits(cfg["N"], cfg["n_test"], args.seed)
+    stack = kernel_seconds(data)
+    log(f"Pendigits N = {cfg['N']}, {len(data['specs'])} kernels, 10 classes one-vs-rest; "
+        f"kernel stack alone {stack:.2f}s; {machine['cpu_count']} CPUs")
+    serial = measure("serial", data, 1, cfg["repeats"], None)
+    rows = [serial, measure("loky 2", data, 2, cfg["repeats"], serial["_model"])]
+    rows += dask_rows(data, cfg["repeats"], serial["_model"])
+    payload = {"machine": machine, "config": cfg, "kernel_stack_seconds": stack,
+               "n_kernels": len(data["specs"]), "rows": rows,
+               "loadavg_after": list(os.getloadavg())}
+    print(f"\n### One-vs-rest fit, 1 and 2 workers (N = {cfg['N']}, 10 problems)\n\n{table(payload)}")
+    print(f"\nkernel stack alone (serial in every configuration): {stack:.2f}s; "
+          f"solver time summed over the 10 problems (serial fit): {serial['solver_seconds']:.2f}s; "
+          f"load average (1 min) before {machine['loadavg_1_5_15min'][0]:.2f}, "
+          f"after {payload['loadavg_after'][0]:.2f} on {machine['cpu_count']} CPUs")
+    out = args.out or common.RESULTS_DIR / f"parallel{'_quick' if args.quick else ''}.json"
+    common.write_json(out, payload)
+    print(f"raw measurements: {out}")
+
+
+if __name__ == "__main__":
+    main()

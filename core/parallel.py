@@ -1,0 +1,319 @@
+"""Independent jobs through joblib: on local cores, or on a Dask cluster, with serial results.
+
+Design
+------
+kernelfuse parallelises only *independent* work: the problems of one fit
+that share nothing but the kernel stack (one-vs-rest classes, the labels of
+a non-shared multi-label fit), and row blocks of a kernel stack.  One MKL
+solve stays serial (its iterations depend on each other).  Everything goes
+through :func:`map_jobs`, a thin layer over ``joblib.Parallel`` /
+``joblib.delayed``:
+
+* ``n_jobs`` follows scikit-learn and joblib: ``None`` is "unset" (serial,
+  unless a ``joblib.parallel_config(n_jobs=..., backend=...)`` context says
+  otherwise), ``1`` always serial and in-process, ``-1`` all cores (all
+  workers of a Dask cluster), ``-2`` all but one, and so on; ``0`` (and a
+  non-integer) is a :class:`~kernelfuse.errors.ValidationError`.
+* The backend is whatever joblib has active: loky processes by default;
+  ``with joblib.parallel_config(backend="dask"):`` (a ``distributed.Client``
+  connected) sends the jobs to the Dask cluster, ``backend="threading"`` to
+  threads of this process.  Nothing here depends on Dask.
+* A serial run (``n_jobs`` resolving to one worker, a Dask cluster of one
+  single-threaded worker included, as joblib itself does) is the plain
+  loop, in-process, with no joblib machinery: the default code path is
+  unchanged.
+* Results come back in the order of the jobs, each computed by the same
+  deterministic (or seeded) code from the same arguments, so a parallel run
+  equals the serial one bit for bit (tested with ``np.array_equal``, on
+  loky and on a Dask ``LocalCluster``).  One detail makes that hold: numpy's
+  vectorised loops round differently depending on where an operand starts
+  in memory, and arrays reach a worker wherever its transport put them
+  (loky's memory maps at another offset modulo 64; Dask's buffers even at
+  addresses not a multiple of 8, measured to change a SpicyMKL solve in the
+  13th digit).  Each job therefore gets its array arguments at the same
+  address offset modulo 64 as in the caller, copying an array that arrived
+  elsewhere (loky: once per job; Dask: once per worker and array, kept
+  while the worker keeps the array).  The price: a process or Dask worker
+  holds its own copy of the kernel stack while it solves (``n_jobs``
+  copies besides the caller's); the threading backend shares the caller's
+  and copies nothing.  The jobs sharing one array (the stack) get it sent
+  once per run: joblib memory-maps it (loky) or scatters it (Dask) once.
+* Warnings raised in a worker process (a solver's ``ConvergenceWarning``)
+  would stay in that worker's stderr: each job records its warnings and the
+  caller's process re-issues them, in job order, through its own warning
+  filters.  So do exceptions: one raised comes back, with its
+  type (an exception class that cannot be rebuilt from its ``args`` is
+  pickled by its attributes instead of breaking the worker pool).
+* BLAS threads: ``n_jobs`` workers each running a multi-threaded BLAS
+  would oversubscribe the cores.  joblib's loky backend already limits each
+  worker to ``cpu_count // n_jobs`` BLAS/OpenMP threads, and Dask's nanny
+  starts workers with ``OMP_NUM_THREADS=MKL_NUM_THREADS=OPENBLAS_NUM_THREADS=1``
+  (its ``distributed.nanny.pre-spawn-environ`` default), so neither needs
+  more.  Jobs in threads of the calling process (the threading backend, an
+  in-process Dask cluster) share its BLAS thread pool, whose limits
+  (threadpoolctl) are process-wide and not thread-safe: the solvers'
+  own limits, entered and left by concurrent jobs, would leave each job
+  with whatever count the last one restored (measured to change a
+  solve's last bits).  So :func:`map_jobs` pins BLAS to one thread in the
+  calling process once, around every parallel run, and restores it
+  after; worker processes are not affected, and the caller only waits.
+  The iterative solvers pin their own loop to one BLAS thread anyway
+  (``OuterLoop.blas_threads``, measured faster), so a solve's arithmetic
+  does not depend on the worker.
+
+:func:`compute_kernels_blocked` computes a kernel stack by row blocks with
+:func:`~kernelfuse.kernel.compute_kernels`, one job per block.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import os
+import pickle
+import sys
+import warnings
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+from kernelfuse.kernel import (
+    ALIGNMENT,
+    DEFAULT_MEMORY_BUDGET,
+    KernelSpec,
+    compute_kernels,
+    readable_bytes,
+    stack_bytes,
+)
+
+#: The fewest rows a kernel block of :func:`compute_kernels_blocked` gets (while there are
+#: that many): OpenBLAS takes a product of one row to another routine (gemv), whose last bits
+#: differ from the full product's (gemm); blocks of 64 rows or more measured bit-identical.
+MIN_BLOCK_ROWS = 64
+
+
+def check_n_jobs(n_jobs: Any) -> int | None:
+    """``n_jobs`` if it is None or a non-zero integer, else a :class:`ValidationError`."""
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0:
+        raise ValidationError(
+            f"n_jobs must be None (serial unless a joblib.parallel_config says otherwise), "
+            f"a positive number of workers, or -1 for all cores (-2 all but one, ...); got {n_jobs!r}"
+        )
+    return int(n_jobs)
+
+
+def effective_n_jobs(n_jobs: int | None = None) -> int:
+    """How many workers ``n_jobs`` means under the active joblib backend (1: serial)."""
+    import joblib
+
+    n_jobs = check_n_jobs(n_jobs)
+    if n_jobs == 1:
+        return 1
+    return max(1, int(joblib.effective_n_jobs(n_jobs)))
+
+
+def map_jobs(
+    function: Callable[..., Any],
+    arguments: Iterable[Sequence[Any]],
+    n_jobs: int | None = None,
+    kwargs: Mapping[str, Any] | None = None,
+) -> list[Any]:
+    """``[function(*args, **kwargs) for args in arguments]``, the calls run by joblib's workers.
+
+    The results are in the order of ``arguments``; an exception a call
+    raises is raised here (the first joblib receives, when several fail).  ``n_jobs`` and the backend: see the module
+    docstring.  ``function`` and the arguments must be picklable for a
+    process or Dask backend (a module-level function, arrays, attrs objects).
+    """
+    jobs = [tuple(args) for args in arguments]
+    kwargs = dict(kwargs or {})
+    workers = effective_n_jobs(n_jobs) if len(jobs) > 1 else 1
+    if workers == 1:
+        return [function(*args, **kwargs) for args in jobs]
+
+    import joblib
+    from joblib.parallel import get_active_backend
+
+    from threadpoolctl import threadpool_limits
+
+    backend, _ = get_active_backend()
+    # BLAS pinned to one thread in this process, once, around the whole run: jobs run in
+    # threads of this process (the threading backend, an in-process Dask cluster) would
+    # otherwise enter and leave the solvers' own process-wide (and not thread-safe) limits
+    # concurrently, and run with whatever count the last one restored.  Worker processes
+    # have their own limits; this process only waits.
+    with threadpool_limits(limits=1, user_api="blas"):
+        if getattr(backend, "uses_threads", False):  # the caller's arrays, warnings issued here
+            return list(joblib.Parallel(n_jobs=n_jobs)(
+                joblib.delayed(function)(*args, **kwargs) for args in jobs
+            ))
+        outputs = joblib.Parallel(n_jobs=n_jobs)(
+            joblib.delayed(_run_job)(function, kwargs, os.getpid(), _offsets(args), *args)
+            for args in jobs
+        )
+    results = []
+    for result, caught in outputs:
+        _reissue(caught)
+        results.append(result)
+    return results
+
+
+def _offsets(args: Sequence[Any]) -> tuple[int | None, ...]:
+    """Where each array argument starts in memory, modulo :data:`~kernelfuse.kernel.ALIGNMENT`."""
+    return tuple(a.ctypes.data % ALIGNMENT if isinstance(a, np.ndarray) and not a.dtype.hasobject
+                 else None for a in args)
+
+
+def _placed(array: np.ndarray, offset: int | None) -> np.ndarray:
+    """``array``, or a C-contiguous copy of it starting at ``offset`` modulo
+    :data:`~kernelfuse.kernel.ALIGNMENT`: where it started in the caller's process.
+
+    numpy's vectorised loops round differently depending on where an
+    operand starts (:func:`kernelfuse.kernel.aligned`), and arrays arrive in
+    a worker wherever its transport put them (Dask's: even at addresses not
+    a multiple of 8, measured to change a solve's last bits).  Placed as in
+    the caller, a job computes what it computes there.
+    """
+    if offset is None or not isinstance(array, np.ndarray) or array.ctypes.data % ALIGNMENT == offset:
+        return array
+    key = (id(array), offset)
+    cached = _PLACED.get(key)
+    if cached is not None and cached[0]() is array:
+        return cached[1]
+    buffer = np.empty(array.nbytes + ALIGNMENT, dtype=np.uint8)
+    start = (offset - buffer.ctypes.data) % ALIGNMENT
+    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    # A Dask worker hands every task the same scattered array: copy it once, for as long as
+    # the worker keeps it (loky unpickles a new memory map per job, so nothing is kept there).
+    _PLACED[key] = (weakref.ref(array, lambda _, key=key: _PLACED.pop(key, None)), out)
+    return out
+
+
+#: Copies made by :func:`_placed`, by (id, offset) of the array they copy, while it lives.
+_PLACED: dict[tuple[int, int], tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
+
+
+def _run_job(function: Callable[..., Any], kwargs: dict[str, Any], caller: int,
+             offsets: tuple[int | None, ...], *args: Any) -> tuple[Any, list[tuple[Any, ...]]]:
+    """Run one job in a worker, its arrays placed as in the caller (:func:`_placed`); return
+    its result and the warnings it raised.  The arrays are separate arguments so that joblib's
+    Dask backend scatters each array once for all the jobs sharing it (the kernel stack).
+
+    In the caller's own process (``caller``, its pid: an in-process Dask cluster's worker
+    threads) the job just runs: its warnings are issued where the caller sees them, and
+    recording them would not be thread-safe."""
+    if os.getpid() == caller:
+        return function(*args, **kwargs), []
+    args = tuple(_placed(a, offset) for a, offset in zip(args, offsets))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # the caller's filters decide, when re-issued
+        try:
+            result = function(*args, **kwargs)
+        except Exception as exc:
+            _make_picklable(exc)
+            raise
+    return result, [(w.message, w.category, w.filename, w.lineno) for w in caught]
+
+
+def _make_picklable(exc: BaseException) -> None:
+    """Let an exception whose class cannot be rebuilt from its ``args`` (an ``__init__``
+    with other parameters) travel back from a worker: pickle it by its class, ``args`` and
+    attributes instead.  Without this the worker pool breaks and the error is lost."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        copyreg.pickle(type(exc), _reduce_exception)
+
+
+def _reduce_exception(exc: BaseException) -> tuple[Any, ...]:
+    return _rebuild_exception, (type(exc), exc.args, dict(vars(exc)))
+
+
+def _rebuild_exception(cls: type[BaseException], args: tuple[Any, ...],
+                       state: dict[str, Any]) -> BaseException:
+    exc = cls.__new__(cls)
+    exc.args = args
+    vars(exc).update(state)
+    return exc
+
+
+def _reissue(caught: Sequence[tuple[Any, ...]]) -> None:
+    """Issue the warnings a worker recorded here, under this process's filters.
+
+    The module each came from (which ``-W``/``filterwarnings`` entries match)
+    is the loaded module with that file, as in the serial run.
+    """
+    if not caught:
+        return
+    modules = {getattr(m, "__file__", None): name for name, m in list(sys.modules.items())}
+    for message, category, filename, lineno in caught:
+        module = modules.get(filename) or filename.removesuffix(".py")
+        warnings.warn_explicit(message, category, filename, lineno, module=module)
+
+
+def row_blocks(n_rows: int, n_blocks: int, min_rows: int = MIN_BLOCK_ROWS) -> list[slice]:
+    """``n_rows`` cut into at most ``n_blocks`` contiguous slices of nearly equal size,
+    each of at least ``min_rows`` rows (one slice when there are fewer rows)."""
+    n_blocks = max(1, min(int(n_blocks), n_rows // max(int(min_rows), 1)))
+    bounds = np.linspace(0, n_rows, n_blocks + 1).round().astype(int)
+    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def compute_kernels_blocked(
+    specs: Sequence[KernelSpec],
+    X: Any,
+    Z: Any = None,
+    *,
+    n_jobs: int | None = None,
+    n_blocks: int | None = None,
+    dtype: np.dtype | type = np.float64,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+) -> np.ndarray:
+    """:func:`~kernelfuse.kernel.compute_kernels` by row blocks of ``Z``, one job per block.
+
+    The stack ``K[m] = specs[m](Z, X)``, shape (M, len(Z), len(X)), ``Z``
+    defaulting to ``X``; blocks of rows of ``Z`` are computed by
+    :func:`map_jobs` (``n_blocks``: by default one per worker) and copied
+    into one stack, checked against ``memory_budget`` before anything is
+    computed.  Each block has at least :data:`MIN_BLOCK_ROWS` rows.  Equal
+    to the one-shot call up to the last bits of a BLAS product (each
+    entry is the same dot product, but BLAS picks its kernel by the matrix
+    shapes): bit-identical in every case measured with OpenBLAS, not a
+    guarantee BLAS makes.  Worth it for large stacks and expensive kernels;
+    a stack that fits in memory in one piece costs the same memory here.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    rows = X if Z is None else np.asarray(Z, dtype=np.float64)
+    if X.ndim != 2 or rows.ndim != 2 or rows.shape[1] != X.shape[1]:
+        raise ValidationError(
+            f"feature matrices must be 2-D with the same number of columns, got {X.shape} "
+            f"and {rows.shape}"
+        )
+    need = stack_bytes(len(specs), rows.shape[0], X.shape[0], dtype)
+    if need > memory_budget:
+        raise ValidationError(
+            f"the kernel stack needs {readable_bytes(need, exact=True)} ({len(specs)} kernels of "
+            f"{rows.shape[0]} x {X.shape[0]}, {np.dtype(dtype).name}), over the memory budget of "
+            f"{readable_bytes(memory_budget, exact=True)}; use fewer kernels or "
+            "samples, float32, or raise memory_budget"
+        )
+    workers = effective_n_jobs(n_jobs)
+    blocks = row_blocks(rows.shape[0], workers if n_blocks is None else n_blocks)
+    if len(blocks) == 1:
+        return compute_kernels(specs, X, None if Z is None else rows, dtype=dtype,
+                               memory_budget=memory_budget)
+    if not np.isfinite(rows).all():  # before any job starts; each job checks X
+        raise ValidationError("features contain NaN or inf")
+    parts = map_jobs(compute_kernels, [(specs, X, rows[block]) for block in blocks], n_jobs,
+                     {"dtype": dtype, "memory_budget": memory_budget})
+    K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
+    for block, part in zip(blocks, parts):
+        K[:, block] = part
+    return K
+
