@@ -30,7 +30,11 @@ predict time ``X`` is ``(n_test, n_train, M)``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,11 +42,20 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, Regre
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from kernelfuse.errors import SolverError, ValidationError
+from kernelfuse.errors import IncompatiblePartsError, SolverError, ValidationError
 from kernelfuse.families import get_family
-from kernelfuse.kernel import KernelSpec, aligned, compute_kernels
+from kernelfuse.kernel import DEFAULT_MEMORY_BUDGET, KernelSpec, aligned, compute_kernels
 from kernelfuse.kernel_grid import kernel_grid
 from kernelfuse.kernel_normalization import KernelNormalizer
+from kernelfuse.kernel_rows import SpecKernelRows
+from kernelfuse.kernel_storage import (
+    BLOCK_BYTES,
+    STORAGES,
+    StorageChoice,
+    block_rows,
+    choose_storage,
+    memmap_stack,
+)
 from kernelfuse.parallel import check_n_jobs, map_jobs
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import Result
@@ -83,8 +96,16 @@ class MKLEstimator(BaseEstimator):
     max_iter : passed to the solver when set
     time_limit : seconds each solve may take (passed to the solver when set; every
         iterative solver takes it and stops with status ``time_limit``)
-    memory_budget : bytes a kernel stack (training, or test at predict time) may take;
-        a larger one is refused before it is allocated (None: 8 GiB)
+    memory_budget : bytes the training kernel stack may take in memory, and a block of
+        test kernels at predict time (None: 8 GiB); see ``storage``
+    storage : where the training kernels live (:mod:`kernelfuse.kernel_storage`):
+        "memory" (a numpy stack), "rows" (computed on demand, for the solvers that read
+        kernel rows: obscure, pegasos-mkl), "memmap" (a stack written to a file in
+        ``storage_dir`` block by block, deleted after the fit), or "auto": memory if
+        the stack fits ``memory_budget``, else rows if the solver reads them, else a
+        memory map; the choice and why are in ``kernel_storage_`` (printed with
+        ``verbose``)
+    storage_dir : folder of the memory-mapped stack (None: the temporary folder)
     random_state : seed of a stochastic solver (passed as ``seed`` where the solver
         takes one; the deterministic solvers ignore it)
     solver_params : other solver keywords (e.g. ``{"svm_solver": "libsvm"}``)
@@ -129,6 +150,8 @@ class MKLEstimator(BaseEstimator):
         max_iter: int | None = None,
         time_limit: float | None = None,
         memory_budget: int | None = None,
+        storage: str = "auto",
+        storage_dir: str | None = None,
         random_state: int | None = None,
         solver_params: dict[str, Any] | None = None,
         verbose: bool = False,
@@ -152,6 +175,8 @@ class MKLEstimator(BaseEstimator):
         self.max_iter = max_iter
         self.time_limit = time_limit
         self.memory_budget = memory_budget
+        self.storage = storage
+        self.storage_dir = storage_dir
         self.random_state = random_state
         self.solver_params = solver_params
         self.verbose = verbose
@@ -200,9 +225,59 @@ class MKLEstimator(BaseEstimator):
         self.kernels_ = specs
         self.X_fit_ = aligned(X)  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
-        return self.normalizer_.transform(compute_kernels(specs, X, **self._budget()))
+        self.kernel_storage_ = self._choose_storage(len(specs), X.shape[0])
+        if self.verbose:
+            print(f"kernelfuse: kernel storage {self.kernel_storage_.storage}: "
+                  f"{self.kernel_storage_.reason}", file=sys.stderr)
+        if self.kernel_storage_.storage == "rows":
+            return SpecKernelRows(specs, X, self.normalization)
+        if self.kernel_storage_.storage == "memmap":
+            handle, path = tempfile.mkstemp(suffix=".npy", prefix="kernelfuse-stack-", dir=self.storage_dir)
+            os.close(handle)
+            self._stack_file = path
+            return memmap_stack(specs, X, path, self.normalizer_,
+                                block_bytes=min(BLOCK_BYTES, self._budget_bytes()))
+        return self.normalizer_.transform(compute_kernels(specs, X, memory_budget=self._budget_bytes()))
 
-    def _test_stack(self, X: Any) -> np.ndarray:
+    def _choose_storage(self, n_kernels: int, n_samples: int) -> StorageChoice:
+        if self.storage not in ("auto", *STORAGES):
+            raise ValidationError(f"storage must be 'auto' or one of {', '.join(STORAGES)}, "
+                                  f"got {self.storage!r}")
+        reads_rows = self._solver_reads_rows()
+        if self.storage == "rows" and not reads_rows:
+            raise IncompatiblePartsError(
+                f"storage='rows' needs a solver that reads kernel rows (obscure, pegasos-mkl); "
+                f"{self.solver!r} needs the stack: use storage 'memory' or 'memmap'")
+        if self.storage != "auto":
+            return StorageChoice(self.storage, "asked for (storage=" + repr(self.storage) + ")")
+        return choose_storage(n_kernels, n_samples, memory_budget=self._budget_bytes(),
+                              reads_rows=reads_rows, folder=self.storage_dir)
+
+    def _solver_reads_rows(self) -> bool:
+        from kernelfuse.registry import get_registry
+
+        if not isinstance(self.solver, str):
+            return bool(getattr(self.solver, "reads_kernel_rows", False))
+        registry = get_registry()
+        return bool(getattr(registry.get("solver", self.solver).factory.build(registry),
+                            "reads_kernel_rows", False))
+
+    @contextlib.contextmanager
+    def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows]:
+        """The training kernels in the storage chosen; a memory-mapped stack's file is removed
+        when the fit is done with it."""
+        self._stack_file: str | None = None
+        try:
+            yield self._train_stack(X)
+        finally:
+            if self._stack_file is not None:
+                with contextlib.suppress(OSError):
+                    os.remove(self._stack_file)
+            del self._stack_file
+
+    def _test_input(self, X: Any) -> np.ndarray:
+        """``X`` at predict time, checked: features (standardised as in training), or a
+        precomputed stack (n_test, n_train, M)."""
         check_is_fitted(self)
         if self._precomputed():
             X = np.asarray(X, dtype=np.float64)
@@ -211,15 +286,21 @@ class MKLEstimator(BaseEstimator):
                 raise ValueError(
                     f"kernels='precomputed' needs X of shape (n_test, {self.n_train_}, {M}), got {X.shape}"
                 )
-            return np.ascontiguousarray(np.moveaxis(X, 2, 0))
+            return X
         X = validate_data(self, X, dtype=np.float64, reset=False)
         if self.standardize:
             X = (X - self.feature_mean_) / self.feature_scale_
-        K = compute_kernels(self.kernels_, self.X_fit_, X, **self._budget())
+        return X
+
+    def _test_kernels(self, X: np.ndarray) -> np.ndarray:
+        """The test kernels (M, n_test, N) of checked rows (:meth:`_test_input`)."""
+        if self._precomputed():
+            return np.ascontiguousarray(np.moveaxis(X, 2, 0))
+        K = compute_kernels(self.kernels_, self.X_fit_, X, memory_budget=self._budget_bytes())
         return self.normalizer_.transform(K, self.kernels_, X)
 
-    def _budget(self) -> dict[str, int]:
-        return {} if self.memory_budget is None else {"memory_budget": self.memory_budget}
+    def _budget_bytes(self) -> int:
+        return DEFAULT_MEMORY_BUDGET if self.memory_budget is None else int(self.memory_budget)
 
     # ------------------------------------------------------------------ solving
     def _solve_each(self, K: np.ndarray, targets: Sequence[np.ndarray]) -> None:
@@ -273,10 +354,18 @@ class MKLEstimator(BaseEstimator):
         self.n_iter_ = max(len(r.history) for r in results)
 
     def _scores(self, X: Any) -> np.ndarray:
-        """Decision values, one column per problem (a multi-output problem gives its own columns)."""
-        K = self._test_stack(X)
-        columns = [r.decision_function(K) for r in self.results_]
-        return np.column_stack(columns)
+        """Decision values, one column per problem (a multi-output problem gives its own columns).
+
+        Test kernels are computed by blocks of rows, each within ``memory_budget``
+        (at most 256 MiB), so predicting many points never holds their whole stack."""
+        X = self._test_input(X)
+        step = block_rows(self.result_.coef.shape[0], self.n_train_,
+                          min(BLOCK_BYTES, self._budget_bytes()))
+        blocks = []
+        for start in range(0, X.shape[0], step):
+            K = self._test_kernels(X[start:start + step])
+            blocks.append(np.column_stack([r.decision_function(K) for r in self.results_]))
+        return np.concatenate(blocks)
 
     def save(self, path: Any) -> None:
         """Write the fitted model to ``path`` (.npz: arrays + JSON, no pickle)."""
@@ -311,15 +400,15 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
         if self.classes_.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"got 1 class ({self.classes_[0]!r})")
-        K = self._train_stack(X)
         signs = np.where(encoded[:, None] == np.arange(self.classes_.size), 1.0, -1.0)
         target = get_family(self.family).target
-        if target == "class" and self.classes_.size > 2:  # a native multiclass loss
-            self._solve_each(K, [encoded.astype(float)])
-        elif self.classes_.size == 2 and target != "multilabel":
-            self._solve_each(K, [signs[:, 1]])
-        else:  # one-vs-rest, or every class a label of one shared combination
-            self._solve_labels(K, signs)
+        with self._training_kernels(X) as K:
+            if target == "class" and self.classes_.size > 2:  # a native multiclass loss
+                self._solve_each(K, [encoded.astype(float)])
+            elif self.classes_.size == 2 and target != "multilabel":
+                self._solve_each(K, [signs[:, 1]])
+            else:  # one-vs-rest, or every class a label of one shared combination
+                self._solve_labels(K, signs)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -347,7 +436,8 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
 
     def fit(self, X: Any, y: Any) -> MKLRegressor:
         X, y = self._validated(X, y)
-        self._solve_each(self._train_stack(X), [np.asarray(y, dtype=np.float64)])
+        with self._training_kernels(X) as K:
+            self._solve_each(K, [np.asarray(y, dtype=np.float64)])
         return self
 
     def predict(self, X: Any) -> np.ndarray:
@@ -381,7 +471,8 @@ class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
         self.multilabel_ = True
         self.classes_ = np.arange(Y.shape[1])
         self.label_dtype_ = Y.dtype
-        self._solve_labels(self._train_stack(X), np.where(Y > 0, 1.0, -1.0))
+        with self._training_kernels(X) as K:
+            self._solve_labels(K, np.where(Y > 0, 1.0, -1.0))
         return self
 
     def _is_multilabel(self) -> bool:

@@ -92,3 +92,45 @@ def test_a_far_off_scale_memory_mapped_stack_is_not_copied_into_memory(data, tmp
     assert is_memory_mapped(problem.K) and not is_memory_mapped(np.ones(3))
     assert unit_scale(problem) is None  # solved as given: rescaling would copy the stack
     assert unit_scale(Problem.create(np.array(big), y, "l1_mkl_sq", check_psd=False)) is not None
+
+
+def _classification(n: int = 90, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, np.where(X[:, 0] + 0.4 * rng.normal(size=n) > 0, 1, 0)
+
+
+def test_estimators_pick_a_memory_map_over_the_budget_and_remove_it(tmp_path):
+    from kernelfuse.estimators import MKLClassifier
+
+    X, y = _classification()
+    specs = kernel_grid(3, widths=(0.5, 2.0), degrees=(2,))
+    in_memory = MKLClassifier(kernels=specs).fit(X, y)
+    assert in_memory.kernel_storage_.storage == "memory"
+    mapped = MKLClassifier(kernels=specs, memory_budget=10_000, storage_dir=str(tmp_path)).fit(X, y)
+    assert mapped.kernel_storage_.storage == "memmap" and str(tmp_path) in mapped.kernel_storage_.reason
+    assert list(tmp_path.iterdir()) == []  # the stack's file is gone after the fit
+    np.testing.assert_allclose(mapped.coef_, in_memory.coef_, rtol=1e-7, atol=1e-9)
+    # predictions by blocks of 10,000 bytes of test kernels: the same as in one block
+    np.testing.assert_allclose(mapped.decision_function(X), in_memory.decision_function(X),
+                               rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore::kernelfuse.errors.ConvergenceWarning")  # obscure: its epochs
+def test_estimators_read_rows_for_the_solvers_that_can(capsys):
+    from kernelfuse import IncompatiblePartsError
+    from kernelfuse.estimators import MKLClassifier
+
+    X, y = _classification()
+    specs = kernel_grid(3, widths=(0.5, 2.0), degrees=())
+    model = MKLClassifier(kernels=specs, solver="obscure", family="pnorm_mkl", memory_budget=10_000,
+                          random_state=0, verbose=True, tol=None).fit(X, y)
+    assert model.kernel_storage_.storage == "rows"
+    assert "kernel storage rows" in capsys.readouterr().err
+    stack = MKLClassifier(kernels=specs, solver="obscure", family="pnorm_mkl", random_state=0,
+                          tol=None).fit(X, y)
+    np.testing.assert_allclose(model.coef_, stack.coef_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(IncompatiblePartsError, match="storage='rows' needs a solver that reads"):
+        MKLClassifier(kernels=specs, storage="rows").fit(X, y)
+    with pytest.raises(ValidationError, match="storage must be 'auto' or one of memory, rows, memmap"):
+        MKLClassifier(kernels=specs, storage="disk").fit(X, y)
