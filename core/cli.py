@@ -162,7 +162,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
               f"training {'R^2' if regression else 'accuracy'} {model.score(X, y):.3f}, "
               f"{int(np.sum(model.kernel_weights_ > 1e-3))} kernels selected, "
               f"largest gap {max(r.gap for r in model.results_):.1e}; wrote {output}")
-    return 0 if all(r.converged for r in model.results_) else 1
+    return 1 if any(r.status in FAILED_STATUSES for r in model.results_) else 0
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
