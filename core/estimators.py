@@ -357,7 +357,7 @@ class MKLEstimator(BaseEstimator):
         """Decision values, one column per problem (a multi-output problem gives its own columns).
 
         Test kernels are computed by blocks of rows, each within ``memory_budget``
-        (at most 256 MiB), so predicting many points never holds their whole stack."""
+        (at most 64 MiB), so predicting many points never holds their whole stack."""
         X = self._test_input(X)
         step = block_rows(self.result_.coef.shape[0], self.n_train_,
                           min(BLOCK_BYTES, self._budget_bytes()))

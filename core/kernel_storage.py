@@ -34,8 +34,8 @@ from kernelfuse.kernel_normalization import KernelNormalizer
 
 #: The storages, in the order :func:`choose_storage` prefers them.
 STORAGES = ("memory", "rows", "memmap")
-#: Bytes of one block of rows while a memory-mapped stack is written.
-BLOCK_BYTES = 256 * 2**20
+#: Bytes of one block of rows while a memory-mapped stack is written, or test kernels computed.
+BLOCK_BYTES = 64 * 2**20
 
 
 @attrs.frozen
