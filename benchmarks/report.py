@@ -41,6 +41,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import obscure_pendigits
     import peers
     import spicymkl_scaling
+    import storage
     import vskl_report
 
     return {
@@ -60,6 +61,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "obscure_pendigits": obscure_pendigits.TABLES,
         "mikl_titanic": mikl_titanic.TABLES,
         "low_rank": low_rank.TABLES,
+        "storage": storage.TABLES,
         "vskl_scaling": {"scaling": vskl_report.scaling_tables},
         "vskl_accuracy": {"accuracy": vskl_report.accuracy_table},
     }
