@@ -61,35 +61,6 @@ bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/peers.py --quick
 	$(PY) benchmarks/report.py
 
-# The documentation site is built first, with warnings as errors (docs below).
-test: $(CONTRIB_STAMP) docs
-	$(PY) -m pytest tests contrib
-
-# Benchmarks measure, they never test: each prints ratio tables and writes
-# JSON + PNG under benchmarks/results/ (see benchmarks/README.md).
-BENCH_STAMP := $(VENV)/.bench-installed
-$(BENCH_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,bench]'
-	touch $(BENCH_STAMP)
-
-bench: $(BENCH_STAMP)
-	$(PY) benchmarks/vskl_scaling.py
-	$(PY) benchmarks/vskl_accuracy.py
-	$(PY) benchmarks/spicymkl_scaling.py
-	$(PY) benchmarks/obscure_pendigits.py
-	$(PY) benchmarks/mikl_titanic.py
-	$(PY) benchmarks/mlmkl_labels.py
-	$(PY) benchmarks/fuzz.py
-
-bench-quick: $(BENCH_STAMP)
-	$(PY) benchmarks/vskl_scaling.py --quick
-	$(PY) benchmarks/vskl_accuracy.py --quick
-	$(PY) benchmarks/spicymkl_scaling.py --quick
-	$(PY) benchmarks/obscure_pendigits.py --quick
-	$(PY) benchmarks/mikl_titanic.py --quick
-	$(PY) benchmarks/mlmkl_labels.py --quick
-	$(PY) benchmarks/fuzz.py --quick
-
 # The documentation site (mkdocs-material, API pages by mkdocstrings) into
 # site/, every mkdocs warning an error.  `python -m mkdocs` rather than
 # .venv/bin/mkdocs: run as a script, mkdocs puts .venv/bin first on sys.path,
