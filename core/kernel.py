@@ -133,6 +133,29 @@ def readable_bytes(n: int, exact: bool = False) -> str:
     return f"{int(n)} bytes"
 
 
+def check_stack_request(n_kernels: int, X: np.ndarray, Z: np.ndarray | None,
+                        dtype: np.dtype | type, memory_budget: int) -> np.ndarray:
+    """The rows ``Z`` (``X`` when None) of a stack of ``n_kernels`` kernels, after the checks
+    made before allocating it: 2-D features of one width, finite, a stack within the budget."""
+    rows = X if Z is None else np.asarray(Z, dtype=np.float64)
+    if X.ndim != 2 or rows.ndim != 2 or rows.shape[1] != X.shape[1]:
+        raise ValidationError(
+            f"feature matrices must be 2-D with the same number of columns, got {X.shape} "
+            f"and {rows.shape}"
+        )
+    if not (np.isfinite(X).all() and np.isfinite(rows).all()):
+        raise ValidationError("features contain NaN or inf")
+    need = stack_bytes(n_kernels, rows.shape[0], X.shape[0], dtype)
+    if need > memory_budget:
+        raise ValidationError(
+            f"the kernel stack needs {readable_bytes(need, exact=True)} ({n_kernels} kernels of "
+            f"{rows.shape[0]} x {X.shape[0]}, {np.dtype(dtype).name}), over the memory budget of "
+            f"{readable_bytes(memory_budget, exact=True)}; use fewer kernels or "
+            "samples, float32, or raise memory_budget"
+        )
+    return rows
+
+
 def compute_kernels(
     specs: Sequence[KernelSpec],
     X: np.ndarray,
@@ -147,22 +170,7 @@ def compute_kernels(
     exceed ``memory_budget`` bytes, saying how much it needs.
     """
     X = np.asarray(X, dtype=np.float64)
-    rows = X if Z is None else np.asarray(Z, dtype=np.float64)
-    if X.ndim != 2 or rows.ndim != 2 or rows.shape[1] != X.shape[1]:
-        raise ValidationError(
-            f"feature matrices must be 2-D with the same number of columns, got {X.shape} "
-            f"and {rows.shape}"
-        )
-    if not (np.isfinite(X).all() and np.isfinite(rows).all()):
-        raise ValidationError("features contain NaN or inf")
-    need = stack_bytes(len(specs), rows.shape[0], X.shape[0], dtype)
-    if need > memory_budget:
-        raise ValidationError(
-            f"the kernel stack needs {readable_bytes(need, exact=True)} ({len(specs)} kernels of "
-            f"{rows.shape[0]} x {X.shape[0]}, {np.dtype(dtype).name}), over the memory budget of "
-            f"{readable_bytes(memory_budget, exact=True)}; use fewer kernels or "
-            "samples, float32, or raise memory_budget"
-        )
+    rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
     K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
     pairs, features = None, object()
     for m, spec in enumerate(specs):

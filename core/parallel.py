@@ -84,9 +84,8 @@ from kernelfuse.kernel import (
     ALIGNMENT,
     DEFAULT_MEMORY_BUDGET,
     KernelSpec,
+    check_stack_request,
     compute_kernels,
-    readable_bytes,
-    stack_bytes,
 )
 
 #: The fewest rows a kernel block of :func:`compute_kernels_blocked` gets (while there are
@@ -289,27 +288,12 @@ def compute_kernels_blocked(
     a stack that fits in memory in one piece costs the same memory here.
     """
     X = np.asarray(X, dtype=np.float64)
-    rows = X if Z is None else np.asarray(Z, dtype=np.float64)
-    if X.ndim != 2 or rows.ndim != 2 or rows.shape[1] != X.shape[1]:
-        raise ValidationError(
-            f"feature matrices must be 2-D with the same number of columns, got {X.shape} "
-            f"and {rows.shape}"
-        )
-    need = stack_bytes(len(specs), rows.shape[0], X.shape[0], dtype)
-    if need > memory_budget:
-        raise ValidationError(
-            f"the kernel stack needs {readable_bytes(need, exact=True)} ({len(specs)} kernels of "
-            f"{rows.shape[0]} x {X.shape[0]}, {np.dtype(dtype).name}), over the memory budget of "
-            f"{readable_bytes(memory_budget, exact=True)}; use fewer kernels or "
-            "samples, float32, or raise memory_budget"
-        )
+    rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
     workers = effective_n_jobs(n_jobs)
     blocks = row_blocks(rows.shape[0], workers if n_blocks is None else n_blocks)
     if len(blocks) == 1:
         return compute_kernels(specs, X, None if Z is None else rows, dtype=dtype,
                                memory_budget=memory_budget)
-    if not np.isfinite(rows).all():  # before any job starts; each job checks X
-        raise ValidationError("features contain NaN or inf")
     parts = map_jobs(compute_kernels, [(specs, X, rows[block]) for block in blocks], n_jobs,
                      {"dtype": dtype, "memory_budget": memory_budget})
     K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
