@@ -73,6 +73,12 @@ def test_regressors_and_multilabel_models_round_trip(tmp_path):
     assert loaded.predict(X_labels).dtype == Y.dtype and loaded.multilabel_
 
 
+def saved_header(path):
+    """The JSON header of a saved model."""
+    with np.load(path, allow_pickle=False) as raw:
+        return json.loads(str(raw["header"]))
+
+
 def rewrite(path, **changes):
     with np.load(path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files}
@@ -108,8 +114,7 @@ def test_tampered_or_truncated_files_are_refused(fitted, tmp_path):
     with pytest.raises(ValidationError, match="do not match the coefficients"):
         load_model(path)
     model.save(path)
-    with np.load(path, allow_pickle=False) as raw:
-        header = json.loads(str(raw["header"]))
+    header = saved_header(path)
     header["kernels"][0]["kernel"] = "gausian"
     rewrite(path, kernels=header["kernels"])
     with pytest.raises(UnknownNameError, match="did you mean 'gaussian'"):
@@ -175,8 +180,7 @@ def test_a_kernel_reading_a_feature_the_model_lacks_is_refused(fitted, tmp_path)
     model, _ = fitted
     path = tmp_path / "model.npz"
     model.save(path)
-    with np.load(path, allow_pickle=False) as raw:
-        header = json.loads(str(raw["header"]))
+    header = saved_header(path)
     header["kernels"][-1]["features"] = [5]
     rewrite(path, kernels=header["kernels"])
     with pytest.raises(ValidationError, match=r"kernel 9 reads features \[5\] of 2"):
@@ -187,8 +191,7 @@ def test_a_model_from_another_kernelfuse_version_loads_with_a_warning(fitted, tm
     model, X = fitted
     path = tmp_path / "model.npz"
     model.save(path)
-    with np.load(path, allow_pickle=False) as raw:
-        versions = json.loads(str(raw["header"]))["versions"]
+    versions = saved_header(path)["versions"]
     rewrite(path, versions={**versions, "kernelfuse": "0.0.1"})
     with pytest.warns(UserWarning, match="written by kernelfuse 0.0.1"):
         loaded = load_model(path)
