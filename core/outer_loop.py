@@ -106,6 +106,12 @@ class OuterLoop(Solver):
         """When both the optimiser and the oracle work from kernel rows on demand."""
         return all(getattr(part, "reads_kernel_rows", False) for part in (self.optimizer, self.oracle))
 
+    @property
+    def reads_kernel_factors(self) -> bool:  # type: ignore[override]
+        """When both the optimiser and the oracle work from kernel factors (or from rows)."""
+        return all(getattr(part, "reads_kernel_factors", False) or getattr(part, "reads_kernel_rows", False)
+                   for part in (self.optimizer, self.oracle))
+
     def parts(self) -> dict[str, object]:
         return {"optimizer": self.optimizer, "oracle": self.oracle}
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from kernelfuse import objectives
 from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError, SolverError
+from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.kernel_rows import KernelRows
 from kernelfuse.kernel_scale import unit_scale
 from kernelfuse.problem import Problem
@@ -60,6 +61,9 @@ class Solver(ABC):
     blas_threads: int | None = None
     #: Whether it works from :class:`~kernelfuse.kernel_rows.KernelRows` (one example's rows at a time).
     reads_kernel_rows: ClassVar[bool] = False
+    #: Whether it works from :class:`~kernelfuse.kernel_factors.FactorKernels` (``K_m = Phi_m Phi_m'``);
+    #: solvers that read rows read them from factors too.
+    reads_kernel_factors: ClassVar[bool] = False
 
     def parts(self) -> dict[str, object]:
         """Its parts by role (the problem's loss is added at solve time)."""
@@ -72,7 +76,14 @@ class Solver(ABC):
                 f"solver {self.name!r} does not solve family {problem.family.name!r}; "
                 f"it solves {', '.join(sorted(self.families))}"
             )
-        if isinstance(problem.K, KernelRows) and not self.reads_kernel_rows:
+        if isinstance(problem.K, FactorKernels) and not (self.reads_kernel_factors or self.reads_kernel_rows):
+            raise IncompatiblePartsError(
+                f"solver {self.name!r} needs the kernel stack in memory, not kernel factors; "
+                "compute the stack (kernelfuse.kernel.compute_kernels), or use a solver that reads "
+                "factors (obscure, pegasos-mkl, spicymkl)"
+            )
+        if isinstance(problem.K, KernelRows) and not self.reads_kernel_rows \
+                and not isinstance(problem.K, FactorKernels):
             raise IncompatiblePartsError(
                 f"solver {self.name!r} needs the kernel stack in memory, not kernel rows on demand; "
                 "compute the stack (kernelfuse.kernel.compute_kernels), or use a solver that reads "

@@ -1,0 +1,108 @@
+"""Products with a kernel stack in float64 arithmetic, whatever the stack is stored as.
+
+Every solver reads the stack through a few products: ``K_m @ V`` for every
+kernel (:func:`kernel_times`), ``K_m' @ coef_m`` kernel by kernel
+(:func:`kernel_products`), and the weighted sum ``sum_m w_m K_m``
+(:func:`weighted_sum`).  Here they are computed from
+
+* a float64 stack (numpy array or memory map): directly, no copy;
+* a **float32** stack (half the memory): by blocks of rows cast to float64
+  (:data:`BLOCK_ENTRIES` entries, 2 MiB, a cache-sized temporary), so the
+  arithmetic is float64 on the float32-rounded kernels and no float64 copy
+  of the stack, or of one kernel, is ever made.  The problem solved is the
+  one with the stored (rounded) kernels, to the solver's own tolerance;
+* :class:`~kernelfuse.kernel_factors.FactorKernels`: from the factors, ``O(N r)``
+  per kernel;
+* other :class:`~kernelfuse.kernel_rows.KernelRows`: from the rows of the
+  non-zero coefficients (:func:`kernel_products` only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernelfuse.kernel_factors import FactorKernels
+from kernelfuse.kernel_rows import KernelRows
+
+#: Entries of one float64 block cast from a float32 stack (2 MiB).
+BLOCK_ENTRIES = 2**18
+
+
+def is_float64(K: np.ndarray) -> bool:
+    """Whether products read ``K`` directly (float64), rather than by blocks cast to float64."""
+    return K.dtype == np.float64
+
+
+def row_blocks(n_rows: int, n_columns: int) -> range:
+    """Start rows of the blocks of a ``(n_rows, n_columns)`` matrix of at most :data:`BLOCK_ENTRIES` entries."""
+    return range(0, n_rows, max(1, BLOCK_ENTRIES // max(1, n_columns)))
+
+
+def kernel_times(K: np.ndarray | FactorKernels, V: np.ndarray) -> np.ndarray:
+    """``K_m @ V`` for every kernel: shape ``(M, N) + V.shape[1:]``, float64; one pass over the stack."""
+    if isinstance(K, FactorKernels):
+        return K.times(V)
+    M, N, _ = K.shape
+    flat = K.reshape(M * N, N)
+    if is_float64(K):
+        return (flat @ V).reshape((M, N) + V.shape[1:])
+    out = np.empty((M * N,) + V.shape[1:])
+    step = row_blocks(M * N, N).step
+    for start in range(0, M * N, step):
+        stop = min(M * N, start + step)
+        np.matmul(flat[start:stop].astype(np.float64), V, out=out[start:stop])
+    return out.reshape((M, N) + V.shape[1:])
+
+
+def kernel_product(K: np.ndarray, m: int, v: np.ndarray) -> np.ndarray:
+    """``K_m' @ v`` for one kernel, float64 (``v`` of shape (N,) or (N, C))."""
+    Km = K[m]
+    if is_float64(K):
+        return Km.T @ v
+    out = np.zeros((Km.shape[1],) + v.shape[1:])
+    step = row_blocks(*Km.shape).step
+    for start in range(0, Km.shape[0], step):
+        stop = min(Km.shape[0], start + step)
+        out += Km[start:stop].astype(np.float64).T @ v[start:stop]
+    return out
+
+
+def kernel_products(K: np.ndarray | KernelRows, coef: np.ndarray,
+                    kernels: np.ndarray | None = None) -> np.ndarray:
+    """``K[m].T @ coef[m]`` for every kernel (and output); same shape as coef, float64.
+
+    ``kernels``: compute only those (the others are 0).  From
+    :class:`~kernelfuse.kernel_rows.KernelRows`, the rows of non-zero
+    coefficients (exact products from factors)."""
+    if isinstance(K, KernelRows):
+        return K.products(coef)
+    if kernels is None and is_float64(K):
+        if coef.ndim == 2:
+            return np.einsum("mji,mj->mi", K, coef, optimize=True)
+        return np.einsum("mji,mcj->mci", K, coef, optimize=True)
+    out = np.zeros(coef.shape)
+    for m in range(K.shape[0]) if kernels is None else kernels:
+        out[m] = kernel_product(K, m, coef[m].T).T
+    return out
+
+
+def add_kernel(out: np.ndarray, K: np.ndarray, m: int, weight: float) -> None:
+    """``out += weight * K_m`` in place (``out`` float64 of shape (N, N))."""
+    if is_float64(K):
+        out += weight * K[m]
+        return
+    Km = K[m]
+    step = row_blocks(*Km.shape).step
+    for start in range(0, Km.shape[0], step):
+        stop = min(Km.shape[0], start + step)
+        out[start:stop] += weight * Km[start:stop].astype(np.float64)
+
+
+def weighted_sum(K: np.ndarray, weights: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:
+    """``sum_m w_m K_m`` over ``kernels`` (default: all), float64 of shape (N, N)."""
+    if kernels is None and is_float64(K):
+        return np.tensordot(weights, K, axes=1)
+    out = np.zeros(K.shape[1:])
+    for m in range(K.shape[0]) if kernels is None else kernels:
+        add_kernel(out, K, int(m), float(weights[m]))
+    return out
