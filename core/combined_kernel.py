@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from kernelfuse.stack_products import kernel_times, weighted_sum
+
 #: Kernels whose weight is below this fraction of the largest are left out of
 #: ``K(w)``: their contribution is under 1e-13 relative, far below what the
 #: SVM resolves, and skipping them makes that pass cost the active kernels only.
@@ -18,14 +20,12 @@ NEGLIGIBLE_WEIGHT = 1e-13
 
 
 def combined_kernel(K: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, float]:
-    """``sum_m w_m K_m`` over the non-negligible weights, and the fraction of a pass it read."""
+    """``sum_m w_m K_m`` (float64) over the non-negligible weights, and the fraction of a pass it read."""
     active = np.flatnonzero(weights > NEGLIGIBLE_WEIGHT * weights.max())
     if active.size > K.shape[0] // 2:
-        return np.tensordot(weights, K, axes=1), 1.0
-    K_w = np.zeros(K.shape[1:])
-    for m in active:  # one axpy per kernel: memory traffic in proportion to the active ones
-        K_w += weights[m] * K[m]
-    return K_w, active.size / K.shape[0]
+        return weighted_sum(K, weights), 1.0
+    # one axpy per kernel: memory traffic in proportion to the active ones
+    return weighted_sum(K, weights, active), active.size / K.shape[0]
 
 
 def quadratic_forms(K: np.ndarray, beta: np.ndarray) -> np.ndarray:
@@ -34,6 +34,4 @@ def quadratic_forms(K: np.ndarray, beta: np.ndarray) -> np.ndarray:
     ``beta`` of shape (N,) gives (M,); of shape (N, L) (one expansion per
     label) gives (M, L), still one pass.
     """
-    M, N, _ = K.shape
-    products = (K.reshape(M * N, N) @ beta).reshape((M, N) + beta.shape[1:])
-    return np.einsum("mi...,i...->m...", products, beta)
+    return np.einsum("mi...,i...->m...", kernel_times(K, beta), beta)

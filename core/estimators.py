@@ -44,17 +44,20 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.errors import IncompatiblePartsError, SolverError, ValidationError
 from kernelfuse.families import get_family
-from kernelfuse.kernel import DEFAULT_MEMORY_BUDGET, KernelSpec, aligned, compute_kernels
+from kernelfuse.kernel import DEFAULT_MEMORY_BUDGET, KernelSpec, aligned, check_stack_request, compute_kernels
+from kernelfuse.kernel_factors import FactorKernels, has_features
 from kernelfuse.kernel_grid import kernel_grid
 from kernelfuse.kernel_normalization import KernelNormalizer
 from kernelfuse.kernel_rows import SpecKernelRows
 from kernelfuse.kernel_storage import (
     BLOCK_BYTES,
+    DTYPES,
     STORAGES,
     StorageChoice,
     block_rows,
     choose_storage,
     memmap_stack,
+    training_stack,
 )
 from kernelfuse.parallel import check_n_jobs, map_jobs
 from kernelfuse.progress import ProgressPrinter
@@ -99,19 +102,26 @@ class MKLEstimator(BaseEstimator):
     memory_budget : bytes the training kernel stack may take in memory, and a block of
         test kernels at predict time (None: 8 GiB); see ``storage``
     storage : where the training kernels live (:mod:`kernelfuse.kernel_storage`):
+        "factors" (explicit features ``Phi_m``, ``K_m = Phi_m Phi_m'``, when every kernel
+        has them: Nystrom, random Fourier features; for obscure, pegasos-mkl, spicymkl),
         "memory" (a numpy stack), "rows" (computed on demand, for the solvers that read
         kernel rows: obscure, pegasos-mkl), "memmap" (a stack written to a file in
-        ``storage_dir`` block by block, deleted after the fit), or "auto": memory if
-        the stack fits ``memory_budget``, else rows if the solver reads them, else a
-        memory map; the choice and why are in ``kernel_storage_`` (printed with
-        ``verbose``)
+        ``storage_dir`` block by block, deleted after the fit), or "auto": factors where
+        possible, else memory if the stack fits ``memory_budget``, else rows if the solver
+        reads them, else a memory map; the choice and why are in ``kernel_storage_``
+        (printed with ``verbose``)
     storage_dir : folder of the memory-mapped stack (None: the temporary folder)
+    kernel_dtype : "float64", or "float32" for a stack (in memory or memory-mapped) of half
+        the bytes; solvers read it in float64 arithmetic (:mod:`kernelfuse.stack_products`),
+        so the model is the one of the float32-rounded kernels (docs/scaling.md)
     random_state : seed of a stochastic solver (passed as ``seed`` where the solver
         takes one; the deterministic solvers ignore it)
     solver_params : other solver keywords (e.g. ``{"svm_solver": "libsvm"}``)
     verbose : print progress (iteration, objective, gap, time) to stderr
     n_jobs : workers solving the independent problems of one fit at once (the
-        one-vs-rest classes, the labels of a non-shared multi-label fit) through
+        one-vs-rest classes, the labels of a non-shared multi-label fit; in a fit of one
+        problem, the solver's own independent parts where it takes ``n_jobs``: the
+        per-label SVMs of the multi-label solvers) through
         joblib: None serial unless a ``joblib.parallel_config`` context sets
         ``n_jobs`` or a backend (``backend="dask"``: a Dask cluster), 1 serial,
         -1 all cores; the results equal the serial ones bit for bit
@@ -152,6 +162,7 @@ class MKLEstimator(BaseEstimator):
         memory_budget: int | None = None,
         storage: str = "auto",
         storage_dir: str | None = None,
+        kernel_dtype: str = "float64",
         random_state: int | None = None,
         solver_params: dict[str, Any] | None = None,
         verbose: bool = False,
@@ -177,6 +188,7 @@ class MKLEstimator(BaseEstimator):
         self.memory_budget = memory_budget
         self.storage = storage
         self.storage_dir = storage_dir
+        self.kernel_dtype = kernel_dtype
         self.random_state = random_state
         self.solver_params = solver_params
         self.verbose = verbose
@@ -225,45 +237,64 @@ class MKLEstimator(BaseEstimator):
         self.kernels_ = specs
         self.X_fit_ = aligned(X)  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
-        self.kernel_storage_ = self._choose_storage(len(specs), X.shape[0])
+        self.kernel_storage_ = self._choose_storage(specs, X.shape[0])
         if self.verbose:
             print(f"kernelfuse: kernel storage {self.kernel_storage_.storage}: "
                   f"{self.kernel_storage_.reason}", file=sys.stderr)
+        block_bytes = min(BLOCK_BYTES, self._budget_bytes())
+        if self.kernel_storage_.storage == "factors":
+            return FactorKernels.from_specs(specs, X, self.normalization)
         if self.kernel_storage_.storage == "rows":
             return SpecKernelRows(specs, X, self.normalization)
         if self.kernel_storage_.storage == "memmap":
             handle, path = tempfile.mkstemp(suffix=".npy", prefix="kernelfuse-stack-", dir=self.storage_dir)
             os.close(handle)
             self._stack_file = path
-            return memmap_stack(specs, X, path, self.normalizer_,
-                                block_bytes=min(BLOCK_BYTES, self._budget_bytes()))
-        return self.normalizer_.transform(compute_kernels(specs, X, memory_budget=self._budget_bytes()))
+            return memmap_stack(specs, X, path, self.normalizer_, dtype=self.kernel_dtype,
+                                block_bytes=block_bytes)
+        check_stack_request(len(specs), X, None, self.kernel_dtype, self._budget_bytes())
+        out = np.empty((len(specs), X.shape[0], X.shape[0]), dtype=self.kernel_dtype)
+        return training_stack(specs, X, out, self.normalizer_, block_bytes=block_bytes)
 
-    def _choose_storage(self, n_kernels: int, n_samples: int) -> StorageChoice:
+    def _choose_storage(self, specs: Sequence[KernelSpec], n_samples: int) -> StorageChoice:
         if self.storage not in ("auto", *STORAGES):
             raise ValidationError(f"storage must be 'auto' or one of {', '.join(STORAGES)}, "
                                   f"got {self.storage!r}")
-        reads_rows = self._solver_reads_rows()
+        if self.kernel_dtype not in DTYPES:
+            raise ValidationError(f"kernel_dtype must be one of {', '.join(DTYPES)}, got {self.kernel_dtype!r}")
+        reads_rows = self._solver_reads("reads_kernel_rows")
+        reads_factors = reads_rows or self._solver_reads("reads_kernel_factors")
         if self.storage == "rows" and not reads_rows:
             raise IncompatiblePartsError(
                 f"storage='rows' needs a solver that reads kernel rows (obscure, pegasos-mkl); "
                 f"{self.solver!r} needs the stack: use storage 'memory' or 'memmap'")
+        if self.storage == "factors":
+            if not reads_factors:
+                raise IncompatiblePartsError(
+                    f"storage='factors' needs a solver that reads kernel factors (obscure, pegasos-mkl, "
+                    f"spicymkl); {self.solver!r} needs the stack: use storage 'memory' or 'memmap'")
+            without = [m for m, spec in enumerate(specs) if not has_features(spec)]
+            if without:
+                raise ValidationError(
+                    f"storage='factors' needs kernels with explicit features (Nystrom, random Fourier "
+                    f"features); kernel(s) {', '.join(map(str, without[:10]))} have none")
         if self.storage != "auto":
             return StorageChoice(self.storage, "asked for (storage=" + repr(self.storage) + ")")
-        return choose_storage(n_kernels, n_samples, memory_budget=self._budget_bytes(),
-                              reads_rows=reads_rows, folder=self.storage_dir)
+        return choose_storage(len(specs), n_samples, memory_budget=self._budget_bytes(),
+                              reads_rows=reads_rows, dtype=self.kernel_dtype, folder=self.storage_dir,
+                              factors=reads_factors and all(has_features(spec) for spec in specs))
 
-    def _solver_reads_rows(self) -> bool:
+    def _solver_reads(self, flag: str) -> bool:
+        """Whether the solver declares ``flag`` (``reads_kernel_rows``, ``reads_kernel_factors``)."""
         from kernelfuse.registry import get_registry
 
         if not isinstance(self.solver, str):
-            return bool(getattr(self.solver, "reads_kernel_rows", False))
+            return bool(getattr(self.solver, flag, False))
         registry = get_registry()
-        return bool(getattr(registry.get("solver", self.solver).factory.build(registry),
-                            "reads_kernel_rows", False))
+        return bool(getattr(registry.get("solver", self.solver).factory.build(registry), flag, False))
 
     @contextlib.contextmanager
-    def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows]:
+    def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows | FactorKernels]:
         """The training kernels in the storage chosen; a memory-mapped stack's file is removed
         when the fit is done with it."""
         self._stack_file: str | None = None
@@ -313,9 +344,12 @@ class MKLEstimator(BaseEstimator):
         for name in ("tol", "max_iter", "time_limit"):
             if getattr(self, name) is not None:
                 params[name] = getattr(self, name)
-        if self.random_state is not None and isinstance(self.solver, str) and \
-                "seed" in get_registry().get("solver", self.solver).factory.parameters():
+        takes = get_registry().get("solver", self.solver).factory.parameters() \
+            if isinstance(self.solver, str) else ()
+        if self.random_state is not None and "seed" in takes:
             params["seed"] = self.random_state
+        if len(targets) == 1 and self.n_jobs is not None and "n_jobs" in takes:
+            params["n_jobs"] = self.n_jobs  # one problem: its own independent parts in parallel
         params.update(self.solver_params or {})
         groups = self.groups
         if groups is None and not self._precomputed() and self.family == "vskl":

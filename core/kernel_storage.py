@@ -1,15 +1,20 @@
-"""Where a training kernel stack lives: in memory, memory-mapped on disk, or rows on demand.
+"""Where a training kernel stack lives: in memory, memory-mapped on disk, rows on demand, or factors.
 
-The ``(M, N, N)`` stack costs ``8 M N^2`` bytes in float64.  Three storages
-stand behind the two kinds of kernels a solver reads
-(:class:`~kernelfuse.problem.Problem` takes either):
+The ``(M, N, N)`` stack costs ``8 M N^2`` bytes in float64, half in float32
+(``dtype``: solvers read a float32 stack in float64 arithmetic,
+:mod:`kernelfuse.stack_products`).  Four storages stand behind the kinds of
+kernels a solver reads (:class:`~kernelfuse.problem.Problem` takes each):
 
-* ``memory``: a numpy array (:func:`kernelfuse.kernel.compute_kernels`);
-* ``memmap``: a ``numpy.memmap`` file written block of rows by block of
-  rows (:func:`memmap_stack`), never holding more than one block in RAM.  It
-  *is* a numpy array, so every solver reads it unchanged; the operating
-  system pages it in and out, so a stack larger than RAM works, at the speed
-  of the disk;
+* ``factors``: :class:`~kernelfuse.kernel_factors.FactorKernels`, when every
+  kernel has explicit features (Nystrom, random Fourier features): ``N r``
+  numbers per kernel instead of ``N^2``, for the solvers that read factors
+  (``obscure``, ``pegasos-mkl``, ``spicymkl``);
+* ``memory``: a numpy array filled block of rows by block of rows
+  (:func:`training_stack`);
+* ``memmap``: a ``numpy.memmap`` file written the same way, never holding
+  more than one block in RAM.  It *is* a numpy array, so every solver reads
+  it unchanged; the operating system pages it in and out, so a stack larger
+  than RAM works, at the speed of the disk;
 * ``rows``: :class:`~kernelfuse.kernel_rows.SpecKernelRows`, one example's
   rows computed from the specs when a solver asks (``O(M N)`` memory plus a
   bounded LRU cache), for the solvers that read rows (``obscure``,
@@ -33,8 +38,10 @@ from kernelfuse.kernel import DEFAULT_MEMORY_BUDGET, KernelSpec, compute_kernels
 from kernelfuse.kernel_normalization import KernelNormalizer
 
 #: The storages, in the order :func:`choose_storage` prefers them.
-STORAGES = ("memory", "rows", "memmap")
-#: Bytes of one block of rows while a memory-mapped stack is written, or test kernels computed.
+STORAGES = ("factors", "memory", "rows", "memmap")
+#: The element types of a stored stack.
+DTYPES = ("float64", "float32")
+#: Bytes of one block of rows while a stack is written, or test kernels computed.
 BLOCK_BYTES = 64 * 2**20
 
 
@@ -47,15 +54,21 @@ class StorageChoice:
 
 
 def choose_storage(n_kernels: int, n_samples: int, *, memory_budget: int = DEFAULT_MEMORY_BUDGET,
-                   reads_rows: bool = False, folder: str | os.PathLike[str] | None = None
-                   ) -> StorageChoice:
-    """``memory`` when the stack fits ``memory_budget``; else ``rows`` when the solver reads
-    rows; else ``memmap`` when ``folder`` (default: the temporary folder) has room on disk.
+                   reads_rows: bool = False, factors: bool = False, dtype: str = "float64",
+                   folder: str | os.PathLike[str] | None = None) -> StorageChoice:
+    """``factors`` when ``factors`` (every kernel has explicit features and the solver reads
+    them); else ``memory`` when the stack of ``dtype`` fits ``memory_budget``; else ``rows``
+    when the solver reads rows; else ``memmap`` when ``folder`` (default: the temporary
+    folder) has room on disk.
 
     Raises :class:`ValidationError` when none fits, saying what each would need.
     """
-    need = stack_bytes(n_kernels, n_samples, n_samples)
-    size = f"the stack ({n_kernels} kernels of {n_samples} x {n_samples}) needs {readable_bytes(need)}"
+    if factors:
+        return StorageChoice("factors", "every kernel has explicit features and the solver reads "
+                                        f"kernel factors: N x r numbers per kernel instead of {n_samples} x "
+                                        f"{n_samples}")
+    need = stack_bytes(n_kernels, n_samples, n_samples, dtype)
+    size = f"the {dtype} stack ({n_kernels} kernels of {n_samples} x {n_samples}) needs {readable_bytes(need)}"
     if need <= memory_budget:
         return StorageChoice("memory", f"{size}, within the memory budget of {readable_bytes(memory_budget)}")
     if reads_rows:
@@ -66,10 +79,11 @@ def choose_storage(n_kernels: int, n_samples: int, *, memory_budget: int = DEFAU
     if need <= 0.9 * free:
         return StorageChoice("memmap", f"{size}, over the memory budget of {readable_bytes(memory_budget)}; "
                                        f"memory-mapped in {where} ({readable_bytes(free)} free)")
+    hint = "" if dtype == "float32" else "kernel_dtype='float32' (half the bytes), "
     raise ValidationError(
         f"{size}: over the memory budget of {readable_bytes(memory_budget)} and over the "
-        f"{readable_bytes(free)} free in {where}; use a solver that reads kernel rows (obscure, "
-        "pegasos-mkl), low-rank kernels, fewer kernels or samples, or raise memory_budget"
+        f"{readable_bytes(free)} free in {where}; use {hint}a solver that reads kernel rows "
+        "(obscure, pegasos-mkl), low-rank kernels, fewer kernels or samples, or raise memory_budget"
     )
 
 
@@ -94,22 +108,24 @@ def block_rows(n_kernels: int, n_samples: int, block_bytes: int = BLOCK_BYTES) -
     return max(1, min(n_samples, block_bytes // max(1, stack_bytes(n_kernels, 1, n_samples))))
 
 
-def memmap_stack(specs: Sequence[KernelSpec], X: np.ndarray, path: str | os.PathLike[str],
-                 normalizer: KernelNormalizer | None = None, *, block_bytes: int = BLOCK_BYTES
-                 ) -> np.memmap:
-    """The training stack of ``specs`` on ``X`` as a float64 memory-mapped file at ``path``.
+def training_stack(specs: Sequence[KernelSpec], X: np.ndarray, out: np.ndarray,
+                   normalizer: KernelNormalizer | None = None, *, block_bytes: int = BLOCK_BYTES
+                   ) -> np.ndarray:
+    """Fill ``out`` (M, N, N), of any float dtype, with the training stack of ``specs`` on ``X``.
 
-    Written by blocks of rows (each at most ``block_bytes``): block ``b`` is
-    ``K[:, rows_b, :] = specs(X[rows_b], X)``, normalised as the whole stack
-    would be by a ``normalizer`` fitted on ``X`` (its scales are per kernel
-    and per training point, so a block normalises alone).  Returns the
-    file opened read-only.
+    Written by blocks of rows (each at most ``block_bytes`` in float64): block
+    ``b`` is ``K[:, rows_b, :] = specs(X[rows_b], X)``, normalised as the
+    whole stack would be by a ``normalizer`` fitted on ``X`` (its scales are
+    per kernel and per training point, so a block normalises alone), then
+    stored in ``out``'s dtype.  Beyond ``out``, memory holds one block.
     """
     X = np.asarray(X, dtype=np.float64)
     M, N = len(specs), X.shape[0]
+    if out.shape != (M, N, N):
+        raise ValidationError(f"the stack of {M} kernels on {N} points needs shape {(M, N, N)}, "
+                              f"got {out.shape}")
     if normalizer is not None and normalizer.train_diagonal_ is None:
-        raise ValidationError("memmap_stack needs a normalizer fitted on X")
-    out = np.lib.format.open_memmap(os.fspath(path), mode="w+", dtype=np.float64, shape=(M, N, N))
+        raise ValidationError("training_stack needs a normalizer fitted on X")
     step = block_rows(M, N, block_bytes)
     for start in range(0, N, step):
         rows = slice(start, min(N, start + step))
@@ -117,6 +133,17 @@ def memmap_stack(specs: Sequence[KernelSpec], X: np.ndarray, path: str | os.Path
         if normalizer is not None:
             block = normalizer.transform(block, specs, X[rows])
         out[:, rows, :] = block
+    return out
+
+
+def memmap_stack(specs: Sequence[KernelSpec], X: np.ndarray, path: str | os.PathLike[str],
+                 normalizer: KernelNormalizer | None = None, *, dtype: str = "float64",
+                 block_bytes: int = BLOCK_BYTES) -> np.memmap:
+    """The training stack of ``specs`` on ``X`` (:func:`training_stack`) as a memory-mapped
+    ``.npy`` file of ``dtype`` at ``path``, returned opened read-only."""
+    N = np.shape(X)[0]
+    out = np.lib.format.open_memmap(os.fspath(path), mode="w+", dtype=dtype, shape=(len(specs), N, N))
+    training_stack(specs, X, out, normalizer, block_bytes=block_bytes)
     out.flush()
     del out
     return np.load(os.fspath(path), mmap_mode="r")

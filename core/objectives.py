@@ -6,8 +6,9 @@ number for number.  Notation (OBJECTIVES.md): ``K`` (M, N, N), ``coef``
 (M, N) or (M, n_outputs, N), ``f_m = K[m].T @ coef[m]`` on the training
 points, ``||f_m||^2 = coef[m] @ K[m] @ coef[m]`` (summed over outputs).
 
-One pass over the kernel stack (a batched matrix-vector product) gives both
-the decision values and the RKHS norms.
+One pass over the kernel stack (a batched matrix-vector product,
+:func:`kernel_products` of :mod:`kernelfuse.stack_products`, whatever the
+stack's storage) gives both the decision values and the RKHS norms.
 """
 
 from __future__ import annotations
@@ -17,23 +18,11 @@ from collections.abc import Callable
 import numpy as np
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernel_rows import KernelRows
 from kernelfuse.problem import Problem
+from kernelfuse.stack_products import kernel_products
 
 #: Simplex tolerance for kernel weights: d >= -tol and |sum(d) - 1| <= tol.
 SIMPLEX_TOL = 1e-8
-
-
-def kernel_products(K: np.ndarray | KernelRows, coef: np.ndarray) -> np.ndarray:
-    """``K[m].T @ coef[m]`` for every kernel (and output); same shape as coef.
-
-    From :class:`~kernelfuse.kernel_rows.KernelRows`, only the rows of non-zero
-    coefficients are read (rows hold symmetric kernels)."""
-    if isinstance(K, KernelRows):
-        return K.products(coef)
-    if coef.ndim == 2:
-        return np.einsum("mji,mj->mi", K, coef, optimize=True)
-    return np.einsum("mji,mcj->mci", K, coef, optimize=True)
 
 
 def sparse_kernel_products(K: np.ndarray, coef: np.ndarray) -> tuple[np.ndarray, float]:
@@ -43,10 +32,7 @@ def sparse_kernel_products(K: np.ndarray, coef: np.ndarray) -> tuple[np.ndarray,
     sparse l1-MKL models touch a few kernels of thousands.
     """
     active = np.flatnonzero(np.any(coef.reshape(coef.shape[0], -1) != 0, axis=1))
-    products = np.zeros_like(coef, dtype=float)
-    for m in active:  # kernel by kernel: no copy of the active part of the stack
-        products[m] = K[m].T @ coef[m]
-    return products, active.size / K.shape[0]
+    return kernel_products(K, coef, active), active.size / K.shape[0]
 
 
 def squared_norms(coef: np.ndarray, products: np.ndarray) -> np.ndarray:

@@ -8,9 +8,16 @@ Tolerances (documented in docs/architecture.md):
 
 * symmetry: ``max|K_m - K_m'| <= SYMMETRY_TOL * max(1, max|K_m|)``;
 * PSD: ``lambda_min(K_m) >= -PSD_TOL * max(lambda_max(K_m), tiny)``, checked
-  with a batched symmetric eigensolver (cost O(M N^3); pass
+  with a batched symmetric eigensolver in float64 (cost O(M N^3); pass
   ``check_psd=False`` for kernels known to be PSD, e.g. computed by a PSD
   kernel function).
+
+A float32 stack stays float32 (half the memory; solvers read it in float64
+arithmetic, :mod:`kernelfuse.stack_products`); its symmetry and PSD
+tolerances are :data:`FLOAT32_TOL` instead, a few float32 roundings
+(``eps = 1.2e-7``): rounding a symmetric PSD float64 kernel to float32 can
+break symmetry by one unit in the last place and move the eigenvalues by
+that much.  Any other dtype is converted to float64.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ SYMMETRY_TOL = 1e-8
 #: docs/reliability.md); every solver was checked at 1e20 and below.
 MAX_KERNEL_ENTRY = 1e20
 PSD_TOL = 1e-8
+#: Symmetry and PSD tolerance of a float32 stack (about 8 float32 roundings).
+FLOAT32_TOL = 1e-6
 #: Kernels per batched eigensolver call, and the bytes of a batch (bound the temporary memory).
 _EIG_BATCH = 64
 _EIG_BATCH_BYTES = 512 * 2**20
@@ -46,14 +55,15 @@ def _as_float_array(value: object, what: str) -> np.ndarray:
 def check_kernels(
     K: object, *, require_psd: bool, check_psd: bool = True
 ) -> np.ndarray:
-    """The kernel stack as float64 of shape (M, N, N), after all checks.
+    """The kernel stack as float64 (float32 when given float32) of shape (M, N, N), after all checks.
 
     A single (N, N) matrix is accepted as a stack of one kernel.  Kernels must
     be finite and at most :data:`MAX_KERNEL_ENTRY` in magnitude; where
     ``require_psd``, also symmetric and PSD (see the module docstring for the
     tolerances).
     """
-    K = _as_float_array(K, "K")
+    K = K if isinstance(K, np.ndarray) and K.dtype == np.float32 else _as_float_array(K, "K")
+    tol = FLOAT32_TOL if K.dtype == np.float32 else SYMMETRY_TOL
     shape = K.shape
     if K.ndim == 2:
         K = K[None]
@@ -84,7 +94,7 @@ def check_kernels(
     if require_psd:
         scale = np.maximum(1.0, largest)
         asym = np.array([np.abs(np.subtract(Km, Km.T, out=buffer), out=buffer).max() for Km in K])
-        bad = np.flatnonzero(asym > SYMMETRY_TOL * scale)
+        bad = np.flatnonzero(asym > tol * scale)
         if bad.size:
             raise ValidationError(
                 f"kernel(s) {_list(bad)} of K are not symmetric (max |K - K'| = "
@@ -92,22 +102,22 @@ def check_kernels(
                 "PSD kernels (only family 'mikl' accepts indefinite ones)"
             )
         if check_psd:
-            _check_psd(K)
+            _check_psd(K, FLOAT32_TOL if K.dtype == np.float32 else PSD_TOL)
     return K
 
 
-def _check_psd(K: np.ndarray) -> None:
+def _check_psd(K: np.ndarray, tol: float) -> None:
     batch = max(1, min(_EIG_BATCH, _EIG_BATCH_BYTES // max(1, 8 * K.shape[1] ** 2)))
     for start in range(0, K.shape[0], batch):
-        block = K[start : start + batch]
+        block = np.asarray(K[start : start + batch], dtype=np.float64)
         eig = np.linalg.eigvalsh(0.5 * (block + block.transpose(0, 2, 1)))
         lo, hi = eig[:, 0], eig[:, -1]
-        bad = np.flatnonzero(lo < -PSD_TOL * np.maximum(hi, np.finfo(float).tiny))
+        bad = np.flatnonzero(lo < -tol * np.maximum(hi, np.finfo(float).tiny))
         if bad.size:
             m = start + bad[0]
             raise ValidationError(
                 f"kernel {m} of K is not positive semidefinite (smallest eigenvalue "
-                f"{lo[bad[0]]:.3g}, largest {hi[bad[0]]:.3g}; tolerance {PSD_TOL:g} "
+                f"{lo[bad[0]]:.3g}, largest {hi[bad[0]]:.3g}; tolerance {tol:g} "
                 "relative); this family needs PSD kernels (only family 'mikl' "
                 "accepts indefinite ones)"
             )

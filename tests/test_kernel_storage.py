@@ -132,5 +132,5 @@ def test_estimators_read_rows_for_the_solvers_that_can(capsys):
     np.testing.assert_allclose(model.coef_, stack.coef_, rtol=1e-9, atol=1e-12)
     with pytest.raises(IncompatiblePartsError, match="storage='rows' needs a solver that reads"):
         MKLClassifier(kernels=specs, storage="rows").fit(X, y)
-    with pytest.raises(ValidationError, match="storage must be 'auto' or one of memory, rows, memmap"):
+    with pytest.raises(ValidationError, match="storage must be 'auto' or one of factors, memory, rows, memmap"):
         MKLClassifier(kernels=specs, storage="disk").fit(X, y)

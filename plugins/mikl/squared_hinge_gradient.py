@@ -26,6 +26,7 @@ from kernelfuse import objectives
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
 from kernelfuse.problem import Problem
+from kernelfuse.stack_products import kernel_times
 
 
 def penalty_of(problem: Problem) -> MixedNormProx:
@@ -36,7 +37,7 @@ def penalty_of(problem: Problem) -> MixedNormProx:
 
 def adjoint(K: np.ndarray, u: np.ndarray) -> np.ndarray:
     """``A' u``: ``K[t] @ u`` for every kernel, shape (M, N) (the layout of ``coef``)."""
-    return np.einsum("mij,j->mi", K, u)
+    return kernel_times(K, u)
 
 
 @attrs.define

@@ -40,9 +40,10 @@ class AverageKernelSVM(Solver):
         from kernelfuse import objectives
         from kernelfuse.combined_kernel import quadratic_forms
         from kernelfuse.plugins.oracles.vskl_bca import vskl_lower_bound
+        from kernelfuse.stack_products import weighted_sum
 
         M = problem.n_kernels
-        K_avg = problem.K.mean(axis=0)
+        K_avg = weighted_sum(problem.K, np.full(M, 1.0 / M))
         solution = self.svm_solver.solve(K_avg, problem.y, problem.params["C"])
         beta = solution.alpha * problem.y
         a = quadratic_forms(problem.K, beta)

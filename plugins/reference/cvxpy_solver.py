@@ -181,7 +181,7 @@ class Formulation:
 
 
 def _factors(problem: Problem, rank_tol: float) -> list[Factor]:
-    return [factor_kernel(K, rank_tol) for K in problem.K]
+    return [factor_kernel(np.asarray(K, dtype=np.float64), rank_tol) for K in problem.K]
 
 
 def _l1_mkl(problem: Problem, rank_tol: float) -> Formulation:
@@ -258,7 +258,7 @@ def _mikl(problem: Problem, rank_tol: float) -> Formulation:
     prm = problem.params
     n_kernels = problem.n_kernels
     coef = cp.Variable((n_kernels, problem.n_samples))
-    f = cp.sum([problem.K[m].T @ coef[m] for m in range(n_kernels)])
+    f = cp.sum([np.asarray(problem.K[m], dtype=np.float64).T @ coef[m] for m in range(n_kernels)])
     # coef[t, i] = alpha[i, t]: r = 1 groups are columns of coef, r = 2 its rows.
     axis = 0 if prm["r"] == 1 else 1
     inner = cp.norm1(coef, axis=axis) if prm["p"] == 1 else cp.norm(coef, 2, axis=axis)
