@@ -2,9 +2,11 @@
 
 ``kernelfuse solve PROBLEM.npz --solver NAME [--family F] [--loss L] [--C X]
 [--C2 X] [--lam X] [--p X] [--q X] [--r X] [--eps X] [--tol X] [--max-iter N]
-[--seed S] [--set NAME=VALUE ...] --output RESULT.npz`` solves one problem
-(``--set`` passes any other parameter of the solver or its parts, e.g.
-``--set growth=3``); ``kernelfuse demo`` runs
+[--seed S] [--set NAME=VALUE ...] [--kernels K.npy] --output RESULT.npz``
+solves one problem (``--set`` passes any other parameter of the solver or its
+parts, e.g. ``--set growth=3``; ``--kernels`` memory-maps a stack too large
+for memory from a ``.npy`` file, float64 or float32, and PROBLEM.npz then
+holds the targets only); ``kernelfuse demo`` runs
 the main job (:mod:`kernelfuse.demo`); ``kernelfuse plugins``
 lists every registered component; ``kernelfuse families`` lists the problem
 families.  Exit status: 0 on success, 1 when a solver fails numerically, 2
@@ -30,14 +32,17 @@ from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import FAILED_STATUSES
 from kernelfuse.npz_file import read_npz
 
+#: The first bytes of a .npy file.
+NPY_MAGIC = b"\x93NUMPY"
 #: Arrays a PROBLEM.npz may hold.
 PROBLEM_KEYS = ("K", "y", "Y", "groups")
 #: Family, loss and solver parameters the CLI passes on when given.
 PARAMETER_OPTIONS = ("C", "C2", "lam", "p", "q", "r", "eps", "tol", "max_iter", "time_limit", "seed")
 
 
-def load_problem_file(path: str) -> dict[str, np.ndarray]:
-    """Arrays of a PROBLEM.npz (``K``, ``y`` or ``Y``, optional ``groups``)."""
+def load_problem_file(path: str, kernels: str | None = None) -> dict[str, np.ndarray]:
+    """Arrays of a PROBLEM.npz (``K``, ``y`` or ``Y``, optional ``groups``); with ``kernels``,
+    ``K`` is that ``.npy`` file memory-mapped read-only, and PROBLEM.npz must not hold one."""
     arrays = read_npz(path, "problem")
     unknown = sorted(set(arrays) - set(PROBLEM_KEYS))
     if unknown:
@@ -45,6 +50,11 @@ def load_problem_file(path: str) -> dict[str, np.ndarray]:
             f"problem file {path} has unexpected array(s) {', '.join(unknown)}; "
             f"allowed: {', '.join(PROBLEM_KEYS)}"
         )
+    if kernels is not None:
+        if "K" in arrays:
+            raise ValidationError(f"problem file {path} holds 'K' and --kernels {kernels} was given: "
+                                  "give the kernels once")
+        arrays["K"] = memory_mapped_kernels(kernels)
     if "K" not in arrays:
         raise ValidationError(f"problem file {path} has no array 'K' (kernels, shape (M, N, N))")
     if ("y" in arrays) == ("Y" in arrays):
@@ -54,10 +64,31 @@ def load_problem_file(path: str) -> dict[str, np.ndarray]:
     return arrays
 
 
+def memory_mapped_kernels(path: str) -> np.ndarray:
+    """The ``.npy`` kernel stack at ``path`` memory-mapped read-only (float64 or float32)."""
+    try:
+        with open(path, "rb") as stream:
+            magic = stream.read(6)
+        if magic != NPY_MAGIC:
+            raise ValidationError(f"cannot read kernels file {path}: it is not a .npy file (numpy.save "
+                                  "writes one)")
+        K = np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise ValidationError(f"kernels file {path} does not exist") from None
+    except ValidationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any parser failure means an unreadable file
+        raise ValidationError(f"cannot read kernels file {path} as .npy: {type(exc).__name__}: {exc}") from None
+    if K.dtype not in (np.float64, np.float32):
+        raise ValidationError(f"kernels file {path} holds {K.dtype}; a memory-mapped stack must be "
+                              "float64 or float32")
+    return K
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     from kernelfuse.api import solve
 
-    arrays = load_problem_file(args.problem)
+    arrays = load_problem_file(args.problem, args.kernels)
     params: dict[str, Any] = {
         name: getattr(args, name) for name in PARAMETER_OPTIONS if getattr(args, name) is not None
     }
@@ -254,6 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--set", type=_setting, action="append", metavar="NAME=VALUE",
                        help="any other solver or part parameter (repeatable), e.g. growth=3 "
                             "or svm_solver=libsvm; an unknown name lists the accepted ones")
+    solve.add_argument("--kernels", metavar="K.npy",
+                       help="the kernel stack (M, N, N) as a .npy file, float64 or float32, "
+                            "memory-mapped instead of read into memory; PROBLEM.npz then holds no K")
     solve.add_argument("--output", required=True, metavar="RESULT.npz")
     solve.add_argument("--quiet", action="store_true", help="print nothing on success")
     solve.add_argument("--no-check-psd", action="store_true",

@@ -184,3 +184,45 @@ def test_set_without_a_value_is_a_usage_error(problem_file, tmp_path, capsys):
               "--output", str(tmp_path / "r.npz")])
     assert exit_info.value.code == 2
     assert "expected NAME=VALUE, got 'growth'" in capsys.readouterr().err
+
+
+def test_kernels_option_memory_maps_a_float32_stack(tmp_path, capsys, monkeypatch):
+    """``--kernels K.npy``: the stack is memory-mapped (never read whole), float32 kept, and the
+    result is the model of its values."""
+    import kernelfuse.api
+
+    K, y = breast_cancer_kernels(n=40, m=3, seed=0)
+    K32 = K.astype(np.float32)
+    np.save(tmp_path / "K.npy", K32)
+    np.savez(tmp_path / "targets.npz", y=y)
+    seen = {}
+    solve = kernelfuse.api.solve
+
+    def spy(K, *args, **kwargs):
+        seen["K"] = K
+        return solve(K, *args, **kwargs)
+
+    monkeypatch.setattr(kernelfuse.api, "solve", spy)
+    out = tmp_path / "r.npz"
+    code = main(["solve", str(tmp_path / "targets.npz"), "--kernels", str(tmp_path / "K.npy"),
+                 "--solver", "spicymkl", "--family", "l1_mkl", "--C", "0.5", "--output", str(out), "--quiet"])
+    assert code == 0
+    assert isinstance(seen["K"], np.memmap) and seen["K"].dtype == np.float32
+    with np.load(out) as result:
+        problem = Problem.create(K32.astype(np.float64), y, "l1_mkl", C=0.5)
+        assert objectives.evaluate(problem, result["coef"], result["intercept"]) == \
+            pytest.approx(float(result["objective"]), rel=1e-8)
+    for args, message in (
+        ([str(tmp_path / "targets.npz"), "--kernels", str(tmp_path / "targets.npz")], "not a .npy file"),
+        ([str(tmp_path / "targets.npz"), "--kernels", str(tmp_path / "missing.npy")], "does not exist"),
+    ):
+        assert main(["solve", *args, "--solver", "spicymkl", "--output", str(out)]) == 2
+        assert message in capsys.readouterr().err
+    np.savez(tmp_path / "both.npz", K=K, y=y)
+    assert main(["solve", str(tmp_path / "both.npz"), "--kernels", str(tmp_path / "K.npy"),
+                 "--solver", "spicymkl", "--output", str(out)]) == 2
+    assert "give the kernels once" in capsys.readouterr().err
+    np.save(tmp_path / "ints.npy", np.ones((1, 40, 40), dtype=np.int64))
+    assert main(["solve", str(tmp_path / "targets.npz"), "--kernels", str(tmp_path / "ints.npy"),
+                 "--solver", "spicymkl", "--output", str(out)]) == 2
+    assert "must be float64 or float32" in capsys.readouterr().err
