@@ -76,6 +76,25 @@ def test_per_label_problems_and_the_threading_backend():
     assert [pool["num_threads"] for pool in threadpool_info()] == threads_before  # BLAS restored
 
 
+@pytest.mark.parametrize("solver, family", [("mlmkl-sum", "mlmkl_sum"), ("mlmkl-sa", "mlmkl_max")])
+def test_one_shared_multilabel_fit_solves_its_label_svms_in_parallel(solver, family):
+    """A shared ML-MKL fit is one problem: ``n_jobs`` goes to its per-label SVMs (LabelSVMs),
+    and the model is the serial one bit for bit."""
+    X, Y = make_multilabel_classification(n_samples=150, n_features=5, n_classes=6, random_state=0)
+    specs = kernel_grid(5, widths=(1.0, 5.0), degrees=(1,))
+    common = dict(kernels=specs, standardize=True, solver=solver, family=family, random_state=0,
+                  max_iter=15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kernelfuse.ConvergenceWarning)
+        serial = MultiLabelMKLClassifier(**common).fit(X, Y)
+        parallel = MultiLabelMKLClassifier(**common, n_jobs=2).fit(X, Y)
+    assert len(parallel.results_) == 1 and parallel.results_[0].coef.shape[1] == 6
+    assert_same_fit(parallel, serial)
+    with pytest.raises(kernelfuse.ValidationError, match="n_jobs must be None"):
+        kernelfuse.solve(np.eye(4)[None], np.array([[1, -1], [-1, 1], [1, -1], [-1, 1]]),
+                         solver="mlmkl-sum", family="mlmkl_sum", n_jobs=0)
+
+
 def test_warnings_and_errors_come_back_from_the_workers(wine):
     X, y = wine
     with pytest.warns(kernelfuse.ConvergenceWarning) as caught:

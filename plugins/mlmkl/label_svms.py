@@ -20,7 +20,9 @@ SVM on ``K(p)`` (warm-started from that label's last solution) and, with
   variables (:func:`max_family_lower_bound`).
 
 Cost: one pass over the kernel stack to form ``K(p)`` (the active kernels
-only), L SVMs, one pass for every ``A[:, k]`` at once.
+only), L SVMs, one pass for every ``A[:, k]`` at once.  The L SVMs are
+independent: ``n_jobs`` workers solve them at once
+(:func:`kernelfuse.parallel.map_jobs`; the same solutions as one by one).
 :meth:`LabelSVMs.solve` is the step the stochastic class sampler shares:
 the same SVMs, for the labels it draws.
 """
@@ -37,6 +39,7 @@ import scipy.optimize
 from kernelfuse import objectives
 from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
 from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.parallel import check_n_jobs, map_jobs
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import Problem
 from kernelfuse.recipe import part_with
@@ -74,6 +77,12 @@ def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
     return max(single, weighted_lower_bound(sums, A, gamma / gamma.sum()))
 
 
+def solve_label_svm(svm_solver: SVMSolver, K_p: np.ndarray, y: np.ndarray, C: float,
+                    warm_start: SVMSolution | None) -> SVMSolution:
+    """One label's SVM on ``K(p)``, without intercept (a job of :func:`kernelfuse.parallel.map_jobs`)."""
+    return svm_solver.solve(K_p, y, C, intercept=False, warm_start=warm_start)
+
+
 @attrs.frozen(eq=False)
 class LabelSolutions:
     """The SVMs of some labels at one point: duals ``alpha`` (N, n), ``beta = alpha * Y``,
@@ -104,6 +113,13 @@ class LabelSVMs(Oracle):
     #: Start each label's SVM from its last solution; False solves every SVM from scratch
     #: (the paper's baseline setting, for comparisons).
     warm_start: bool = True
+    #: Workers solving the labels' SVMs at once (None or 1: one by one; -1: every core; a
+    #: ``joblib.parallel_config`` backend applies, Dask included).
+    n_jobs: int | None = attrs.field(default=None)
+
+    @n_jobs.validator
+    def _check_n_jobs(self, attribute: attrs.Attribute, value: int | None) -> None:
+        check_n_jobs(value)
 
     def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
         M, L = problem.n_kernels, problem.n_outputs
@@ -114,13 +130,12 @@ class LabelSVMs(Oracle):
         problem = state.problem
         K_p, fraction = combined_kernel(problem.K, p)
         warm = list(state.warm)
-        alphas = []
-        for k in labels:
-            warm[k] = self.svm_solver.solve(K_p, problem.y[:, k], problem.params["C"], intercept=False,
-                                            warm_start=warm[k] if self.warm_start else None)
-            alphas.append(warm[k].alpha)
         index = np.asarray(labels, dtype=int)
-        alpha = np.stack(alphas, axis=1)
+        jobs = [(self.svm_solver, K_p, problem.y[:, k], problem.params["C"],
+                 warm[k] if self.warm_start else None) for k in index]
+        for k, solution in zip(index, map_jobs(solve_label_svm, jobs, self.n_jobs)):
+            warm[k] = solution
+        alpha = np.stack([warm[k].alpha for k in index], axis=1)
         beta = alpha * problem.y[:, index]
         A = quadratic_forms(problem.K, beta)
         values = alpha.sum(axis=0) - 0.5 * (p @ A)
