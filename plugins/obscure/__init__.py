@@ -2,8 +2,11 @@
 
 * ``group_norm_map``: the (2,p) group-norm mirror map, its conjugate and the
   projection of Lemma 1, kind ``prox`` (``group-norm``);
-* ``kernel_expansion``: the kernelised iterate of section 3.1 (coefficients,
-  cached products, lazy scaling);
+* ``expansion``: the dual iterate of section 3.1 (coefficients, a cached
+  image, lazy scaling), in two representations: ``kernel_expansion`` (the
+  products ``K_m A_c`` at every training point, for a stack or kernel rows)
+  and ``feature_expansion`` (the primal vectors ``Phi_m' A_c``, for kernel
+  factors: ``O(N r M)`` per epoch);
 * ``example_subgradient``: the per-example sub-gradient oracle (hinge,
   Crammer-Singer, any loss with a derivative), kind ``sampler``;
 * ``online_batch``: the online stage (Algorithm 1) then the stochastic

@@ -3,8 +3,10 @@
 Family ``pnorm_mkl`` (OBJECTIVES.md family 4),
 ``P(w) = (lam/2) ||w||_{2,p}^2 + (1/N) sum_i loss_i``, with the mirror map
 ``h = (q/2) ||.||_{2,p}^2`` (:mod:`.group_norm_map`) and the dual iterate
-``theta`` kept as a :class:`~.kernel_expansion.KernelExpansion`; the model
-is always ``w = grad h*(theta)``.  One call of :meth:`OnlineBatch.step` is
+``theta`` kept as an :class:`~.expansion.Expansion` (the oracle picks its
+representation: products ``K_m A_c`` on a stack or rows, primal vectors
+``Phi_m' A_c`` on kernel factors; the steps below are the same on both);
+the model is always ``w = grad h*(theta)``.  One call of :meth:`OnlineBatch.step` is
 one epoch over the training set in a fresh random order.
 
 **Online stage** (Algorithm 1, a p-norm perceptron): for each example with
@@ -45,12 +47,11 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.kernel_rows import kernel_diagonal, kernel_rows
 from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
 from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
+from kernelfuse.plugins.obscure.expansion import Expansion
 from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
-from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
 from kernelfuse.problem import Problem
 from kernelfuse.validation import count, nonnegative, positive
 
@@ -81,7 +82,6 @@ class OnlineBatchState:
 
     problem: Problem
     mirror_map: GroupNormMirrorMap
-    diagonal: np.ndarray  # K_m(x_i, x_i), shape (N, M)
     kernel_norms: np.ndarray  # ||phi(x_i)||_{2,q}, shape (N,)
     rng: np.random.Generator
     online_step: float
@@ -100,6 +100,7 @@ class OnlineBatch(OuterOptimizer):
     name: ClassVar[str] = "online-batch"
     requires: ClassVar[dict[str, tuple[str, ...]]] = ExampleSubgradient.requires
     reads_kernel_rows: ClassVar[bool] = True
+    reads_kernel_factors: ClassVar[bool] = True
     #: The per-example sub-gradient oracle.
     sampler: ExampleSubgradient = attrs.field(factory=ExampleSubgradient)
     #: Epochs of the online stage at most (0: start with the stochastic stage, radius from P(0)).
@@ -113,14 +114,13 @@ class OnlineBatch(OuterOptimizer):
     #: Seed of the example order (None: fresh randomness).
     seed: int | None = attrs.field(default=None, validator=attrs.validators.optional(nonnegative))
 
-    def init(self, problem: Problem, point: KernelExpansion, answer: OracleAnswer) -> OnlineBatchState:
+    def init(self, problem: Problem, point: Expansion, answer: OracleAnswer) -> OnlineBatchState:
         """The state at the starting point ``theta = 0``, where ``answer.objective = P(0)``."""
         mirror_map = GroupNormMirrorMap(problem.params["p"])
-        diagonal = np.ascontiguousarray(kernel_diagonal(problem.K).T)
-        kernel_norms = self.sampler.kernel_norms(diagonal, mirror_map.q)
+        kernel_norms = self.sampler.kernel_norms(point.diagonal, mirror_map.q)
         step = self.online_step if self.online_step is not None else \
             default_online_step(kernel_norms, problem.n_kernels, mirror_map.q)
-        state = OnlineBatchState(problem, mirror_map, diagonal, kernel_norms,
+        state = OnlineBatchState(problem, mirror_map, kernel_norms,
                                  np.random.default_rng(self.seed), step,
                                  "online" if self.online_epochs > 0 else "stochastic",
                                  start_objective=answer.objective)
@@ -128,8 +128,8 @@ class OnlineBatch(OuterOptimizer):
             state.radius = math.sqrt(2.0 * answer.objective / problem.params["lam"])
         return state
 
-    def step(self, point: KernelExpansion, answer: OracleAnswer, state: OnlineBatchState,
-             evaluate: Evaluate) -> tuple[KernelExpansion, OracleAnswer, OnlineBatchState]:
+    def step(self, point: Expansion, answer: OracleAnswer, state: OnlineBatchState,
+             evaluate: Evaluate) -> tuple[Expansion, OracleAnswer, OnlineBatchState]:
         expansion = point.copy()
         if state.stage == "online":
             updates = self._online_epoch(expansion, state)
@@ -151,7 +151,7 @@ class OnlineBatch(OuterOptimizer):
     def _epoch_order(self, state: OnlineBatchState) -> np.ndarray:
         return state.rng.permutation(state.problem.n_samples)
 
-    def _online_epoch(self, expansion: KernelExpansion, state: OnlineBatchState) -> int:
+    def _online_epoch(self, expansion: Expansion, state: OnlineBatchState) -> int:
         problem = state.problem
         weights = state.mirror_map.weights(expansion.block_norms)
         updates = 0
@@ -160,12 +160,12 @@ class OnlineBatch(OuterOptimizer):
             expansion.examples += 1
             state.t += 1
             if np.any(g):  # a positive loss (hinge, Crammer-Singer: a margin error)
-                expansion.add(i, -state.online_step * g, kernel_rows(problem.K, i), state.diagonal[i])
+                expansion.add(i, -state.online_step * g)
                 weights = state.mirror_map.weights(expansion.block_norms)
                 updates += 1
         return updates
 
-    def _stochastic_epoch(self, expansion: KernelExpansion, state: OnlineBatchState) -> None:
+    def _stochastic_epoch(self, expansion: Expansion, state: OnlineBatchState) -> None:
         """Algorithm 2 over one epoch.  The factors ``omega`` do not change when ``theta`` is
         scaled and ``||theta||_{2,q}`` scales with it, so both are recomputed only after an add."""
         problem, mirror_map = state.problem, state.mirror_map
@@ -185,7 +185,7 @@ class OnlineBatch(OuterOptimizer):
             expansion.shrink(shrink)
             dual_norm *= shrink
             if np.any(g):
-                expansion.add(i, -eta * g, kernel_rows(problem.K, i), state.diagonal[i])
+                expansion.add(i, -eta * g)
                 weights = mirror_map.weights(expansion.block_norms)
                 dual_norm = mirror_map.dual_norm(expansion.block_norms)
             factor = mirror_map.projection_factor(dual_norm, radius)
