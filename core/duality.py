@@ -15,6 +15,10 @@ then, for ``C2 = 0``, scaling it by ``min(1, C / max_m ||rho||_{K_m})`` (in
 that order: scaling keeps the sum at zero and, the domain holding 0, the
 domain; the other order can break the norm constraint).  For ``C2 > 0`` the
 better of the unscaled and the scaled point is taken.
+
+The norms ``||rho||_{K_m} = sqrt(rho' K_m rho)`` take one pass over the
+kernels (:func:`kernel_norms`), from a float64 or float32 stack or from
+factors ``K_m = Phi_m Phi_m'`` (``||Phi_m' rho||``, ``O(N r_m)``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
+from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.problem import Problem
+from kernelfuse.stack_products import kernel_times
 
 
 def _domain(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
@@ -64,6 +70,11 @@ def feasible_dual_point(problem: Problem, rho: np.ndarray) -> tuple[np.ndarray, 
     return np.clip(rho - shift, lower, upper), shift
 
 
+def kernel_norms(K: np.ndarray | FactorKernels, rho: np.ndarray) -> np.ndarray:
+    """``||rho||_{K_m} = sqrt(rho' K_m rho)`` for every kernel (rounding below 0 clipped)."""
+    return np.sqrt(np.maximum(kernel_times(K, rho) @ rho, 0.0))
+
+
 def l1_mkl_dual_value(problem: Problem, rho: np.ndarray, norms: np.ndarray) -> float:
     """``D`` at a feasible ``rho`` (:func:`feasible_dual_point`) with ``norms[m] = ||rho||_{K_m}``."""
     C, C2 = problem.params["C"], problem.params.get("C2", 0.0)
@@ -83,6 +94,4 @@ def l1_mkl_lower_bound(problem: Problem, rho: np.ndarray) -> tuple[float, int]:
     if feasible is None:
         return -np.inf, 0
     point = feasible[0]
-    M, N, _ = problem.K.shape
-    norms = np.sqrt(np.maximum((problem.K.reshape(M * N, N) @ point).reshape(M, N) @ point, 0.0))
-    return l1_mkl_dual_value(problem, point, norms), 1
+    return l1_mkl_dual_value(problem, point, kernel_norms(problem.K, point)), 1

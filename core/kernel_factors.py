@@ -98,9 +98,11 @@ class FactorKernels(KernelRows):
         """``K_m @ V`` for every kernel: shape ``(M,) + V.shape``, in ``O(N r M)`` per column of ``V``."""
         return np.stack([Phi @ (Phi.T @ V) for Phi in self.factors])
 
-    def products(self, coef: np.ndarray) -> np.ndarray:
-        """``K_m @ coef_m`` for every kernel (and output), exactly, from the factors."""
-        out = np.empty(coef.shape)
-        for m, Phi in enumerate(self.factors):
+    def products(self, coef: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:
+        """``K_m @ coef_m`` for every kernel (and output), exactly, from the factors; only those
+        of ``kernels`` when given (the others 0)."""
+        out = np.zeros(coef.shape)
+        for m in range(len(self.factors)) if kernels is None else kernels:
+            Phi = self.factors[m]
             out[m] = ((Phi @ (Phi.T @ coef[m].T)).T if coef.ndim == 3 else Phi @ (Phi.T @ coef[m]))
         return out

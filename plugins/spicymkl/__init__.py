@@ -4,6 +4,8 @@
 * ``smoothed_dual_newton``: the inner oracle, Newton on ``phi_gamma`` (eqs. 7-9, 12), kind ``oracle``;
 * ``active_kernels``: the kernel terms over the active kernels (Remark 1) and
   the free line search (section 3.4), used by the oracle;
+* ``newton_system``: the Newton system's solve, dense from a kernel stack or by
+  the Woodbury identity from kernel factors ``K_m = Phi_m Phi_m'``, used by the oracle;
 * ``dual_loss_terms``: the loss's share of the dual, by conjugate (eq. 7) or
   by slack variables (section 3.3), used by the oracle;
 * block soft-thresholding is the prox ``block-soft-threshold`` (``plugins/prox``).

@@ -20,7 +20,13 @@ prox part) and ``s_m = r'_m / r_m``, the kernel terms of ``phi`` are
     ``sum_m (2 r_m r'_m - r'_m^2) / (2 gamma) - h(r'_m)``   (``r'^2 / (2 gamma)`` for ``C2 = 0``),
 
 their gradient ``-sum_m s_m K_m v_m`` and their Hessian
-``gamma sum_{active} [s_m K_m + ((dr'_m/dr_m - s_m) / r_m^2) (K_m v_m)(K_m v_m)']``.
+``gamma sum_{active} [s_m K_m + ((dr'_m/dr_m - s_m) / r_m^2) (K_m v_m)(K_m v_m)']``,
+which :meth:`KernelTerms.newton_system` hands over by the kind of kernels
+(:mod:`.newton_system`): from a stack, the ``N x N`` matrix; from factors
+``K_m = Phi_m Phi_m'`` (:class:`~kernelfuse.kernel_factors.FactorKernels`),
+its low-rank factors ``Phi_m`` and ``K_m v_m``.  Every product with the
+kernels goes through :mod:`kernelfuse.stack_products`: a float32 stack is
+read in float64 blocks, never copied whole to float64.
 """
 
 from __future__ import annotations
@@ -29,17 +35,21 @@ from typing import Any
 
 import attrs
 import numpy as np
-from scipy.linalg.blas import daxpy
+
+from kernelfuse.kernel_factors import FactorKernels
+from kernelfuse.plugins.spicymkl.newton_system import DenseSystem, LowRankSystem, NewtonSystem
+from kernelfuse.stack_products import add_kernel, kernel_products, kernel_times
 
 
 @attrs.define(slots=False)
 class KernelTerms:
     """Kernel terms of the inner dual at one centre over the working set ``kernels``; ``K_rho`` follows ``rho``.
 
-    ``K_alpha``, ``a_K_a`` and ``K_rho`` hold the rows of the working set only.
+    ``K_alpha``, ``a_K_a`` and ``K_rho`` hold the rows of the working set only; ``K`` is a
+    stack (float64 or float32) or :class:`~kernelfuse.kernel_factors.FactorKernels`.
     """
 
-    K: np.ndarray
+    K: np.ndarray | FactorKernels
     kernels: np.ndarray
     K_alpha: np.ndarray
     a_K_a: np.ndarray
@@ -53,8 +63,7 @@ class KernelTerms:
 
     def __attrs_post_init__(self) -> None:
         self._everything = self.kernels.size == self.K.shape[0]
-        N = self.rho.size
-        self._weighted_sum = np.zeros(N * N)  # sum_m w_m K_m, flat
+        self._weighted_sum: np.ndarray | None = None  # sum_m w_m K_m (N x N, stacks only), from hessian()
         self._weights = np.zeros(self.kernels.size)  # the w_m it holds
         self._refresh()
 
@@ -86,8 +95,15 @@ class KernelTerms:
         """``-sum_m s_m K_m v_m``."""
         return -self.model_products().sum(axis=0)
 
+    def _rank_one_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The active kernels (indices in the working set), their ``K_m v_m`` and weights
+        ``(dr'_m/dr_m - s_m) / r_m^2``."""
+        active = np.flatnonzero(self.scale > 0)
+        weight = (self.slope[active] - self.scale[active]) / self.norms[active] ** 2
+        return active, self.K_v()[active], weight
+
     def hessian(self) -> np.ndarray:
-        """The Hessian over the active kernels only, its sum ``sum_m s_m K_m`` updated lazily.
+        """The Hessian over the active kernels as an ``N x N`` matrix (stacks), ``sum_m s_m K_m`` updated lazily.
 
         The sum is kept from the previous Newton step as ``sum_m w_m K_m`` and
         ``K_m`` is read only where ``|s_m - w_m| > hessian_tol * max(s_m, w_m)``:
@@ -97,27 +113,44 @@ class KernelTerms:
         direction stays a descent direction, the gradient stays exact and so
         does the solution (an inexact Newton method)."""
         N = self.rho.size
+        if self._weighted_sum is None:
+            self._weighted_sum = np.zeros((N, N))
         change = self.scale - self._weights
         stale = np.abs(change) > self.hessian_tol * np.maximum(self.scale, self._weights)
-        H = self._weighted_sum
         for j in np.flatnonzero(stale):  # in place, one read of each K_m whose weight moved
-            H = daxpy(self.K[self.kernels[j]].reshape(-1), H, a=change[j])
-        self._weighted_sum = H
+            add_kernel(self._weighted_sum, self.K, int(self.kernels[j]), float(change[j]))
         self._weights[stale] = self.scale[stale]
         self.passes += np.count_nonzero(stale) / self.K.shape[0]
-        active = np.flatnonzero(self.scale > 0)
-        K_v = self.K_v()[active]
-        weight = (self.slope[active] - self.scale[active]) / self.norms[active] ** 2
-        return self.gamma * (H.reshape(N, N) + (K_v.T * weight) @ K_v)
+        _, K_v, weight = self._rank_one_terms()
+        return self.gamma * (self._weighted_sum + (K_v.T * weight) @ K_v)
+
+    def newton_system(self, diagonal: np.ndarray, constant: float) -> NewtonSystem:
+        """Newton's matrix ``H = (the Hessian) + diag(diagonal) + constant 11'`` by the kind of ``K``.
+
+        From a stack, the matrix itself (:meth:`hessian`, lazy); from factors,
+        ``diag(diagonal) + U diag(c) U'`` with ``U = [Phi_m ..., K_m v_m ..., 1]``
+        over the active kernels and ``c = gamma [s_m ..., w_m ...], constant``:
+        the exact Hessian, reading the active factors once."""
+        if not isinstance(self.K, FactorKernels):
+            H = self.hessian()
+            H += constant
+            H[np.diag_indices_from(H)] += diagonal
+            return DenseSystem(H)
+        active, K_v, weight = self._rank_one_terms()
+        factors = [self.K.factors[m] for m in self.kernels[active]]
+        self.passes += active.size / self.K.shape[0]
+        columns = np.hstack([*factors, K_v.T, np.ones((self.rho.size, 1))])
+        weights = np.concatenate([np.repeat(self.gamma * self.scale[active], [F.shape[1] for F in factors]),
+                                  self.gamma * weight, [constant]])
+        return LowRankSystem(diagonal, columns, weights)
 
     def direction(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``K_m d`` over the working set and the coefficients of ``r_m(t)^2 = r_m^2 - 2 t b_m + t^2 c_m`` along ``d``."""
         if self._everything:  # one product over the whole stack
-            K_d = (self.K.reshape(-1, d.size) @ d).reshape(self.K_rho.shape)
-        else:
-            K_d = np.empty_like(self.K_rho)
-            for j, m in enumerate(self.kernels):
-                np.dot(self.K[m], d, out=K_d[j])
+            K_d = kernel_times(self.K, d)
+        else:  # kernel by kernel over the working set (K_m symmetric)
+            K_d = kernel_products(self.K, np.broadcast_to(d, (self.K.shape[0], d.size)),
+                                  self.kernels)[self.kernels]
         self.passes += self.kernels.size / self.K.shape[0]
         g = self.gamma
         b = g * (self.K_alpha @ d - g * (self.K_rho @ d))
@@ -129,3 +162,4 @@ class KernelTerms:
         self.rho = self.rho + t * d
         self.K_rho = self.K_rho + t * K_d
         self._refresh()
+

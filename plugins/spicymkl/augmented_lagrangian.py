@@ -42,6 +42,8 @@ class AugmentedLagrangian(OuterOptimizer):
     """Proximal-point steps with a geometric, non-decreasing penalty schedule."""
 
     name: ClassVar[str] = "augmented-lagrangian"
+    #: It reads no kernel (the oracle does): works with any storage the oracle reads.
+    reads_kernel_factors: ClassVar[bool] = True
     gamma0: float = attrs.field(default=10.0, converter=float, validator=positive)
     growth: float = attrs.field(default=10.0, converter=float, validator=_check_growth)
     #: Bound on ``gamma * C``, the soft-threshold level (see the module docstring).

@@ -20,7 +20,12 @@ conjugate, eq. 7, or section 3.3's slack form).  The gradient of ``phi`` is
 so Newton's method (Armijo back-tracking, eq. 12) stops once the primal
 residual ``max_i |D'(rho_i) - f^+_i|`` is below ``newton_tol``.  The
 kernel terms, their line search and their active-set Hessian are in
-:mod:`.active_kernels` (one pass over the stack per Newton step).
+:mod:`.active_kernels` (one pass over the stack per Newton step), the
+Newton system's solve in :mod:`.newton_system`: dense from a kernel stack
+(float64, or float32 read in float64 blocks), by the Woodbury identity in
+``O(N k^2)`` from kernel factors ``K_m = Phi_m Phi_m'``
+(:class:`~kernelfuse.kernel_factors.FactorKernels`, ``k`` the active
+kernels' total rank), with no ``N x N`` array.
 
 The answer is the proximal point as the model, the Moreau envelope's value
 and gradient ``(centre - proximal point) / gamma``, and a lower bound from
@@ -37,7 +42,7 @@ import attrs
 import numpy as np
 
 from kernelfuse import objectives
-from kernelfuse.duality import feasible_dual_point, l1_mkl_dual_value
+from kernelfuse.duality import feasible_dual_point, kernel_norms, l1_mkl_dual_value
 from kernelfuse.errors import ValidationError
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.spicymkl.active_kernels import KernelTerms
@@ -50,6 +55,7 @@ from kernelfuse.plugins.spicymkl.dual_loss_terms import (
 from kernelfuse.problem import Problem
 from kernelfuse.proximal_point import ProximalPoint
 from kernelfuse.recipe import check_requirements
+from kernelfuse.stack_products import kernel_times
 from kernelfuse.validation import below_one, nonnegative, positive, positive_count
 
 
@@ -81,6 +87,7 @@ class SmoothedDualNewton(Oracle):
     requires: ClassVar[dict[str, tuple[Any, ...]]] = {
         "loss": ("derivative", "conjugate", ("conjugate_prox", "conjugate_second_derivative")),
     }
+    reads_kernel_factors: ClassVar[bool] = True
     #: The prox part: its ``C`` and ``C2`` are set from the problem (setting them on the
     #: prox to other values is refused, not overridden).
     prox: Any = attrs.field(factory=_default_prox)
@@ -95,7 +102,8 @@ class SmoothedDualNewton(Oracle):
     #: Levenberg-Marquardt ridge ``ridge * min(1, residual)`` on the Newton system.
     ridge: float = attrs.field(default=1e-2, converter=float, validator=nonnegative)
     #: The Hessian re-reads ``K_m`` only when its weight ``s_m`` moved by more than this
-    #: (relative); 0: the exact Hessian at every step.  See ``KernelTerms.hessian``.
+    #: (relative); 0: the exact Hessian at every step.  See ``KernelTerms.hessian``.  From kernel
+    #: factors the Hessian is always exact (no ``N x N`` sum is kept).
     hessian_tol: float = attrs.field(default=0.5, converter=float, validator=nonnegative)
 
     def init(self, problem: Problem) -> tuple[ProximalPoint, NewtonState]:
@@ -111,7 +119,7 @@ class SmoothedDualNewton(Oracle):
         prox = attrs.evolve(self.prox, C=C, C2=C2)
         rho = problem.loss.derivative(problem.y, np.zeros(N))
         columns = np.column_stack([rho, np.ones(N)])  # K_m rho and K_m 1 in one pass
-        both = (problem.K.reshape(M * N, N) @ columns).reshape(M, N, 2)
+        both = kernel_times(problem.K, columns)
         K_one = both[:, :, 1].copy() if problem.family.has_intercept else None
         centre = np.zeros((M, N))
         state = NewtonState(problem, prox, rho, both[:, :, 0].copy(), K_one, centre, np.zeros((M, N)))
@@ -144,7 +152,7 @@ class SmoothedDualNewton(Oracle):
                                 state.prox, rho, K_rho[kernels], self.hessian_tol)
             steps += self._newton(terms, loss_term, point, problem.family.has_intercept)
             rho = terms.rho
-            K_rho = (problem.K.reshape(-1, rho.size) @ rho).reshape(K_rho.shape)
+            K_rho = kernel_times(problem.K, rho)
             passes += terms.passes + 1.0
             shrunk, norms = self._radial(state.prox, gamma, a_K_a, K_centre, rho, K_rho)
             joining = (shrunk > 0) & ~working
@@ -177,7 +185,6 @@ class SmoothedDualNewton(Oracle):
             total = float(rho.sum())
             return -b_t * total + 0.5 * gamma_b * total * total
 
-        N = terms.rho.size
         steps = 0
         while steps < self.max_newton:
             rho = terms.rho
@@ -188,10 +195,8 @@ class SmoothedDualNewton(Oracle):
                 first = residual
             if residual <= max(self.newton_tol, self.newton_rtol * first):
                 break
-            H = terms.hessian() + gamma_b
-            H[np.diag_indices(N)] += loss_term.hessian(rho)
-            H[np.diag_indices(N)] += self.ridge * min(1.0, float(np.max(np.abs(grad))))
-            d = -np.linalg.solve(H, grad)
+            system = terms.newton_system(loss_term.hessian(rho) + self.ridge * min(1.0, residual), gamma_b)
+            d = -system.solve(grad)
             slope = float(grad @ d)
             if not slope < 0:  # a singular or indefinite solve: fall back to the gradient
                 d, slope = -grad, -float(grad @ grad)
@@ -229,7 +234,7 @@ class SmoothedDualNewton(Oracle):
         if point.gamma == 0.0:  # the centre itself: start the dual from loss'(f), scaled as below
             rho = problem.loss.derivative(problem.y, f)
             if not np.array_equal(rho, state.rho):
-                K_rho = (problem.K.reshape(-1, rho.size) @ rho).reshape(K_rho.shape)
+                K_rho = kernel_times(problem.K, rho)
                 passes += 1.0
             rho, K_rho = _within_ball(rho, K_rho, state.prox.C)
         lower, cost = self._lower_bound(state, rho, K_rho)
@@ -261,9 +266,7 @@ class SmoothedDualNewton(Oracle):
             if shift != 0.0 and state.K_one is not None:
                 squares = squares - 2 * shift * (state.K_one @ rho) + shift**2 * state.K_one.sum(axis=1)
             return l1_mkl_dual_value(problem, point, np.sqrt(np.maximum(squares, 0.0))), 0.0
-        M, N = problem.n_kernels, problem.n_samples
-        squares = (problem.K.reshape(M * N, N) @ point).reshape(M, N) @ point
-        return l1_mkl_dual_value(problem, point, np.sqrt(np.maximum(squares, 0.0))), 1.0
+        return l1_mkl_dual_value(problem, point, kernel_norms(problem.K, point)), 1.0
 
 
 def _within_ball(rho: np.ndarray, K_rho: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,78 @@
+"""The Newton system of SpicyMKL's inner dual ``phi_gamma`` (eq. 12), solved by the kind of kernels.
+
+Over the active kernels (Remark 1) the Hessian of ``phi`` is
+
+    ``H = gamma [sum_m s_m K_m + sum_m w_m (K_m v_m)(K_m v_m)'] + diag(D) + gamma_b 11'``,
+
+``w_m = (dr'_m/dr_m - s_m) / r_m^2`` (:mod:`.active_kernels`), ``D`` the
+loss's curvature plus the ridge.  Newton's direction solves ``H d = -g``:
+
+* :class:`DenseSystem`, for a kernel stack: ``H`` is formed (``N x N``, from
+  the lazily kept ``sum_m s_m K_m``) and solved in ``O(N^3)``;
+* :class:`LowRankSystem`, for kernel factors ``K_m = Phi_m Phi_m'``: ``H =
+  diag(D) + U diag(c) U'`` with ``U = [Phi_m ..., K_m v_m ..., 1]`` of
+  ``k = sum_m r_m + M_active + 1`` columns and ``c = [gamma s_m ..., gamma
+  w_m ..., gamma_b]``.  With ``S = diag(D)^{-1/2}``, ``V = S U |diag(c)|^{1/2}``
+  and ``Sigma = sign(diag(c))`` (columns of ``c = 0`` dropped),
+  ``H = S^{-1} (I + V Sigma V') S^{-1}`` and by the Woodbury identity
+
+      ``H^{-1} g = S [S g - V (Sigma + V'V)^{-1} V' S g]``,
+
+  in ``O(N k^2 + k^3)``, no ``N x N`` array.  The core ``Sigma + V'V`` is
+  symmetric, positive definite when every ``c >= 0`` (the block
+  soft-threshold's), indefinite otherwise, so it is solved as a general
+  symmetric matrix; Newton falls back to the gradient when the direction
+  is not a descent direction, as for the dense system.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import attrs
+import numpy as np
+import scipy.linalg
+
+#: ``D`` is raised to at least this times the largest diagonal entry of ``H`` in the low-rank
+#: system: ``D`` is positive whenever the ridge is, but a zero ridge on a flat piece of the
+#: loss (the hinge dual's interior) leaves zeros that ``U``, of rank ``k < N``, cannot fill.
+DIAGONAL_FLOOR = 1e-12
+
+
+class NewtonSystem(Protocol):
+    """``H`` of Newton's step, by what it can do: solve ``H x = rhs``."""
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray: ...
+
+
+@attrs.frozen
+class DenseSystem:
+    """``H`` as an ``N x N`` matrix."""
+
+    matrix: np.ndarray
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        return np.linalg.solve(self.matrix, rhs)
+
+
+@attrs.frozen
+class LowRankSystem:
+    """``H = diag(diagonal) + columns diag(weights) columns'``, solved by the Woodbury identity."""
+
+    diagonal: np.ndarray
+    columns: np.ndarray
+    weights: np.ndarray
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        keep = self.weights != 0
+        weights = self.weights[keep]
+        top = float(np.max(self.diagonal + np.einsum("ij,ij,j->i", self.columns, self.columns,
+                                                     np.abs(self.weights))))
+        floor = DIAGONAL_FLOOR * top if top > 0 else 1.0
+        scale = 1.0 / np.sqrt(np.maximum(self.diagonal, floor))  # S
+        V = (scale[:, None] * self.columns[:, keep]) * np.sqrt(np.abs(weights))
+        core = V.T @ V
+        core[np.diag_indices_from(core)] += np.sign(weights)
+        scaled = scale * rhs
+        inner = scipy.linalg.solve(core, V.T @ scaled, assume_a="sym")
+        return scale * (scaled - V @ inner)
