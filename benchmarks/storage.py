@@ -11,7 +11,11 @@ unit-trace normalised, and tests on 2,000 fresh points:
 
 * ``memory`` and ``memmap``: SpicyMKL on ``l1_mkl`` (logistic, C = 0.3,
   gap 1e-3), the stack in RAM, or written to disk block by block and read
-  through a memory map;
+  through a memory map; ``memory-f32`` and ``memmap-f32``: the same with a
+  float32 stack (``kernel_dtype="float32"``), half the bytes;
+* ``factors``: the same twelve kernels as Nystrom kernels of rank
+  :data:`FACTOR_RANK` (uniform landmarks), their factors ``Phi_m`` only
+  (``N r`` numbers per kernel), SpicyMKL on ``l1_mkl`` as in memory;
 * ``rows``: OBSCURE on ``pnorm_mkl`` (lam = 1 / N, p = 1.5, spherical
   normalisation: with unit-trace kernels lam = 1 / N leaves every margin near
   0 and the test accuracy at chance), kernel rows computed on demand with a
@@ -42,12 +46,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, machine_info, markdown_table, save_results  # noqa: E402
 
 CONFIGS = {
-    "quick": [("memory", 1000), ("memory", 2000), ("memmap", 2000), ("rows", 2000)],
-    "full": [("memory", 2000), ("memory", 4000), ("memory", 8000), ("memmap", 4000),
-             ("memmap", 10000), ("rows", 10000), ("rows", 50000)],
+    "quick": [("memory", 1000), ("memory", 2000), ("memory-f32", 2000), ("memmap", 2000), ("rows", 2000),
+              ("factors", 2000)],
+    "full": [("memory", 2000), ("memory", 4000), ("memory", 8000), ("memory-f32", 2000),
+             ("memory-f32", 4000), ("memory-f32", 8000), ("memmap", 4000), ("memmap", 10000),
+             ("memmap-f32", 10000), ("rows", 10000), ("rows", 50000), ("factors", 10000),
+             ("factors", 50000)],
 }
 #: OBSCURE epochs on kernel rows (the online stage's one, then stochastic ones).
 ROWS_EPOCHS = 3
+#: Landmarks of each Nystrom kernel of the ``factors`` runs.
+FACTOR_RANK = 50
 N_TEST = 2000
 
 
@@ -69,6 +78,19 @@ def specs() -> list[Any]:
             + [KernelSpec(gaussian(w), features=[j]) for j in range(4) for w in (1.0, 5.0)])
 
 
+def nystrom_specs(X: np.ndarray) -> list[Any]:
+    """:func:`specs` as Nystrom kernels of rank :data:`FACTOR_RANK` on ``X`` (uniform landmarks)."""
+    import attrs
+
+    from kernelfuse.plugins.kernels.nystrom import Nystrom
+
+    out = []
+    for m, spec in enumerate(specs()):
+        columns = X if spec.features is None else X[:, list(spec.features)]
+        out.append(attrs.evolve(spec, function=Nystrom.fit(spec.function, columns, FACTOR_RANK, seed=m)))
+    return out
+
+
 def one_run(storage: str, N: int) -> dict[str, Any]:
     """A fit in this process (called in a fresh one by :func:`main`)."""
     import resource
@@ -81,13 +103,14 @@ def one_run(storage: str, N: int) -> dict[str, Any]:
 
     X, y = ringnorm(N, seed=0)
     X_test, y_test = ringnorm(N_TEST, seed=1)
-    kernels = specs()
+    kernels = nystrom_specs(X) if storage == "factors" else specs()
+    dtype = "float32" if storage.endswith("-f32") else "float64"
     if storage == "rows":
         model = MKLClassifier(kernels=kernels, solver="obscure", family="pnorm_mkl", lam=1.0 / N,
                               p=1.5, normalization="spherical", storage="rows",
                               max_iter=ROWS_EPOCHS, tol=None, random_state=0)
     else:
-        model = MKLClassifier(kernels=kernels, storage=storage)
+        model = MKLClassifier(kernels=kernels, storage=storage.removesuffix("-f32"), kernel_dtype=dtype)
     warnings.simplefilter("ignore")
     tracemalloc.start()
     start = time.perf_counter()
@@ -95,8 +118,8 @@ def one_run(storage: str, N: int) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     traced = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    stack = stack_bytes(len(kernels), N, N)
-    return {"storage": storage, "N": N, "M": len(kernels), "stack_bytes": stack,
+    stack = stack_bytes(len(kernels), N, N, dtype)
+    return {"storage": storage, "N": N, "M": len(kernels), "dtype": dtype, "stack_bytes": stack,
             "peak_traced_bytes": traced, "ratio": traced / stack,
             "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
             "fit_seconds": seconds, "status": model.result_.status, "n_iter": model.result_.n_iter,

@@ -254,7 +254,9 @@ class MKLEstimator(BaseEstimator):
                                 block_bytes=block_bytes)
         check_stack_request(len(specs), X, None, self.kernel_dtype, self._budget_bytes())
         out = np.empty((len(specs), X.shape[0], X.shape[0]), dtype=self.kernel_dtype)
-        return training_stack(specs, X, out, self.normalizer_, block_bytes=block_bytes)
+        # Blocks of at most 1/32 of the stack: building it costs little beyond the stack itself.
+        return training_stack(specs, X, out, self.normalizer_,
+                              block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
 
     def _choose_storage(self, specs: Sequence[KernelSpec], n_samples: int) -> StorageChoice:
         if self.storage not in ("auto", *STORAGES):

@@ -20,7 +20,7 @@ kernel (:func:`kernel_times`), ``K_m' @ coef_m`` kernel by kernel
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg.blas import daxpy
+from scipy.linalg.blas import get_blas_funcs
 
 from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.kernel_rows import KernelRows
@@ -90,10 +90,14 @@ def kernel_products(K: np.ndarray | KernelRows, coef: np.ndarray,
 
 
 def add_kernel(out: np.ndarray, K: np.ndarray, m: int, weight: float) -> None:
-    """``out += weight * K_m`` in place (``out`` C-contiguous float64 of shape (N, N)): BLAS
-    ``daxpy`` on a float64 stack (no ``N x N`` temporary: half the time of ``out += w * K_m``)."""
-    if is_float64(K):
-        daxpy(np.ascontiguousarray(K[m]).reshape(-1), out.reshape(-1), a=weight)
+    """``out += weight * K_m`` in place (``out`` C-contiguous (N, N), float64 or of the stack's dtype).
+
+    Of one dtype: BLAS ``axpy`` in place (no ``N x N`` temporary: half the
+    time of ``out += w * K_m``); a float64 ``out`` from a float32 stack: by
+    float64 blocks."""
+    if out.dtype == K.dtype:
+        axpy = get_blas_funcs("axpy", (out,))
+        axpy(np.ascontiguousarray(K[m]).reshape(-1), out.reshape(-1), a=weight)
         return
     Km = K[m]
     step = row_blocks(*Km.shape).step

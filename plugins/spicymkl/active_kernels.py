@@ -111,10 +111,12 @@ class KernelTerms:
         inactive throughout never is.  With ``hessian_tol = 0`` this is the
         exact Hessian; otherwise a positive semi-definite approximation, so the
         direction stays a descent direction, the gradient stays exact and so
-        does the solution (an inexact Newton method)."""
+        does the solution (an inexact Newton method).  For the same reason the
+        kept sum has the stack's precision: float32 for a float32 stack, whose
+        memory it then adds a quarter of a kernel's float64 bytes to, not half."""
         N = self.rho.size
         if self._weighted_sum is None:
-            self._weighted_sum = np.zeros((N, N))
+            self._weighted_sum = np.zeros((N, N), dtype=self.K.dtype)
         change = self.scale - self._weights
         stale = np.abs(change) > self.hessian_tol * np.maximum(self.scale, self._weights)
         for j in np.flatnonzero(stale):  # in place, one read of each K_m whose weight moved
@@ -122,7 +124,10 @@ class KernelTerms:
         self._weights[stale] = self.scale[stale]
         self.passes += np.count_nonzero(stale) / self.K.shape[0]
         _, K_v, weight = self._rank_one_terms()
-        return self.gamma * (self._weighted_sum + (K_v.T * weight) @ K_v)
+        H = (K_v.T * weight) @ K_v  # built in place: one N x N array beside the kept sum
+        H += self._weighted_sum
+        H *= self.gamma
+        return H
 
     def newton_system(self, diagonal: np.ndarray, constant: float) -> NewtonSystem:
         """Newton's matrix ``H = (the Hessian) + diag(diagonal) + constant 11'`` by the kind of ``K``.

@@ -47,12 +47,15 @@ class NewtonSystem(Protocol):
 
 @attrs.frozen
 class DenseSystem:
-    """``H`` as an ``N x N`` matrix."""
+    """``H`` as a symmetric ``N x N`` matrix, factorised in place (solved once: no ``N x N`` copy;
+    LAPACK reads the C-ordered matrix as its transpose, the same matrix)."""
 
     matrix: np.ndarray
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
-        return np.linalg.solve(self.matrix, rhs)
+        # Not checked for finiteness (an N x N temporary): a NaN direction fails the Newton
+        # loop's descent test, which falls back to the gradient.
+        return scipy.linalg.solve(self.matrix.T, rhs, overwrite_a=True, check_finite=False)
 
 
 @attrs.frozen

@@ -195,8 +195,9 @@ class SmoothedDualNewton(Oracle):
                 first = residual
             if residual <= max(self.newton_tol, self.newton_rtol * first):
                 break
-            system = terms.newton_system(loss_term.hessian(rho) + self.ridge * min(1.0, residual), gamma_b)
-            d = -system.solve(grad)
+            # One expression: no step's N x N matrix outlives its solve into the next step's.
+            d = -terms.newton_system(loss_term.hessian(rho) + self.ridge * min(1.0, residual),
+                                     gamma_b).solve(grad)
             slope = float(grad @ d)
             if not slope < 0:  # a singular or indefinite solve: fall back to the gradient
                 d, slope = -grad, -float(grad @ grad)
