@@ -62,7 +62,7 @@ SECTIONS: dict[str, set[str] | None] = {
     "kernels": {"grid", "widths", "degrees", "group_by", "spec"},
     "model": {"estimator", "solver", "family", "C", "C2", "lam", "p", "q", "r", "eps", "loss",
               "normalization", "standardize", "tol", "max_iter", "time_limit", "memory_budget",
-              "random_state", "solver_params", "n_jobs", "storage", "storage_dir"},
+              "random_state", "solver_params", "n_jobs", "storage", "storage_dir", "kernel_dtype"},
     "output": {"model"},
     "solver": None,  # role names are open: checked by kernelfuse.recipe.compose
 }

@@ -134,3 +134,45 @@ def test_estimators_read_rows_for_the_solvers_that_can(capsys):
         MKLClassifier(kernels=specs, storage="rows").fit(X, y)
     with pytest.raises(ValidationError, match="storage must be 'auto' or one of factors, memory, rows, memmap"):
         MKLClassifier(kernels=specs, storage="disk").fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore::kernelfuse.ConvergenceWarning")
+@pytest.mark.parametrize("solver, family, params", [
+    ("spicymkl", "l1_mkl", {"C": 0.5, "tol": 1e-6}),
+    ("obscure", "pnorm_mkl", {"lam": 0.1, "p": 1.5, "tol": None, "max_iter": 20, "random_state": 0}),
+])
+def test_estimators_keep_low_rank_kernels_as_factors(data, solver, family, params):
+    """Every kernel with explicit features and a solver that reads factors: ``auto`` keeps the
+    factors (N r numbers per kernel), and the model is the one of the dense stack they stand for."""
+    from kernelfuse.estimators import MKLClassifier
+    from kernelfuse.errors import IncompatiblePartsError
+    from kernelfuse.kernel_factors import FactorKernels
+    from kernelfuse.kernel import KernelSpec
+    from kernelfuse.plugins.kernels.gaussian import Gaussian
+    from kernelfuse.plugins.kernels.nystrom import Nystrom
+
+    X, y = data
+    specs = [KernelSpec(Nystrom.fit(Gaussian(width), X, 15, seed=m)) for m, width in enumerate((2.0, 8.0))]
+    seen = []
+    original = kernelfuse.api.solve
+
+    def spy(K, *args, **kwargs):
+        seen.append(K)
+        return original(K, *args, **kwargs)
+
+    kernelfuse.api.solve = spy
+    try:
+        factors = MKLClassifier(kernels=specs, solver=solver, family=family, **params).fit(X, y)
+        stack = MKLClassifier(kernels=specs, solver=solver, family=family, storage="memory", **params).fit(X, y)
+    finally:
+        kernelfuse.api.solve = original
+    assert factors.kernel_storage_.storage == "factors"
+    assert "explicit features" in factors.kernel_storage_.reason
+    assert isinstance(seen[0], FactorKernels) and list(seen[0].ranks) == [15, 15]
+    assert isinstance(seen[1], np.ndarray)
+    assert factors.result_.objective == pytest.approx(stack.result_.objective, rel=1e-6)
+    np.testing.assert_allclose(factors.decision_function(X), stack.decision_function(X), atol=1e-4)
+    with pytest.raises(IncompatiblePartsError, match="storage='factors' needs a solver that reads kernel factors"):
+        MKLClassifier(kernels=specs, solver="mirror-vskl", family="l1_mkl_sq", storage="factors").fit(X, y)
+    with pytest.raises(ValidationError, match=r"kernel\(s\) 0, 1 have none"):
+        MKLClassifier(kernels=[KernelSpec(Gaussian(2.0)), KernelSpec(Gaussian(8.0))], storage="factors").fit(X, y)
