@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 import attrs
 import numpy as np
 
+from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.kernel_storage import is_memory_mapped
 from kernelfuse.problem import Problem
 
@@ -78,16 +79,23 @@ class Rescaled:
 def rescale(problem: Problem, scale: float) -> Rescaled:
     """The same problem on ``K / scale`` (parameters mapped by the family's law)."""
     params, factor = SCALING_LAWS[problem.family.name](problem.params, scale)
-    return Rescaled(attrs.evolve(problem, K=problem.K / scale, params=params), scale, factor)
+    K = (FactorKernels([Phi / np.sqrt(scale) for Phi in problem.K.factors])
+         if isinstance(problem.K, FactorKernels) else problem.K / scale)
+    return Rescaled(attrs.evolve(problem, K=K, params=params), scale, factor)
 
 
 def unit_scale(problem: Problem) -> Rescaled | None:
     """The problem with largest kernel entry 1 when the given one lies outside
     :data:`SCALE_BAND`; None when it lies inside, or the kernels are read by rows or
-    memory-mapped (rescaling would copy the stack into memory)."""
-    if not isinstance(problem.K, np.ndarray) or is_memory_mapped(problem.K):
+    memory-mapped (rescaling would copy the stack into memory).  Factors are
+    rescaled as factors (``Phi / sqrt(scale)``); the largest entry of
+    ``Phi Phi'`` is on its diagonal."""
+    if isinstance(problem.K, FactorKernels):
+        largest = float(problem.K.diagonal().max())
+    elif not isinstance(problem.K, np.ndarray) or is_memory_mapped(problem.K):
         return None
-    largest = max(float(np.abs(Km).max()) for Km in problem.K)  # one kernel's temporary at a time
+    else:
+        largest = max(float(np.abs(Km).max()) for Km in problem.K)  # one kernel's temporary at a time
     if largest == 0.0 or SCALE_BAND[0] <= largest <= SCALE_BAND[1]:
         return None
     return rescale(problem, largest)

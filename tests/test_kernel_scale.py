@@ -63,3 +63,28 @@ def test_a_far_off_scale_gives_the_same_model_in_the_problems_units(solver, fami
     assert far.objective == pytest.approx(base.objective / factor, rel=1e-5)
     assert np.allclose(scale * far.coef, base.coef, rtol=1e-3, atol=1e-4 * np.abs(base.coef).max())
     assert far.history[-1].objective == pytest.approx(far.objective, rel=1e-5)  # rows in its units
+
+
+@pytest.mark.parametrize("solver, family", [("spicymkl", "l1_mkl"), ("obscure", "pnorm_mkl")])
+def test_far_off_factors_are_rescaled_as_factors(solver, family):
+    """Factors far off scale are solved as ``Phi / sqrt(s)`` (their largest entry, on the
+    diagonal of ``Phi Phi'``, made 1): the model of the far-off dense stack, which is rescaled
+    the same way, in the problem's units."""
+    from kernelfuse.kernel_factors import FactorKernels
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    scale = 1e8
+    factors = [np.sqrt(scale) * Phi for Phi in (np.c_[X[:, :2], np.ones(40)] / 3.0, np.tanh(X) / 2.0)]
+    law_params, _ = SCALING_LAWS[family](dict(PARAMS[family]), 1.0 / scale)
+    rescaled = unit_scale(Problem.create(FactorKernels(factors), y, family, **law_params))
+    assert isinstance(rescaled.problem.K, FactorKernels) and rescaled.scale == pytest.approx(
+        max(np.einsum("ij,ij->i", Phi, Phi).max() for Phi in factors))
+    assert rescaled.problem.K.diagonal().max() == pytest.approx(1.0)
+    extra = {"seed": 0, "max_iter": 50} if solver == "obscure" else {"tol": 1e-9}
+    on_factors = kernelfuse.solve(FactorKernels(factors), y, solver=solver, family=family, **law_params, **extra)
+    on_stack = kernelfuse.solve(np.stack([Phi @ Phi.T for Phi in factors]), y, solver=solver, family=family,
+                                **law_params, **extra)
+    assert on_factors.objective == pytest.approx(on_stack.objective, rel=1e-7)
+    assert np.allclose(on_factors.coef, on_stack.coef, rtol=1e-4, atol=1e-6 * np.abs(on_stack.coef).max())
