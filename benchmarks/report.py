@@ -38,8 +38,10 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import low_rank
     import mikl_titanic
     import mlmkl_labels
+    import obscure_factors
     import obscure_pendigits
     import peers
+    import spicymkl_factors
     import spicymkl_scaling
     import storage
     import vskl_report
@@ -59,6 +61,8 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "mlmkl_labels": mlmkl_labels.TABLES,
         "default_solver": default_solver.TABLES,
         "obscure_pendigits": obscure_pendigits.TABLES,
+        "obscure_factors": obscure_factors.TABLES,
+        "spicymkl_factors": spicymkl_factors.TABLES,
         "mikl_titanic": mikl_titanic.TABLES,
         "low_rank": low_rank.TABLES,
         "storage": storage.TABLES,
