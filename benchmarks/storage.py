@@ -27,7 +27,9 @@ not, since the operating system holds those), the process's peak resident
 set (``ru_maxrss``, which counts the mapped pages it touched), the ratio of
 the traced peak to the stack, the fit time and the test accuracy.  Targets
 of issue 11: at most 1.3 x the stack in memory; bounded by the cache for
-rows.  Writes ``benchmarks/results/storage[_quick].json``.
+rows.  Writes ``benchmarks/results/storage[_quick].json``; ``--update``
+replaces the runs it makes in that file (each marked with its own date and
+commit) and keeps the others.
 """
 
 from __future__ import annotations
@@ -146,6 +148,9 @@ def main() -> int:
     parser.add_argument("--runs", help="STORAGE:N,... instead of the mode's list")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # STORAGE:N, in the child process
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--update", action="store_true",
+                        help="replace (or add) these runs in the existing JSON, each marked with its date "
+                             "and commit, instead of writing a new one")
     args = parser.parse_args()
     if args.one:
         storage, N = args.one.split(":")
@@ -162,10 +167,19 @@ def main() -> int:
         else:
             results.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(json.dumps(results[-1]), flush=True)
+    out = args.out or RESULTS_DIR / f"storage{'_quick' if args.quick else ''}.json"
     payload = {"benchmark": "storage", "mode": "quick" if args.quick else "full",
                "rows_epochs": ROWS_EPOCHS, "machine": machine_info(), "runs": results}
+    if args.update:
+        machine = payload["machine"]
+        for run in results:
+            run["measured"] = {"date": machine["date"], "git_commit": machine["git_commit"]}
+        payload = json.loads(out.read_text())
+        fresh = {(run["storage"], run["N"]) for run in results}
+        kept = [run for run in payload["runs"] if (run["storage"], run["N"]) not in fresh]
+        order = [name for name, _ in CONFIGS["full"]]
+        payload["runs"] = sorted(kept + results, key=lambda run: (order.index(run["storage"]), run["N"]))
     print("\n" + storage_table(payload))
-    out = args.out or RESULTS_DIR / f"storage{'_quick' if args.quick else ''}.json"
     save_results(out, payload, lambda path: None)
     return 0
 

@@ -200,6 +200,44 @@ def test_kernel_rows_on_demand_match_the_stack(normalization):
         kernelfuse.solve(rows, np.where(y == 0, 1.0, -1.0), solver="spicymkl", family="l1_mkl")
 
 
+def test_rows_prefetched_in_blocks_are_the_rows_and_obscure_prefetches_while_updates_are_frequent():
+    from kernelfuse.kernel_grid import kernel_grid
+    from kernelfuse.kernel_rows import SpecKernelRows
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 4))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
+    specs = kernel_grid(4, widths=(1.0, 4.0), degrees=(2,))
+    one_by_one = SpecKernelRows(specs, X, "spherical", cache_bytes=0)
+    blocks = SpecKernelRows(specs, X, "spherical")
+    blocks.prefetch(np.array([5, 9, 5, 140]))  # duplicates computed once
+    assert sorted(blocks._cache) == [5, 9, 140]
+    for i in (5, 9, 140):
+        np.testing.assert_allclose(blocks.rows(i), one_by_one.rows(i), rtol=1e-13, atol=1e-15)
+    tight = SpecKernelRows(specs, X, "spherical", cache_bytes=8 * len(specs) * 150 * 3)  # 3 row sets
+    tight.prefetch(np.arange(4))  # a block the cache cannot hold: nothing computed
+    assert len(tight._cache) == 0
+
+    calls = []
+    original = SpecKernelRows.prefetch
+
+    def counting(self, indices):
+        calls.append(len(indices))
+        return original(self, indices)
+
+    SpecKernelRows.prefetch = counting
+    try:
+        runs = {size: kernelfuse.solve(SpecKernelRows(specs, X, "spherical"), y, solver="obscure",
+                                       family="pnorm_mkl", lam=1e-2, max_iter=6, seed=0,
+                                       prefetch=size) for size in (0, 32)}
+    finally:
+        SpecKernelRows.prefetch = original
+    np.testing.assert_allclose(runs[32].coef, runs[0].coef, rtol=1e-10, atol=1e-13)
+    assert calls and all(size <= 32 for size in calls)
+    assert calls[:5] == [32, 32, 32, 32, 22]  # theta = 0: the first epoch updates everywhere
+    assert len(calls) < 6 * 5  # later blocks with few updates read rows one at a time
+
+
 def test_kernel_rows_keep_a_bounded_cache_of_recent_rows():
     from kernelfuse.kernel_grid import kernel_grid
     from kernelfuse.kernel_rows import SpecKernelRows

@@ -70,8 +70,10 @@ class Expansion(ABC):
     #: ``K_m(x_i, x_i)``, shape (N, M) (one example's entries contiguous).
     diagonal: np.ndarray
     scale: float = 1.0
-    #: Work since this expansion was made: examples visited, kernel rows (or their equivalent) read.
+    #: Work since this expansion was made: examples visited, updates (adds), kernel rows (or their
+    #: equivalent) read.
     examples: int = 0
+    updates: int = 0
     rows_read: float = 0.0
 
     @abstractmethod
@@ -95,7 +97,7 @@ class Expansion(ABC):
 
         The kernels it reads are shared, not copied."""
         fresh = attrs.evolve(self, A=self.scale * self.A, image=self.scale * self.image,
-                             scale=1.0, examples=0, rows_read=0.0)
+                             scale=1.0, examples=0, updates=0, rows_read=0.0)
         fresh.squared_norms = np.maximum(fresh._block_squares().sum(axis=1), 0.0)
         return fresh
 
@@ -128,8 +130,13 @@ class Expansion(ABC):
             self.image *= self.scale
             self.scale = 1.0
 
+    def prefetch(self, indices: np.ndarray) -> None:
+        """Examples ``indices`` are about to be visited (here: nothing to prepare; an expansion
+        reading kernel rows computed on demand has them computed together)."""
+
     def add(self, i: int, u: np.ndarray) -> None:
         """``theta_{., c} += u_c phi(x_i)`` for every output (``u`` shape (C,)), reading example ``i``'s kernels."""
+        self.updates += 1
         cross = self.scale * self._inner(i)  # <theta_{m,c}, phi_m(x_i)>, true scale, (C, M)
         self.squared_norms += 2.0 * (u @ cross) + float(u @ u) * self.diagonal[i]
         np.maximum(self.squared_norms, 0.0, out=self.squared_norms)

@@ -37,6 +37,11 @@ class KernelExpansion(Expansion):
         return cls(A=np.zeros((n_outputs, N)), image=np.zeros((n_outputs, M, N)), squared_norms=np.zeros(M),
                    diagonal=np.ascontiguousarray(kernel_diagonal(kernels).T, dtype=np.float64), kernels=kernels)
 
+    def prefetch(self, indices: np.ndarray) -> None:
+        """Rows on demand computed together for ``indices`` (:meth:`KernelRows.prefetch`)."""
+        if isinstance(self.kernels, KernelRows):
+            self.kernels.prefetch(indices)
+
     def _inner(self, i: int) -> np.ndarray:
         return self.image[:, :, i]
 

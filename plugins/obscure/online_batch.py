@@ -42,6 +42,7 @@ erasing it).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import ClassVar
 
 import attrs
@@ -91,6 +92,8 @@ class OnlineBatchState:
     t: int = 0
     sum_s: float = 0.0
     radius: float = math.inf
+    #: Fraction of the examples of the last block that updated (1 at theta = 0: every margin fails).
+    update_rate: float = 1.0
 
 
 @attrs.define
@@ -113,6 +116,11 @@ class OnlineBatch(OuterOptimizer):
     adaptive: bool = True
     #: Seed of the example order (None: fresh randomness).
     seed: int | None = attrs.field(default=None, validator=attrs.validators.optional(nonnegative))
+    #: Examples per block of an epoch: the kernel rows of a block are computed together
+    #: (:meth:`~kernelfuse.kernel_rows.KernelRows.prefetch`) when at least ``prefetch_above`` of
+    #: the previous block's examples updated; 0: rows one at a time.
+    prefetch: int = attrs.field(default=64, validator=count)
+    prefetch_above: float = attrs.field(default=0.25, validator=nonnegative)
 
     def init(self, problem: Problem, point: Expansion, answer: OracleAnswer) -> OnlineBatchState:
         """The state at the starting point ``theta = 0``, where ``answer.objective = P(0)``."""
@@ -148,14 +156,25 @@ class OnlineBatch(OuterOptimizer):
         self._stochastic_epoch(expansion, state)
         return expansion, evaluate(expansion), state
 
-    def _epoch_order(self, state: OnlineBatchState) -> np.ndarray:
-        return state.rng.permutation(state.problem.n_samples)
+    def _examples(self, expansion: Expansion, state: OnlineBatchState) -> Iterator[int]:
+        """One epoch's examples in a fresh random order, by blocks of :attr:`prefetch`; a block's
+        rows are prefetched while updates are frequent enough for a block's product to beat
+        computing the rows it will read one at a time."""
+        order = state.rng.permutation(state.problem.n_samples)
+        step = self.prefetch or order.size
+        for start in range(0, order.size, step):
+            block = order[start:start + step]
+            if self.prefetch and state.update_rate >= self.prefetch_above:
+                expansion.prefetch(block)
+            before = expansion.updates
+            yield from block.tolist()
+            state.update_rate = (expansion.updates - before) / block.size
 
     def _online_epoch(self, expansion: Expansion, state: OnlineBatchState) -> int:
         problem = state.problem
         weights = state.mirror_map.weights(expansion.block_norms)
         updates = 0
-        for i in self._epoch_order(state):
+        for i in self._examples(expansion, state):
             g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
             expansion.examples += 1
             state.t += 1
@@ -172,7 +191,7 @@ class OnlineBatch(OuterOptimizer):
         lam, q, radius = problem.params["lam"], mirror_map.q, state.radius
         weights = mirror_map.weights(expansion.block_norms)
         dual_norm = mirror_map.dual_norm(expansion.block_norms)
-        for i in self._epoch_order(state):
+        for i in self._examples(expansion, state):
             g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
             expansion.examples += 1
             state.t += 1
