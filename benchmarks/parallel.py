@@ -32,6 +32,14 @@ process, included; measured alone as ``kernel stack``), the speed-up against
 for bit; the test accuracy; the load average of the machine before and
 after (the speed-up of 2 workers needs 2 idle cores).
 
+Then one ML-MKL-Sum solve (``MultiLabelMKLClassifier``, family
+``mlmkl_sum``, one kernel combination shared by L +-1 labels: the ten
+digits one-vs-rest, and 50 seeded unions of 2-5 digits;
+:data:`MLMKL_STEPS` mirror-descent steps, each solving the L label SVMs on
+``K(p)``): ``n_jobs=1``, ``n_jobs=2`` (threads, ``LabelSVMs``' default),
+and ``n_jobs=2`` on loky processes (``joblib.parallel_config``), timed the
+same way; the accuracy is over every test label.
+
 Raw measurements: ``benchmarks/results/parallel[_quick].json``.
 """
 
@@ -58,6 +66,10 @@ CONFIG = {
     "quick": {"N": 500, "n_test": 1000, "repeats": 2},
 }
 WIDTHS = (0.5, 1.0, 2.0)
+#: Mirror-descent steps of the timed ML-MKL-Sum solve (fixed: every configuration does the same work).
+MLMKL_STEPS = 10
+#: Labels of the ML-MKL-Sum solves: the ten digits, and seeded unions of digits.
+MLMKL_LABELS = (10, 50)
 
 
 def log(message: str) -> None:
@@ -89,25 +101,41 @@ def pendigits(N: int, n_test: int, seed: int) -> dict[str, Any]:
             "y_test": y_te[test], "specs": specs}
 
 
-def fit(data: dict[str, Any], n_jobs: int | None) -> tuple[float, Any]:
-    from kernelfuse.estimators import MKLClassifier
+def label_matrix(digits: np.ndarray, L: int) -> np.ndarray:
+    """+-1 labels: the ten digits one-vs-rest for L = 10, else L seeded unions of 2-5 digits."""
+    if L == 10:
+        return np.where(np.eye(10, dtype=bool)[digits], 1, -1)
+    rng = np.random.default_rng(L)
+    unions = [rng.choice(10, size=rng.integers(2, 6), replace=False) for _ in range(L)]
+    return np.where(np.stack([np.isin(digits, u) for u in unions], axis=1), 1, -1)
 
-    model = MKLClassifier(kernels=data["specs"], standardize=True, n_jobs=n_jobs)
+
+def fit(data: dict[str, Any], n_jobs: int | None, labels: int | None = None) -> tuple[float, Any]:
+    """One-vs-rest ``MKLClassifier`` (``labels`` None), or one ML-MKL-Sum solve on that many labels."""
+    from kernelfuse.estimators import MKLClassifier, MultiLabelMKLClassifier
+
+    if labels:
+        model = MultiLabelMKLClassifier(kernels=data["specs"], standardize=True, solver="mlmkl-sum",
+                                        family="mlmkl_sum", max_iter=MLMKL_STEPS, tol=None, n_jobs=n_jobs)
+        target = label_matrix(data["y_train"], labels)
+    else:
+        model, target = MKLClassifier(kernels=data["specs"], standardize=True, n_jobs=n_jobs), data["y_train"]
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.fit(data["X_train"], data["y_train"])
+        model.fit(data["X_train"], target)
     return time.perf_counter() - start, model
 
 
 def measure(name: str, data: dict[str, Any], n_jobs: int | None, repeats: int,
-            reference: Any | None) -> dict[str, Any]:
+            reference: Any | None, labels: int | None = None) -> dict[str, Any]:
     """``repeats`` fits after a first one (which starts the workers of a fresh pool)."""
-    first, model = fit(data, n_jobs)
-    times = [fit(data, n_jobs)[0] for _ in range(repeats)]
+    first, model = fit(data, n_jobs, labels)
+    times = [fit(data, n_jobs, labels)[0] for _ in range(repeats)]
+    truth = label_matrix(data["y_test"], labels) if labels else data["y_test"]
     row = {"config": name, "n_jobs": n_jobs, "first": first, "times": times,
            "wall": statistics.median(times),
-           "test_accuracy": float(np.mean(model.predict(data["X_test"]) == data["y_test"])),
+           "test_accuracy": float(np.mean(model.predict(data["X_test"]) == truth)),
            "solver_seconds": float(sum(r.time for r in model.results_)),
            "_model": model}
     if reference is not None:
@@ -155,11 +183,26 @@ def kernel_seconds(data: dict[str, Any]) -> float:
     return time.perf_counter() - start
 
 
-def table(payload: dict[str, Any]) -> str:
-    rows = payload["rows"]
-    serial = rows[0]["wall"]
-    cells = [[r["config"], r["wall"], r["first"], common.ratio(serial, r["wall"]),
-              r.get("identical"), r["test_accuracy"]] for r in rows]
+def mlmkl_rows(data: dict[str, Any], repeats: int) -> list[dict[str, Any]]:
+    """One ML-MKL-Sum solve on 10 and 50 labels: its label SVMs serial, on 2 threads (the
+    default of ``n_jobs=2`` there), on 2 loky processes."""
+    import joblib
+
+    rows = []
+    for L in MLMKL_LABELS:
+        serial = measure(f"L = {L}: serial", data, 1, repeats, None, labels=L)
+        rows += [serial, measure(f"L = {L}: 2 threads", data, 2, repeats, serial["_model"], labels=L)]
+        with joblib.parallel_config(backend="loky"):
+            rows.append(measure(f"L = {L}: 2 loky processes", data, 2, repeats, serial["_model"], labels=L))
+    return rows
+
+
+def table(payload: dict[str, Any], key: str = "rows") -> str:
+    rows, cells, serial = payload[key], [], 0.0
+    for r in rows:
+        serial = r["wall"] if "identical" not in r else serial  # each group's serial row comes first
+        cells.append([r["config"], r["wall"], r["first"], common.ratio(serial, r["wall"]),
+                      r.get("identical"), r["test_accuracy"]])
     return common.markdown_table(
         ["configuration", "fit (s, median)", "first fit (s)", "speed-up vs serial",
          "coef bit-identical", "test accuracy"], cells)
@@ -180,10 +223,13 @@ def main() -> None:
     serial = measure("serial", data, 1, cfg["repeats"], None)
     rows = [serial, measure("loky 2", data, 2, cfg["repeats"], serial["_model"])]
     rows += dask_rows(data, cfg["repeats"], serial["_model"])
+    labels = mlmkl_rows(data, cfg["repeats"])
     payload = {"machine": machine, "config": cfg, "kernel_stack_seconds": stack,
-               "n_kernels": len(data["specs"]), "rows": rows,
-               "loadavg_after": list(os.getloadavg())}
+               "n_kernels": len(data["specs"]), "rows": rows, "mlmkl_rows": labels,
+               "mlmkl_steps": MLMKL_STEPS, "loadavg_after": list(os.getloadavg())}
     print(f"\n### One-vs-rest fit, 1 and 2 workers (N = {cfg['N']}, 10 problems)\n\n{table(payload)}")
+    print(f"\n### One ML-MKL-Sum solve, its label SVMs of each step on 1 and 2 workers "
+          f"({MLMKL_STEPS} steps)\n\n{table(payload, 'mlmkl_rows')}")
     print(f"\nkernel stack alone (serial in every configuration): {stack:.2f}s; "
           f"solver time summed over the 10 problems (serial fit): {serial['solver_seconds']:.2f}s; "
           f"load average (1 min) before {machine['loadavg_1_5_15min'][0]:.2f}, "

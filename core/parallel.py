@@ -121,6 +121,7 @@ def map_jobs(
     arguments: Iterable[Sequence[Any]],
     n_jobs: int | None = None,
     kwargs: Mapping[str, Any] | None = None,
+    prefer: str | None = None,
 ) -> list[Any]:
     """``[function(*args, **kwargs) for args in arguments]``, the calls run by joblib's workers.
 
@@ -128,6 +129,9 @@ def map_jobs(
     raises is raised here (the first joblib receives, when several fail).  ``n_jobs`` and the backend: see the module
     docstring.  ``function`` and the arguments must be picklable for a
     process or Dask backend (a module-level function, arrays, attrs objects).
+    ``prefer="threads"``: threads of this process unless a
+    ``joblib.parallel_config`` backend says otherwise (joblib's soft hint),
+    for short jobs on a large shared argument.
     """
     jobs = [tuple(args) for args in arguments]
     kwargs = dict(kwargs or {})
@@ -140,7 +144,7 @@ def map_jobs(
 
     from threadpoolctl import threadpool_limits
 
-    backend, _ = get_active_backend()
+    backend, _ = get_active_backend(prefer=prefer)
     # BLAS pinned to one thread in this process, once, around the whole run: jobs run in
     # threads of this process (the threading backend, an in-process Dask cluster) would
     # otherwise enter and leave the solvers' own process-wide (and not thread-safe) limits
@@ -148,10 +152,10 @@ def map_jobs(
     # have their own limits; this process only waits.
     with threadpool_limits(limits=1, user_api="blas"):
         if getattr(backend, "uses_threads", False):  # the caller's arrays, warnings issued here
-            return list(joblib.Parallel(n_jobs=n_jobs)(
+            return list(joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
                 joblib.delayed(function)(*args, **kwargs) for args in jobs
             ))
-        outputs = joblib.Parallel(n_jobs=n_jobs)(
+        outputs = joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
             joblib.delayed(_run_job)(function, kwargs, os.getpid(), _offsets(args), *args)
             for args in jobs
         )
