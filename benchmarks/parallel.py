@@ -102,12 +102,13 @@ def pendigits(N: int, n_test: int, seed: int) -> dict[str, Any]:
 
 
 def label_matrix(digits: np.ndarray, L: int) -> np.ndarray:
-    """+-1 labels: the ten digits one-vs-rest for L = 10, else L seeded unions of 2-5 digits."""
+    """0/1 labels (an indicator matrix): the ten digits one-vs-rest for L = 10, else L seeded
+    unions of 2-5 digits."""
     if L == 10:
-        return np.where(np.eye(10, dtype=bool)[digits], 1, -1)
+        return np.eye(10, dtype=int)[digits]
     rng = np.random.default_rng(L)
     unions = [rng.choice(10, size=rng.integers(2, 6), replace=False) for _ in range(L)]
-    return np.where(np.stack([np.isin(digits, u) for u in unions], axis=1), 1, -1)
+    return np.stack([np.isin(digits, u) for u in unions], axis=1).astype(int)
 
 
 def fit(data: dict[str, Any], n_jobs: int | None, labels: int | None = None) -> tuple[float, Any]:

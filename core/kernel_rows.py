@@ -120,7 +120,7 @@ class SpecKernelRows(KernelRows):
         One matrix-matrix product per feature subset reads the training
         features once for a block of rows, where row by row reads them once
         per row (Pendigits, N = 7,494, 352 features in four views: a block of
-        64 costs what about 20 single rows do).  A block takes at most
+        64 costs what about 25 single rows do).  A block takes at most
         :data:`PREFETCH_BYTES` (larger requests are split), so memory stays
         within the cache plus one block.  Nothing happens when the cache
         cannot hold the rows asked for."""
@@ -140,21 +140,25 @@ class SpecKernelRows(KernelRows):
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
 
-    def _compute(self, indices: np.ndarray) -> np.ndarray:
-        """The row sets of ``indices``: shape (B, M, N)."""
-        out = np.empty((indices.size, len(self.specs), self.shape[1]))
+    def _compute(self, indices: np.ndarray) -> list[np.ndarray]:
+        """The row sets of ``indices``, each its own (M, N) array (so that the cache frees a row
+        set when it drops it, not when it has dropped every row set of its block)."""
+        out = [np.empty((len(self.specs), self.shape[1])) for _ in indices]
         pairs, features = None, object()
         for m, spec in enumerate(self.specs):
             if m in self._feature_maps:
                 phi = self._feature_maps[m]
-                out[:, m] = phi[indices] @ phi.T
-                continue
-            if spec.features != features:  # consecutive specs on one subset share the products
-                columns, sqnorms = self._subsets[spec.features]
-                pairs, features = Pairwise(columns[indices], columns, sqnorms), spec.features
-            out[:, m] = spec.function.on_pairwise(pairs)
-        out *= self._scales
-        out *= self._scales[:, indices].T[:, :, None]
+                values = phi[indices] @ phi.T
+            else:
+                if spec.features != features:  # consecutive specs on one subset share the products
+                    columns, sqnorms = self._subsets[spec.features]
+                    pairs, features = Pairwise(columns[indices], columns, sqnorms), spec.features
+                values = spec.function.on_pairwise(pairs)
+            for rows, row in zip(out, values):
+                rows[m] = row
+        for rows, i in zip(out, indices):
+            rows *= self._scales
+            rows *= self._scales[:, i:i + 1]
         return out
 
     def diagonal(self) -> np.ndarray:
