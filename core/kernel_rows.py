@@ -58,12 +58,21 @@ class KernelRows(ABC):
         """Prepare the rows of ``indices``, about to be read (here: nothing; rows computed in
         blocks override it)."""
 
+    def row_block(self, indices: np.ndarray) -> np.ndarray:
+        """The row sets of ``indices`` together: shape (B, M, N)."""
+        return np.stack([self.rows(int(i)) for i in indices])
+
     def products(self, coef: np.ndarray) -> np.ndarray:
-        """``K_m @ coef_m`` for every kernel (and output), reading the rows of non-zero coefficients."""
-        flat = coef.reshape(coef.shape[0], -1, coef.shape[-1])  # (M, C, N)
-        out = np.zeros_like(flat, dtype=float)
-        for j in np.flatnonzero(np.any(flat != 0, axis=(0, 1))):
-            out += flat[:, :, j][:, :, None] * self.rows(j)[:, None, :]
+        """``K_m @ coef_m`` for every kernel (and output), reading the rows of non-zero coefficients
+        by blocks of at most :data:`PREFETCH_BYTES` (one matrix product per kernel and block)."""
+        M, N = coef.shape[0], coef.shape[-1]
+        flat = coef.reshape(M, -1, N)  # (M, C, N)
+        out = np.zeros(flat.shape)
+        nonzero = np.flatnonzero(np.any(flat != 0, axis=(0, 1)))
+        step = max(1, PREFETCH_BYTES // (8 * M * N))
+        for start in range(0, nonzero.size, step):
+            block = nonzero[start:start + step]
+            out += np.matmul(flat[:, :, block], self.row_block(block).transpose(1, 0, 2))
         return out.reshape(coef.shape)
 
 
@@ -132,6 +141,15 @@ class SpecKernelRows(KernelRows):
             block = missing[start:start + step]
             for i, out in zip(block, self._compute(np.array(block))):
                 self._keep(i, out)
+
+    def row_block(self, indices: np.ndarray) -> np.ndarray:
+        """The row sets of ``indices`` (B, M, N): those in the cache from it, the others computed
+        together and not cached (a one-off read, such as the objective's, would evict the rows
+        an epoch comes back to)."""
+        wanted = [int(i) for i in indices]
+        missing = [i for i in dict.fromkeys(wanted) if i not in self._cache]
+        computed = dict(zip(missing, self._compute(np.array(missing, dtype=int)))) if missing else {}
+        return np.stack([computed[i] if i in computed else self._cache[i] for i in wanted])
 
     def _keep(self, i: int, out: np.ndarray) -> None:
         if self._cache_size > 0:
