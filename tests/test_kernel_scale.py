@@ -65,6 +65,7 @@ def test_a_far_off_scale_gives_the_same_model_in_the_problems_units(solver, fami
     assert far.history[-1].objective == pytest.approx(far.objective, rel=1e-5)  # rows in its units
 
 
+@pytest.mark.filterwarnings("ignore::kernelfuse.ConvergenceWarning")  # obscure: 50 epochs on purpose
 @pytest.mark.parametrize("solver, family", [("spicymkl", "l1_mkl"), ("obscure", "pnorm_mkl")])
 def test_far_off_factors_are_rescaled_as_factors(solver, family):
     """Factors far off scale are solved as ``Phi / sqrt(s)`` (their largest entry, on the
