@@ -96,6 +96,7 @@ MUTATIONS: dict[str, Callable[[np.ndarray, np.ndarray, dict], Problem]] = {
     "tiny kernel scale (1e-150)": lambda K, y, kw: (K * 1e-150, y, kw),
     "kernels of scales 1e-8 to 1e8": lambda K, y, kw: (
         K * np.geomspace(1e-8, 1e8, K.shape[0])[:, None, None], y, kw),
+    "K stored as float32": lambda K, y, kw: (np.asarray(K).astype(np.float32), y, kw),
     "C = 0": _extreme("C", 0.0),
     "C negative": _extreme("C", -1.0),
     "C = NaN": _extreme("C", np.nan),
@@ -158,12 +159,14 @@ def _solve(solver: str, problem: Problem) -> Any:
 
 #: Valid inputs that only some families take (mikl's q is 1 or 2).
 ONLY_FOR = {"q = inf": {"vskl"}}
-#: The named inputs that rescale kernels: at most one of them at a time is a valid problem.
-SCALINGS = ("kernel scale 1e19", "tiny kernel scale (1e-150)", "kernels of scales 1e-8 to 1e8")
+#: The named inputs that change the kernels' magnitudes or their storage: at most one of them at
+#: a time is a valid problem (scalings compound beyond 1e20; float32 flushes 1e-150 to zero).
+SCALINGS = ("kernel scale 1e19", "tiny kernel scale (1e-150)", "kernels of scales 1e-8 to 1e8",
+            "K stored as float32")
 #: The named inputs that leave a valid problem (where the family takes the parameter).
 HARD_BUT_VALID = ("duplicated samples with conflicting labels", "near-duplicate kernels",
                   "an all-zero kernel", "kernel scale 1e19", "tiny kernel scale (1e-150)",
-                  "kernels of scales 1e-8 to 1e8", "C = 1e-12", "C = 1e12", "lam = 1e-12",
+                  "kernels of scales 1e-8 to 1e8", "K stored as float32", "C = 1e-12", "C = 1e12", "lam = 1e-12",
                   "lam = 1e12", "q = inf", "max_iter = 0", "negative group labels")
 
 
