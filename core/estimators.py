@@ -487,8 +487,8 @@ class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
     family 6) one problem is solved and the labels share one kernel
     combination; with any other family each label is its own binary problem
     (its own combination; ``kernel_weights_`` is then their mean).
-    ``decision_function`` is (n, L) and ``predict`` the indicator matrix, in
-    the dtype of the fitted ``Y``.  ``classes_`` is ``arange(L)`` and
+    ``decision_function`` is (n, L) and ``predict`` the indicator matrix in
+    the fitted ``Y``'s values (0/1, or -1/+1: ``label_values_``) and dtype.  ``classes_`` is ``arange(L)`` and
     ``multilabel_`` True.  Targets of one dimension are fitted as
     :class:`MKLClassifier` fits them (``multilabel_`` False).
     """
@@ -507,6 +507,7 @@ class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
         self.multilabel_ = True
         self.classes_ = np.arange(Y.shape[1])
         self.label_dtype_ = Y.dtype
+        self.label_values_ = np.array([-1 if (Y < 0).any() else 0, 1], dtype=Y.dtype)  # off, on
         with self._training_kernels(X) as K:
             self._solve_labels(K, np.where(Y > 0, 1.0, -1.0))
         return self
@@ -524,7 +525,8 @@ class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
     def predict(self, X: Any) -> np.ndarray:
         if not self._is_multilabel():
             return super().predict(X)
-        return (self.decision_function(X) > 0).astype(self.label_dtype_)
+        off, on = self.label_values_
+        return np.where(self.decision_function(X) > 0, on, off).astype(self.label_dtype_)
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()

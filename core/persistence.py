@@ -92,7 +92,8 @@ def save_model(estimator: Any, path: str | PathLike[str],
         "estimator": type(estimator).__name__, "params": params, "kernels": specs,
         "n_results": len(estimator.results_), "n_features_in": int(estimator.n_features_in_),
         "metadata": metadata or {},
-        "multilabel": {"dtype": np.dtype(estimator.label_dtype_).str} if labels else None,
+        "multilabel": {"dtype": np.dtype(estimator.label_dtype_).str,
+                       "values": np.asarray(estimator.label_values_).tolist()} if labels else None,
     }
     try:
         arrays["header"] = np.array(json.dumps(header))
@@ -190,6 +191,10 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
         estimator.multilabel_ = labels is not None
         if labels is not None:
             estimator.label_dtype_ = np.dtype(labels["dtype"])
+            values = labels.get("values", [0, 1])  # files before label values were kept: 0/1
+            if not (isinstance(values, list) and len(values) == 2 and values[1] == 1 and values[0] in (0, -1)):
+                raise ValidationError(f"{path}: multi-label values must be [0, 1] or [-1, 1], got {values!r}")
+            estimator.label_values_ = np.array(values, dtype=estimator.label_dtype_)
     estimator.n_features_in_ = int(header["n_features_in"])
     shapes = {r.coef.shape for r in results}
     if len(shapes) != 1 or len(next(iter(shapes))) not in (2, 3):

@@ -71,6 +71,14 @@ def test_regressors_and_multilabel_models_round_trip(tmp_path):
         assert type(loaded) is type(model)
         np.testing.assert_array_equal(loaded.predict(X_new), model.predict(X_new))
     assert loaded.predict(X_labels).dtype == Y.dtype and loaded.multilabel_
+    # Fitted with -1/+1, it predicts -1/+1, saved and loaded alike.
+    signed = MultiLabelMKLClassifier(kernels=specs).fit(X_labels, 2 * Y - 1)
+    signed.save(tmp_path / "signed.npz")
+    again = load_model(tmp_path / "signed.npz")
+    for model in (signed, again):
+        predicted = model.predict(X_labels)
+        assert set(np.unique(predicted)) <= {-1, 1}
+        np.testing.assert_array_equal(predicted, 2 * labeller.predict(X_labels) - 1)
 
 
 def saved_header(path):
