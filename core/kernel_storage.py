@@ -79,11 +79,14 @@ def choose_storage(n_kernels: int, n_samples: int, *, memory_budget: int = DEFAU
     if need <= 0.9 * free:
         return StorageChoice("memmap", f"{size}, over the memory budget of {readable_bytes(memory_budget)}; "
                                        f"memory-mapped in {where} ({readable_bytes(free)} free)")
-    hint = "" if dtype == "float32" else "kernel_dtype='float32' (half the bytes), "
+    half = need // 2
+    hint = (f"kernel_dtype='float32' (half the bytes, {readable_bytes(half)}), "
+            if dtype == "float64" and (half <= memory_budget or half <= 0.9 * free) else "")
     raise ValidationError(
         f"{size}: over the memory budget of {readable_bytes(memory_budget)} and over the "
         f"{readable_bytes(free)} free in {where}; use {hint}a solver that reads kernel rows "
-        "(obscure, pegasos-mkl), low-rank kernels, fewer kernels or samples, or raise memory_budget"
+        "(obscure, pegasos-mkl), low-rank kernels (Nystrom, random Fourier features: kept as "
+        "factors), fewer kernels or samples, or raise memory_budget"
     )
 
 

@@ -33,8 +33,15 @@ def test_the_budget_picks_memory_then_rows_then_memmap_and_says_why(tmp_path, mo
     assert choice.storage == "memmap" and str(tmp_path) in choice.reason
     Usage = namedtuple("Usage", "total used free")
     monkeypatch.setattr("shutil.disk_usage", lambda path: Usage(need, need, need // 2))
-    with pytest.raises(ValidationError, match="over the memory budget .* and over the .* free"):
-        choose_storage(12, 1000, memory_budget=need - 1, folder=tmp_path)
+    with pytest.raises(ValidationError, match="over the memory budget .* and over the .* free") as refused:
+        choose_storage(12, 1000, memory_budget=need // 2 - 1, folder=tmp_path)
+    assert "kernel_dtype='float32'" not in str(refused.value)  # half the stack fits nowhere either
+    with pytest.raises(ValidationError, match="use kernel_dtype='float32' \\(half the bytes"):
+        choose_storage(12, 1000, memory_budget=need // 2, folder=tmp_path)  # float32 would fit memory
+    choice = choose_storage(12, 1000, memory_budget=need // 2, dtype="float32")
+    assert choice.storage == "memory" and "float32 stack" in choice.reason
+    choice = choose_storage(12, 1000, memory_budget=1, factors=True)
+    assert choice.storage == "factors" and "explicit features" in choice.reason
 
 
 @pytest.mark.parametrize("normalization", ["unit-trace", "spherical", "none"])
