@@ -249,3 +249,32 @@ def test_bad_parameters_are_refused_with_clear_messages():
         RandomFourierFeatures(n_features=3, frequencies=np.ones((2, 2)), offsets=np.zeros(2))
     with pytest.raises(ValidationError, match="offsets must be a finite 1-D array"):
         RandomFourierFeatures(n_features=1, frequencies=np.ones((1, 2)), offsets=np.array([np.nan]))
+
+
+@pytest.mark.parametrize("normalization", ["unit-trace", "spherical", "none"])
+def test_factors_stand_for_the_normalised_stack(normalization):
+    """``FactorKernels.from_specs``: ``Phi_m Phi_m'`` is the stack ``compute_kernels`` and the
+    normaliser give, feature subsets included; rows, diagonal, products and ``K_m V`` agree."""
+    from kernelfuse.kernel_factors import FactorKernels
+    from kernelfuse.stack_products import kernel_products, kernel_times
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 5))
+    specs = [KernelSpec(Nystrom.fit(gaussian(2.0), X[:, :3], 12, seed=0), features=(0, 1, 2)),
+             KernelSpec(RandomFourierFeatures.draw(5, width=3.0, n_features=20, seed=1)),
+             KernelSpec(Nystrom.fit(gaussian(1.0), X[:, 3:], 8, sampling="leverage", seed=2), features=(3, 4))]
+    factors = FactorKernels.from_specs(specs, X, normalization)
+    stack = KernelNormalizer(normalization).fit(specs, X).transform(compute_kernels(specs, X))
+    assert factors.shape == stack.shape and list(factors.ranks) == [12, 20, 8]
+    assert factors.nbytes == 8 * 60 * 40
+    np.testing.assert_allclose(np.stack([F @ F.T for F in factors.factors]), stack, atol=1e-12)
+    np.testing.assert_allclose(factors.rows(7), stack[:, 7, :], atol=1e-12)
+    np.testing.assert_allclose(factors.diagonal(), np.diagonal(stack, axis1=1, axis2=2), atol=1e-12)
+    V, coef = rng.normal(size=(60, 2)), rng.normal(size=(3, 4, 60))
+    np.testing.assert_allclose(kernel_times(factors, V), kernel_times(stack, V), atol=1e-10)
+    np.testing.assert_allclose(kernel_products(factors, coef), kernel_products(stack, coef), atol=1e-10)
+    only = kernel_products(factors, coef, np.array([1]))
+    assert not only[[0, 2]].any()
+    np.testing.assert_allclose(only[1], kernel_products(stack, coef)[1], atol=1e-10)
+    with pytest.raises(ValidationError, match=r"kernel\(s\) 1 have no explicit features"):
+        FactorKernels.from_specs([specs[0], KernelSpec(gaussian(2.0))], X)
