@@ -393,15 +393,40 @@ class MKLEstimator(BaseEstimator):
         """Decision values, one column per problem (a multi-output problem gives its own columns).
 
         Test kernels are computed by blocks of rows, each within ``memory_budget``
-        (at most 64 MiB), so predicting many points never holds their whole stack."""
+        (at most 64 MiB), so predicting many points never holds their whole stack.
+        When every kernel has explicit features (Nystrom, random Fourier features) the
+        kernels are never formed: ``f(x) = sum_m t_m(x) phi_m(x) . w_m`` with
+        ``w_m = Phi_m' coef_m`` from the normalised training factors, ``O(r)`` per kernel
+        and point instead of ``O(N r)`` (``t_m(x)`` the normalisation's test scale)."""
         X = self._test_input(X)
         step = block_rows(self.result_.coef.shape[0], self.n_train_,
                           min(BLOCK_BYTES, self._budget_bytes()))
+        weights = self._feature_weights()
         blocks = []
         for start in range(0, X.shape[0], step):
-            K = self._test_kernels(X[start:start + step])
+            rows = X[start:start + step]
+            if weights is not None:
+                blocks.append(self._feature_scores(rows, weights))
+                continue
+            K = self._test_kernels(rows)
             blocks.append(np.column_stack([r.decision_function(K) for r in self.results_]))
         return np.concatenate(blocks)
+
+    def _feature_weights(self) -> list[list[np.ndarray]] | None:
+        """``w_m = Phi_m' coef_m`` per problem and kernel, ``(r_m,)`` or ``(r_m, outputs)``; None
+        unless every kernel has explicit features."""
+        if self._precomputed() or not all(has_features(spec) for spec in self.kernels_):
+            return None
+        factors = FactorKernels.from_specs(self.kernels_, self.X_fit_, self.normalization).factors
+        return [[Phi.T @ np.asarray(r.coef)[m].T for m, Phi in enumerate(factors)] for r in self.results_]
+
+    def _feature_scores(self, X: np.ndarray, weights: list[list[np.ndarray]]) -> np.ndarray:
+        """Decision values of the rows ``X`` from their features and :meth:`_feature_weights`."""
+        scales = self.normalizer_.test_scales(self.kernels_, X)
+        features = [scales[m][:, None] * spec.function.features(
+            X if spec.features is None else X[:, list(spec.features)]) for m, spec in enumerate(self.kernels_)]
+        return np.column_stack([sum(phi @ w for phi, w in zip(features, per_kernel)) + r.intercept
+                                for r, per_kernel in zip(self.results_, weights)])
 
     def save(self, path: Any) -> None:
         """Write the fitted model to ``path`` (.npz: arrays + JSON, no pickle)."""

@@ -71,6 +71,23 @@ class KernelNormalizer:
             return 1.0 / np.sqrt(diag)
         return np.ones_like(diag)
 
+    def test_scales(self, specs: Sequence[KernelSpec], X_rows: np.ndarray) -> np.ndarray:
+        """``t`` (M, n) with normalised test kernels ``t_mi k_m(x_i, x_j) s_mj``
+        (:meth:`training_scales` ``s``): the training ``1 / sqrt(trace)`` for
+        unit trace, ``1 / sqrt(k(x_i, x_i))`` of the test point for spherical,
+        1 for none."""
+        if self.train_diagonal_ is None:
+            raise ValidationError("KernelNormalizer.test_scales called before fit")
+        n = np.shape(X_rows)[0]
+        if self.method == "unit-trace":
+            return np.repeat(1.0 / np.sqrt(self.train_diagonal_.sum(axis=1, keepdims=True)), n, axis=1)
+        if self.method == "spherical":
+            rows = diagonals(specs, np.asarray(X_rows, dtype=float))
+            if (rows <= 0).any():
+                raise ValidationError("a test point has k(x, x) <= 0: cannot normalise it")
+            return 1.0 / np.sqrt(rows)
+        return np.ones((self.train_diagonal_.shape[0], n))
+
     def transform(
         self, K: np.ndarray, specs: Sequence[KernelSpec] | None = None,
         X_rows: np.ndarray | None = None,

@@ -278,3 +278,27 @@ def test_factors_stand_for_the_normalised_stack(normalization):
     np.testing.assert_allclose(only[1], kernel_products(stack, coef)[1], atol=1e-10)
     with pytest.raises(ValidationError, match=r"kernel\(s\) 1 have no explicit features"):
         FactorKernels.from_specs([specs[0], KernelSpec(gaussian(2.0))], X)
+
+
+@pytest.mark.filterwarnings("ignore::kernelfuse.ConvergenceWarning")  # obscure: 20 epochs on purpose
+@pytest.mark.parametrize("normalization", ["unit-trace", "spherical", "none"])
+def test_low_rank_models_predict_from_features_as_from_test_kernels(normalization, monkeypatch):
+    """Every kernel with features: predictions ``sum_m t_m(x) phi_m(x) . (Phi_m' coef_m)``, never
+    a test kernel, equal the test-kernel path (binary one-vs-rest and a multiclass solver)."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    X_train, y_train, X_test = X[::2], y[::2], X[1::2]
+    specs = [KernelSpec(Nystrom.fit(gaussian(3.0), X_train[:, :6], 15, seed=0), features=tuple(range(6))),
+             KernelSpec(RandomFourierFeatures.draw(13, width=4.0, n_features=25, seed=1))]
+    for params in ({}, {"solver": "obscure", "family": "pnorm_mkl", "lam": 0.01, "max_iter": 20,
+                        "random_state": 0, "tol": None}):
+        model = MKLClassifier(kernels=specs, normalization=normalization, **params).fit(X_train, y_train)
+        K = model._test_kernels(X_test)
+        by_kernels = np.column_stack([r.decision_function(K) for r in model.results_])
+        with monkeypatch.context() as patch:
+            patch.setattr(model, "_test_kernels", lambda rows: pytest.fail("a test kernel was formed"))
+            by_features = model.decision_function(X_test)
+        np.testing.assert_allclose(by_features.reshape(by_kernels.shape), by_kernels, rtol=1e-9, atol=1e-12)
+        assert model.score(X_test, y[1::2]) > 0.85
