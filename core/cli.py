@@ -30,7 +30,7 @@ from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
 from kernelfuse.families import FAMILIES, get_family
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import FAILED_STATUSES
-from kernelfuse.npz_file import read_npz
+from kernelfuse.npz_file import read_npz, read_numpy_file
 
 #: The first bytes of a .npy file.
 NPY_MAGIC = b"\x93NUMPY"
@@ -66,19 +66,8 @@ def load_problem_file(path: str, kernels: str | None = None) -> dict[str, np.nda
 
 def memory_mapped_kernels(path: str) -> np.ndarray:
     """The ``.npy`` kernel stack at ``path`` memory-mapped read-only (float64 or float32)."""
-    try:
-        with open(path, "rb") as stream:
-            magic = stream.read(6)
-        if magic != NPY_MAGIC:
-            raise ValidationError(f"cannot read kernels file {path}: it is not a .npy file (numpy.save "
-                                  "writes one)")
-        K = np.load(path, mmap_mode="r", allow_pickle=False)
-    except FileNotFoundError:
-        raise ValidationError(f"kernels file {path} does not exist") from None
-    except ValidationError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any parser failure means an unreadable file
-        raise ValidationError(f"cannot read kernels file {path} as .npy: {type(exc).__name__}: {exc}") from None
+    K = read_numpy_file(path, "kernels", ".npy", NPY_MAGIC, "a .npy file (numpy.save writes one)",
+                        lambda: np.load(path, mmap_mode="r", allow_pickle=False))
     if K.dtype not in (np.float64, np.float32):
         raise ValidationError(f"kernels file {path} holds {K.dtype}; a memory-mapped stack must be "
                               "float64 or float32")

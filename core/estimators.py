@@ -243,7 +243,7 @@ class MKLEstimator(BaseEstimator):
                   f"{self.kernel_storage_.reason}", file=sys.stderr)
         block_bytes = min(BLOCK_BYTES, self._budget_bytes())
         if self.kernel_storage_.storage == "factors":
-            return FactorKernels.from_specs(specs, X, self.normalization)
+            return FactorKernels.from_specs(specs, X, self.normalizer_)
         if self.kernel_storage_.storage == "rows":
             return SpecKernelRows(specs, X, self.normalization)
         if self.kernel_storage_.storage == "memmap":
@@ -417,14 +417,15 @@ class MKLEstimator(BaseEstimator):
         unless every kernel has explicit features."""
         if self._precomputed() or not all(has_features(spec) for spec in self.kernels_):
             return None
-        factors = FactorKernels.from_specs(self.kernels_, self.X_fit_, self.normalization).factors
+        factors = FactorKernels.from_specs(self.kernels_, self.X_fit_, self.normalizer_).factors
         return [[Phi.T @ np.asarray(r.coef)[m].T for m, Phi in enumerate(factors)] for r in self.results_]
 
     def _feature_scores(self, X: np.ndarray, weights: list[list[np.ndarray]]) -> np.ndarray:
         """Decision values of the rows ``X`` from their features and :meth:`_feature_weights`."""
-        scales = self.normalizer_.test_scales(self.kernels_, X)
-        features = [scales[m][:, None] * spec.function.features(
-            X if spec.features is None else X[:, list(spec.features)]) for m, spec in enumerate(self.kernels_)]
+        features = [spec.function.features(X if spec.features is None else X[:, list(spec.features)])
+                    for spec in self.kernels_]
+        scales = self.normalizer_.test_scales(np.stack([np.einsum("ij,ij->i", phi, phi) for phi in features]))
+        features = [scale[:, None] * phi for scale, phi in zip(scales, features)]
         return np.column_stack([sum(phi @ w for phi, w in zip(features, per_kernel)) + r.intercept
                                 for r, per_kernel in zip(self.results_, weights)])
 

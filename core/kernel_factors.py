@@ -62,8 +62,10 @@ class FactorKernels(KernelRows):
 
     @classmethod
     def from_specs(cls, specs: Sequence[KernelSpec], X: np.ndarray,
-                   normalization: str = "unit-trace") -> FactorKernels:
-        """The factors of ``specs`` (each with explicit features) on ``X``, normalised as the stack would be."""
+                   normalization: str | KernelNormalizer = "unit-trace") -> FactorKernels:
+        """The factors of ``specs`` (each with explicit features) on ``X``, normalised as the stack
+        would be: by ``normalization``, or by a normaliser already fitted on ``X``.  Each kernel's
+        features are computed once (the diagonals a normaliser fits on are their squared norms)."""
         specs = list(specs)
         missing = [m for m, spec in enumerate(specs) if not has_features(spec)]
         if missing:
@@ -71,12 +73,13 @@ class FactorKernels(KernelRows):
                 f"kernel(s) {', '.join(map(str, missing[:10]))} have no explicit features: factor "
                 "kernels need low-rank kernels (Nystrom, random Fourier features) only")
         X = np.asarray(X, dtype=np.float64)
-        scales = KernelNormalizer(normalization).fit(specs, X).training_scales()
-        factors = []
-        for m, spec in enumerate(specs):
-            columns = X if spec.features is None else X[:, list(spec.features)]
-            factors.append(scales[m][:, None] * spec.function.features(columns))
-        return cls(factors)
+        features = [spec.function.features(X if spec.features is None else X[:, list(spec.features)])
+                    for spec in specs]
+        normalizer = normalization if isinstance(normalization, KernelNormalizer) else \
+            KernelNormalizer(normalization).fit_diagonal(np.stack([np.einsum("ij,ij->i", phi, phi)
+                                                                  for phi in features]))
+        scales = normalizer.training_scales()
+        return cls([scales[m][:, None] * phi for m, phi in enumerate(features)])
 
     @property
     def ranks(self) -> np.ndarray:

@@ -47,7 +47,10 @@ class KernelNormalizer:
     train_diagonal_: np.ndarray | None = attrs.field(default=None, init=False)
 
     def fit(self, specs: Sequence[KernelSpec], X_train: np.ndarray) -> KernelNormalizer:
-        diag = diagonals(specs, np.asarray(X_train, dtype=float))
+        return self.fit_diagonal(diagonals(specs, np.asarray(X_train, dtype=float)))
+
+    def fit_diagonal(self, diag: np.ndarray) -> KernelNormalizer:
+        """Fit from the training diagonals ``k_m(x_i, x_i)`` (M, N), where they are already known."""
         if self.method != "none" and (diag <= 0).any():
             m = int(np.argwhere(diag <= 0)[0, 0])
             raise ValidationError(
@@ -71,22 +74,21 @@ class KernelNormalizer:
             return 1.0 / np.sqrt(diag)
         return np.ones_like(diag)
 
-    def test_scales(self, specs: Sequence[KernelSpec], X_rows: np.ndarray) -> np.ndarray:
+    def test_scales(self, test_diagonal: np.ndarray) -> np.ndarray:
         """``t`` (M, n) with normalised test kernels ``t_mi k_m(x_i, x_j) s_mj``
-        (:meth:`training_scales` ``s``): the training ``1 / sqrt(trace)`` for
-        unit trace, ``1 / sqrt(k(x_i, x_i))`` of the test point for spherical,
-        1 for none."""
+        (:meth:`training_scales` ``s``), from the test points' ``k_m(x_i, x_i)`` (M, n):
+        the training ``1 / sqrt(trace)`` for unit trace, ``1 / sqrt(k(x_i, x_i))`` for
+        spherical, 1 for none."""
         if self.train_diagonal_ is None:
             raise ValidationError("KernelNormalizer.test_scales called before fit")
-        n = np.shape(X_rows)[0]
         if self.method == "unit-trace":
-            return np.repeat(1.0 / np.sqrt(self.train_diagonal_.sum(axis=1, keepdims=True)), n, axis=1)
+            trace = self.train_diagonal_.sum(axis=1, keepdims=True)
+            return np.broadcast_to(1.0 / np.sqrt(trace), test_diagonal.shape).copy()
         if self.method == "spherical":
-            rows = diagonals(specs, np.asarray(X_rows, dtype=float))
-            if (rows <= 0).any():
+            if (test_diagonal <= 0).any():
                 raise ValidationError("a test point has k(x, x) <= 0: cannot normalise it")
-            return 1.0 / np.sqrt(rows)
-        return np.ones((self.train_diagonal_.shape[0], n))
+            return 1.0 / np.sqrt(test_diagonal)
+        return np.ones_like(test_diagonal)
 
     def transform(
         self, K: np.ndarray, specs: Sequence[KernelSpec] | None = None,

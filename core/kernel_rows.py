@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 import numpy as np
@@ -133,7 +133,7 @@ class SpecKernelRows(KernelRows):
         :data:`PREFETCH_BYTES` (larger requests are split), so memory stays
         within the cache plus one block.  Nothing happens when the cache
         cannot hold the rows asked for."""
-        missing = [int(i) for i in dict.fromkeys(np.asarray(indices).tolist()) if i not in self._cache]
+        missing = self._missing(indices)
         if not missing or len(missing) > self._cache_size:
             return
         step = max(1, PREFETCH_BYTES // (8 * len(self.specs) * self.shape[1]))
@@ -147,9 +147,13 @@ class SpecKernelRows(KernelRows):
         together and not cached (a one-off read, such as the objective's, would evict the rows
         an epoch comes back to)."""
         wanted = [int(i) for i in indices]
-        missing = [i for i in dict.fromkeys(wanted) if i not in self._cache]
+        missing = self._missing(wanted)
         computed = dict(zip(missing, self._compute(np.array(missing, dtype=int)))) if missing else {}
         return np.stack([computed[i] if i in computed else self._cache[i] for i in wanted])
+
+    def _missing(self, indices: Iterable[int]) -> list[int]:
+        """The distinct examples of ``indices`` whose rows are not in the cache, in order."""
+        return [i for i in dict.fromkeys(int(i) for i in indices) if i not in self._cache]
 
     def _keep(self, i: int, out: np.ndarray) -> None:
         if self._cache_size > 0:

@@ -128,7 +128,7 @@ def training_stack(specs: Sequence[KernelSpec], X: np.ndarray, out: np.ndarray,
         raise ValidationError(f"the stack of {M} kernels on {N} points needs shape {(M, N, N)}, "
                               f"got {out.shape}")
     if normalizer is not None and normalizer.train_diagonal_ is None:
-        raise ValidationError("training_stack needs a normalizer fitted on X")
+        raise ValidationError("the stack needs a normalizer fitted on X")
     step = block_rows(M, N, block_bytes)
     for start in range(0, N, step):
         rows = slice(start, min(N, start + step))
@@ -144,8 +144,6 @@ def memmap_stack(specs: Sequence[KernelSpec], X: np.ndarray, path: str | os.Path
                  block_bytes: int = BLOCK_BYTES) -> np.memmap:
     """The training stack of ``specs`` on ``X`` (:func:`training_stack`) as a memory-mapped
     ``.npy`` file of ``dtype`` at ``path``, returned opened read-only."""
-    if normalizer is not None and normalizer.train_diagonal_ is None:  # before creating the file
-        raise ValidationError("memmap_stack needs a normalizer fitted on X")
     N = np.shape(X)[0]
     out = np.lib.format.open_memmap(os.fspath(path), mode="w+", dtype=dtype, shape=(len(specs), N, N))
     training_stack(specs, X, out, normalizer, block_bytes=block_bytes)

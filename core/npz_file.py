@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from os import PathLike
+from typing import TypeVar
 
 import numpy as np
 
 from kernelfuse.errors import ValidationError
+
+T = TypeVar("T")
 
 #: Name of the array holding the digest.
 DIGEST = "sha256"
@@ -48,20 +51,16 @@ def write_npz(path: str | PathLike[str], arrays: Mapping[str, np.ndarray]) -> No
     np.savez(path, **arrays, **{DIGEST: np.array(arrays_digest(arrays))})
 
 
-def read_npz(path: str | PathLike[str], what: str, *, verify: bool = False) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, read without pickle; errors name the file.
-
-    ``verify``: the file must carry a digest (:func:`write_npz`) that matches
-    its arrays; the digest is not among the arrays returned.
-    """
+def read_numpy_file(path: str | PathLike[str], what: str, suffix: str, magic: bytes, expected: str,
+                    read: Callable[[], T]) -> T:
+    """``read()`` of a numpy file whose first bytes are ``magic``, with every failure a
+    :class:`ValidationError` naming the file (``expected`` says what it should be)."""
     try:
         with open(path, "rb") as stream:
-            magic = stream.read(4)
-        if magic != ZIP_MAGIC:  # numpy would take it for a pickle and suggest allow_pickle=True
-            raise ValidationError(f"cannot read {what} file {path} as .npz: it is not a zip "
-                                  "archive (numpy.savez writes one)")
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
+            head = stream.read(len(magic))
+        if head != magic:  # numpy would take it for a pickle and suggest allow_pickle=True
+            raise ValidationError(f"cannot read {what} file {path} as {suffix}: it is not {expected}")
+        return read()
     except FileNotFoundError:
         raise ValidationError(f"{what} file {path} does not exist") from None
     except ValidationError:
@@ -69,8 +68,21 @@ def read_npz(path: str | PathLike[str], what: str, *, verify: bool = False) -> d
     except Exception as exc:  # noqa: BLE001 - any parser failure means an unreadable file
         # (a damaged array header fails in numpy's header parser with SyntaxError, a
         # damaged archive with BadZipFile, a huge declared shape with MemoryError, ...)
-        raise ValidationError(f"cannot read {what} file {path} as .npz: "
+        raise ValidationError(f"cannot read {what} file {path} as {suffix}: "
                               f"{type(exc).__name__}: {exc}") from None
+
+
+def read_npz(path: str | PathLike[str], what: str, *, verify: bool = False) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file, read without pickle; errors name the file.
+
+    ``verify``: the file must carry a digest (:func:`write_npz`) that matches
+    its arrays; the digest is not among the arrays returned.
+    """
+    def read() -> dict[str, np.ndarray]:
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}
+
+    arrays = read_numpy_file(path, what, ".npz", ZIP_MAGIC, "a zip archive (numpy.savez writes one)", read)
     if not verify:
         return arrays
     recorded = arrays.pop(DIGEST, None)

@@ -19,6 +19,8 @@ kernel (:func:`kernel_times`), ``K_m' @ coef_m`` kernel by kernel
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 from scipy.linalg.blas import get_blas_funcs
 
@@ -34,9 +36,13 @@ def is_float64(K: np.ndarray) -> bool:
     return K.dtype == np.float64
 
 
-def row_blocks(n_rows: int, n_columns: int) -> range:
-    """Start rows of the blocks of a ``(n_rows, n_columns)`` matrix of at most :data:`BLOCK_ENTRIES` entries."""
-    return range(0, n_rows, max(1, BLOCK_ENTRIES // max(1, n_columns)))
+def float64_blocks(A: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """The rows of a 2-D array by blocks of at most :data:`BLOCK_ENTRIES` entries, each cast to
+    float64: ``(rows, A[rows] as float64)``."""
+    step = max(1, BLOCK_ENTRIES // max(1, A.shape[1]))
+    for start in range(0, A.shape[0], step):
+        rows = slice(start, min(A.shape[0], start + step))
+        yield rows, A[rows].astype(np.float64)
 
 
 def kernel_times(K: np.ndarray | FactorKernels, V: np.ndarray) -> np.ndarray:
@@ -48,10 +54,8 @@ def kernel_times(K: np.ndarray | FactorKernels, V: np.ndarray) -> np.ndarray:
     if is_float64(K):
         return (flat @ V).reshape((M, N) + V.shape[1:])
     out = np.empty((M * N,) + V.shape[1:])
-    step = row_blocks(M * N, N).step
-    for start in range(0, M * N, step):
-        stop = min(M * N, start + step)
-        np.matmul(flat[start:stop].astype(np.float64), V, out=out[start:stop])
+    for rows, block in float64_blocks(flat):
+        np.matmul(block, V, out=out[rows])
     return out.reshape((M, N) + V.shape[1:])
 
 
@@ -61,10 +65,8 @@ def kernel_product(K: np.ndarray, m: int, v: np.ndarray) -> np.ndarray:
     if is_float64(K):
         return Km.T @ v
     out = np.zeros((Km.shape[1],) + v.shape[1:])
-    step = row_blocks(*Km.shape).step
-    for start in range(0, Km.shape[0], step):
-        stop = min(Km.shape[0], start + step)
-        out += Km[start:stop].astype(np.float64).T @ v[start:stop]
+    for rows, block in float64_blocks(Km):
+        out += block.T @ v[rows]
     return out
 
 
@@ -99,11 +101,8 @@ def add_kernel(out: np.ndarray, K: np.ndarray, m: int, weight: float) -> None:
         axpy = get_blas_funcs("axpy", (out,))
         axpy(np.ascontiguousarray(K[m]).reshape(-1), out.reshape(-1), a=weight)
         return
-    Km = K[m]
-    step = row_blocks(*Km.shape).step
-    for start in range(0, Km.shape[0], step):
-        stop = min(Km.shape[0], start + step)
-        out[start:stop] += weight * Km[start:stop].astype(np.float64)
+    for rows, block in float64_blocks(K[m]):
+        out[rows] += weight * block
 
 
 def weighted_sum(K: np.ndarray, weights: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:

@@ -63,7 +63,7 @@ def check_kernels(
     tolerances).
     """
     K = K if isinstance(K, np.ndarray) and K.dtype == np.float32 else _as_float_array(K, "K")
-    tol = FLOAT32_TOL if K.dtype == np.float32 else SYMMETRY_TOL
+    symmetry_tol, psd_tol = (FLOAT32_TOL, FLOAT32_TOL) if K.dtype == np.float32 else (SYMMETRY_TOL, PSD_TOL)
     shape = K.shape
     if K.ndim == 2:
         K = K[None]
@@ -94,7 +94,7 @@ def check_kernels(
     if require_psd:
         scale = np.maximum(1.0, largest)
         asym = np.array([np.abs(np.subtract(Km, Km.T, out=buffer), out=buffer).max() for Km in K])
-        bad = np.flatnonzero(asym > tol * scale)
+        bad = np.flatnonzero(asym > symmetry_tol * scale)
         if bad.size:
             raise ValidationError(
                 f"kernel(s) {_list(bad)} of K are not symmetric (max |K - K'| = "
@@ -102,7 +102,7 @@ def check_kernels(
                 "PSD kernels (only family 'mikl' accepts indefinite ones)"
             )
         if check_psd:
-            _check_psd(K, FLOAT32_TOL if K.dtype == np.float32 else PSD_TOL)
+            _check_psd(K, psd_tol)
     return K
 
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -36,3 +41,13 @@ def subset_kernels(data, n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndar
         K = rbf_kernel(X[:, cols], gamma=1.0 / (2 * width**2))
         kernels.append(K / np.trace(K))
     return np.stack(kernels), data.target[rows]
+
+
+def traced_peak(call: Callable[[], T]) -> tuple[T, int]:
+    """``call()`` and the peak of memory it allocated, in bytes (tracemalloc: numpy arrays included)."""
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

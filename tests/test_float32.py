@@ -9,7 +9,6 @@ allocate a float64 copy of the stack.
 from __future__ import annotations
 
 import math
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -25,6 +24,8 @@ from kernelfuse.registry import get_registry
 from kernelfuse.stack_products import kernel_products, kernel_times, weighted_sum
 from kernelfuse.testing import small_problem
 from kernelfuse.validation import check_kernels
+
+from helpers import traced_peak
 
 SOLVERS = sorted(get_registry().names("solver"))
 
@@ -100,12 +101,7 @@ def test_no_float64_copy_of_a_float32_stack_is_made(solver):
     K, y, extra = small_problem(family, seed=2, n=500, n_kernels=8)
     K32 = np.ascontiguousarray(K, dtype=np.float32)
     del K
-    tracemalloc.start()
-    try:
-        _solve(K32, y, solver, family=family, check_psd=False, max_iter=3, **extra)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    _, peak = traced_peak(lambda: _solve(K32, y, solver, family=family, check_psd=False, max_iter=3, **extra))
     assert peak < K32.nbytes, f"{solver}: peak {peak / 2**20:.1f} MiB, stack {K32.nbytes / 2**20:.1f} MiB"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tracemalloc
 from collections import namedtuple
 
 import numpy as np
@@ -14,6 +13,8 @@ from kernelfuse.kernel import compute_kernels, stack_bytes
 from kernelfuse.kernel_grid import kernel_grid
 from kernelfuse.kernel_normalization import KernelNormalizer
 from kernelfuse.kernel_storage import block_rows, choose_storage, memmap_stack
+
+from helpers import traced_peak
 
 
 @pytest.fixture
@@ -64,10 +65,7 @@ def test_writing_a_memory_mapped_stack_holds_one_block_in_memory(data, tmp_path)
     normalizer = KernelNormalizer("unit-trace").fit(specs, X)
     whole = stack_bytes(len(specs), X.shape[0], X.shape[0])
     block = whole // 20
-    tracemalloc.start()
-    memmap_stack(specs, X, tmp_path / "K.npy", normalizer, block_bytes=block)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    _, peak = traced_peak(lambda: memmap_stack(specs, X, tmp_path / "K.npy", normalizer, block_bytes=block))
     assert peak < 0.25 * whole, (peak, whole)  # a block and its pairwise products, not the stack
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.plugins.kernels.nystrom import Nystrom
 from kernelfuse.plugins.kernels.random_features import RandomFourierFeatures
 
-from helpers import breast_cancer_kernels
+from helpers import breast_cancer_kernels, traced_peak
 
 REL_TOL = 1e-6  # as tests/test_spicymkl.py: SpicyMKL against cvxpy
 LOSSES = ["logistic", "hinge", "squared"]
@@ -116,12 +115,7 @@ def test_factors_read_no_row_and_form_no_n_by_n_array(monkeypatch):
     monkeypatch.setattr(F, "rows", no_rows)
     problem = Problem.create(F, y, "l1_mkl", loss="logistic", C=0.05)
     solver = get_registry().create("solver", "spicymkl")
-    tracemalloc.start()
-    try:
-        result = solver.solve(problem)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    result, peak = traced_peak(lambda: solver.solve(problem))
     assert result.status == "converged"
     assert peak < 8 * N * N / 8  # an N x N float64 array takes 8 N^2 bytes
 
@@ -154,11 +148,6 @@ def test_a_float32_stack_is_never_upcast():
     K32, y = float32_kernels()
     problem = Problem.create(K32, y, "l1_mkl", loss="hinge", C=0.05, check_psd=False)
     solver = get_registry().create("solver", "spicymkl")
-    tracemalloc.start()
-    try:
-        result = solver.solve(problem)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    result, peak = traced_peak(lambda: solver.solve(problem))
     assert result.status == "converged"
     assert peak < K32.nbytes  # half the float64 stack: not even one float64 copy of it
