@@ -31,6 +31,12 @@ class ExampleSubgradient:
         return np.asarray(loss.derivative(y[i:i + 1], f), dtype=float).reshape(-1)
 
     @staticmethod
+    def nonzero(loss: Loss, y: np.ndarray, indices: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """Which examples of ``indices`` have a non-zero sub-gradient at decision values ``f`` (B, C)."""
+        g = loss.derivative(y[indices], f[:, 0] if f.shape[1] == 1 else f)
+        return np.any(np.asarray(g).reshape(len(indices), -1) != 0.0, axis=1)
+
+    @staticmethod
     def kernel_norms(diagonal: np.ndarray, q: float) -> np.ndarray:
         """``||phi(x_i)||_{2,q} = (sum_m K_m(x_i, x_i)^(q/2))^(1/q)`` per example (``diagonal`` (N, M))."""
         return np.sum(np.maximum(diagonal, 0.0) ** (0.5 * q), axis=1) ** (1.0 / q)

@@ -47,6 +47,7 @@ of the stack.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import TypeVar
 
 import attrs
@@ -130,9 +131,11 @@ class Expansion(ABC):
             self.image *= self.scale
             self.scale = 1.0
 
-    def prefetch(self, indices: np.ndarray) -> None:
-        """Examples ``indices`` are about to be visited (here: nothing to prepare; an expansion
-        reading kernel rows computed on demand has them computed together)."""
+    def prefetch(self, indices: np.ndarray, weights: np.ndarray,
+                 will_update: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Examples ``indices`` are about to be visited; ``will_update`` maps their decision values
+        (B, C) to the examples predicted to update (here: nothing to prepare; an expansion reading
+        kernel rows computed on demand computes those examples' rows together)."""
 
     def add(self, i: int, u: np.ndarray) -> None:
         """``theta_{., c} += u_c phi(x_i)`` for every output (``u`` shape (C,)), reading example ``i``'s kernels."""

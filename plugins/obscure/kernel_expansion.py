@@ -16,8 +16,11 @@ the products of the outputs with ``u_c != 0``, ``O(M N)`` each.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 import numpy as np
+from scipy.linalg import get_blas_funcs
 
 from kernelfuse.kernel_rows import KernelRows, kernel_diagonal, kernel_rows
 from kernelfuse.plugins.obscure.expansion import Expansion
@@ -37,10 +40,13 @@ class KernelExpansion(Expansion):
         return cls(A=np.zeros((n_outputs, N)), image=np.zeros((n_outputs, M, N)), squared_norms=np.zeros(M),
                    diagonal=np.ascontiguousarray(kernel_diagonal(kernels).T, dtype=np.float64), kernels=kernels)
 
-    def prefetch(self, indices: np.ndarray) -> None:
-        """Rows on demand computed together for ``indices`` (:meth:`KernelRows.prefetch`)."""
+    def prefetch(self, indices: np.ndarray, weights: np.ndarray,
+                 will_update: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Rows on demand of the examples predicted to update computed together
+        (:meth:`KernelRows.prefetch`); their decision values are read from the image, no row."""
         if isinstance(self.kernels, KernelRows):
-            self.kernels.prefetch(indices)
+            values = self.scale * np.einsum("cmb,m->bc", self.image[:, :, indices], weights)
+            self.kernels.prefetch(indices[will_update(values)])
 
     def _inner(self, i: int) -> np.ndarray:
         return self.image[:, :, i]
@@ -48,8 +54,10 @@ class KernelExpansion(Expansion):
     def _accumulate(self, i: int, stored: np.ndarray) -> None:
         rows = kernel_rows(self.kernels, i)
         self.rows_read += rows.shape[0]
-        for c in np.flatnonzero(stored):
-            self.image[c] += stored[c] * rows
+        axpy = get_blas_funcs("axpy", (self.image,))
+        flat_rows = np.ascontiguousarray(rows, dtype=np.float64).reshape(-1)
+        for c in np.flatnonzero(stored):  # image[c] += stored[c] * rows in place, no temporary
+            axpy(flat_rows, self.image[c].reshape(-1), a=stored[c])
 
     def _inner_everywhere(self, weights: np.ndarray) -> np.ndarray:
         return np.einsum("cmn,m->nc", self.image, weights)

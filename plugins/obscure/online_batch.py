@@ -92,8 +92,6 @@ class OnlineBatchState:
     t: int = 0
     sum_s: float = 0.0
     radius: float = math.inf
-    #: Fraction of the examples of the last block that updated (1 at theta = 0: every margin fails).
-    update_rate: float = 1.0
 
 
 @attrs.define
@@ -116,12 +114,12 @@ class OnlineBatch(OuterOptimizer):
     adaptive: bool = True
     #: Seed of the example order (None: fresh randomness).
     seed: int | None = attrs.field(default=None, validator=attrs.validators.optional(nonnegative))
-    #: Examples per block of an epoch: the kernel rows of a block are computed together
-    #: (:meth:`~kernelfuse.kernel_rows.KernelRows.prefetch`) when at least ``prefetch_above`` of
-    #: the previous block's examples updated; 0: rows one at a time.  0.4 is the break-even
-    #: measured on Pendigits (N = 7,494): a row costs 1.08 ms alone, 0.42 ms in a block of 64.
+    #: Examples per block of an epoch.  At a block's start the examples whose sub-gradient is
+    #: non-zero at the current iterate (read from the expansion's image, no kernel row) are
+    #: predicted to update, and their kernel rows computed together
+    #: (:meth:`~kernelfuse.kernel_rows.KernelRows.prefetch`); 0: rows one at a time.  On
+    #: Pendigits (N = 7,494) a row set costs 1.08 ms alone and 0.42 ms in a block of 64.
     prefetch: int = attrs.field(default=64, validator=count)
-    prefetch_above: float = attrs.field(default=0.4, validator=nonnegative)
 
     def init(self, problem: Problem, point: Expansion, answer: OracleAnswer) -> OnlineBatchState:
         """The state at the starting point ``theta = 0``, where ``answer.objective = P(0)``."""
@@ -158,18 +156,23 @@ class OnlineBatch(OuterOptimizer):
         return expansion, evaluate(expansion), state
 
     def _examples(self, expansion: Expansion, state: OnlineBatchState) -> Iterator[int]:
-        """One epoch's examples in a fresh random order, by blocks of :attr:`prefetch`; a block's
-        rows are prefetched while updates are frequent enough for a block's product to beat
-        computing the rows it will read one at a time."""
-        order = state.rng.permutation(state.problem.n_samples)
+        """One epoch's examples in a fresh random order, by blocks of :attr:`prefetch`.
+
+        At a block's start the rows of the examples predicted to update (a
+        non-zero sub-gradient at the current iterate) are prefetched together.
+        The prediction only chooses which rows are computed early: every
+        example is still visited in order at the iterate of its turn, and a
+        row mispredicted either way costs one row computed alone or one row
+        computed for nothing, never a different step."""
+        problem = state.problem
+        order = state.rng.permutation(problem.n_samples)
         step = self.prefetch or order.size
         for start in range(0, order.size, step):
             block = order[start:start + step]
-            if self.prefetch and state.update_rate >= self.prefetch_above:
-                expansion.prefetch(block)
-            before = expansion.updates
+            if self.prefetch:
+                expansion.prefetch(block, state.mirror_map.weights(expansion.block_norms),
+                                   lambda f, block=block: self.sampler.nonzero(problem.loss, problem.y, block, f))
             yield from block.tolist()
-            state.update_rate = (expansion.updates - before) / block.size
 
     def _online_epoch(self, expansion: Expansion, state: OnlineBatchState) -> int:
         problem = state.problem
