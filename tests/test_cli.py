@@ -170,7 +170,8 @@ def test_example_problem_file_solves_from_the_shell(tmp_path):
 def test_set_passes_solver_and_part_parameters(problem_file, tmp_path, capsys):
     common = ["solve", str(problem_file), "--solver", "spicymkl", "--family", "l1_mkl", "--loss",
               "hinge", "--C", "0.1", "--quiet", "--output"]
-    code = main([*common, str(tmp_path / "slow.npz"), "--set", "growth=3", "--set", "newton_rtol=0"])
+    code = main([*common, str(tmp_path / "slow.npz"), "--set", "gamma0=1", "--set", "growth=3",
+                 "--set", "newton_rtol=0"])
     assert code == 0, capsys.readouterr().err
     assert main([*common, str(tmp_path / "fast.npz")]) == 0
     slow, fast = np.load(tmp_path / "slow.npz"), np.load(tmp_path / "fast.npz")

@@ -143,7 +143,7 @@ def test_estimators_read_rows_for_the_solvers_that_can(capsys):
 
 @pytest.mark.filterwarnings("ignore::kernelfuse.ConvergenceWarning")
 @pytest.mark.parametrize("solver, family, params", [
-    ("spicymkl", "l1_mkl", {"C": 0.5, "tol": 1e-6}),
+    ("spicymkl", "l1_mkl", {"C": 0.5, "tol": 1e-9}),  # f at a gap of 1e-6 is only ~1e-3 exact
     ("obscure", "pnorm_mkl", {"lam": 0.1, "p": 1.5, "tol": None, "max_iter": 20, "random_state": 0}),
 ])
 def test_estimators_keep_low_rank_kernels_as_factors(data, solver, family, params):

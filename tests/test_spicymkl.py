@@ -51,6 +51,26 @@ def test_spicymkl_reaches_the_cvxpy_optimum(loss, C, seed):
 
 
 @pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("n, m, C, C2", [(40, 120, 0.02, 0.0), (50, 200, 0.1, 0.0), (40, 150, 0.05, 0.5)])
+def test_screened_checks_reach_the_cvxpy_optimum_with_many_kernels(loss, n, m, C, C2):
+    """With many kernels the checks read only the kernels whose norm bound could pass the threshold
+    (kernelfuse.kernel_norm_bounds), and stop at ``cap`` joiners: the answer is still the optimum."""
+    K, y = breast_cancer_kernels(n=n, m=m, seed=m)
+    if loss in ("squared", "eps-insensitive"):
+        y = 0.7 * y + 0.3 * np.random.default_rng(m).normal(size=y.size)
+    params = {"C": C, "C2": C2} if C2 else {"C": C}
+    reference, result = check_against_cvxpy(K, y, loss, **params)
+    clear = reference.kernel_weights > 1e-3
+    assert np.all(result.kernel_weights[clear] > 1e-4)
+    assert np.all(result.kernel_weights[reference.kernel_weights < 1e-7] < 1e-3)
+    # Once the iterates settle a check reads only the kernels near the threshold: the last outer
+    # step reads at most a tenth of the kernels, and all checks together less than one pass per
+    # outer step (without the bounds each step read every kernel at least once).
+    per_step = np.diff([row.counters["check_passes"] for row in result.history])
+    assert per_step[-1] <= 0.1 and per_step.sum() < per_step.size
+
+
+@pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("C, C2", [(0.05, 0.2), (0.3, 1.0)])
 def test_elastic_net_reaches_the_cvxpy_optimum(loss, C, C2):
     K, y = small_problem(loss, seed=2)
