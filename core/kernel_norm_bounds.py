@@ -35,7 +35,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.kernel_factors import FactorKernels
-from kernelfuse.stack_products import float64_blocks, is_float64, kernel_products
+from kernelfuse.stack_products import float64_blocks, is_float64, kernels_times
 
 #: Relative widening of every interval, for the rounding of the sums that form it.
 ROUNDING = 1e-12
@@ -144,7 +144,7 @@ class KernelNormBounds:
             read = np.setdiff1d(read, known[0], assume_unique=True)
         squares = upper.copy()
         if read.size:
-            products = kernel_products(K, np.broadcast_to(v, (K.shape[0], v.size)), read)[read]
+            products = kernels_times(K, v, read)
             squares[read] = products @ v
         return np.sqrt(np.maximum(squares, 0.0)), read.size / K.shape[0]
 

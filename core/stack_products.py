@@ -91,6 +91,25 @@ def kernel_products(K: np.ndarray | KernelRows, coef: np.ndarray,
     return out
 
 
+def kernels_times(K: np.ndarray | FactorKernels, v: np.ndarray, kernels: np.ndarray) -> np.ndarray:
+    """``K_m @ v`` (``K_m`` symmetric) for the ``kernels`` only: shape ``(len(kernels), N)``, float64.
+
+    One read of each of those kernels; no output row for the others (at M = 3000 a full
+    ``(M, N)`` output would be allocated and zeroed for a working set of a few kernels)."""
+    out = np.empty((len(kernels), v.size))
+    if isinstance(K, FactorKernels):
+        for row, m in enumerate(kernels):
+            Phi = K.factors[m]
+            out[row] = Phi @ (Phi.T @ v)
+    elif is_float64(K):
+        for row, m in enumerate(kernels):
+            np.matmul(K[m], v, out=out[row])
+    else:
+        for row, m in enumerate(kernels):
+            out[row] = kernel_product(K, int(m), v)
+    return out
+
+
 def add_kernel(out: np.ndarray, K: np.ndarray, m: int, weight: float) -> None:
     """``out += weight * K_m`` in place (``out`` C-contiguous (N, N), float64 or of the stack's dtype).
 

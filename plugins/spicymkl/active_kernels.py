@@ -38,7 +38,7 @@ import numpy as np
 
 from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.plugins.spicymkl.newton_system import DenseSystem, LowRankSystem, NewtonSystem
-from kernelfuse.stack_products import add_kernel, kernel_products, kernel_times
+from kernelfuse.stack_products import add_kernel, kernel_times, kernels_times
 
 
 @attrs.define(slots=False)
@@ -139,7 +139,7 @@ class KernelTerms:
         if not isinstance(self.K, FactorKernels):
             H = self.hessian()
             H += constant
-            H[np.diag_indices_from(H)] += diagonal
+            np.einsum("ii->i", H)[:] += diagonal  # the diagonal as a writeable view
             return DenseSystem(H)
         active, K_v, weight = self._rank_one_terms()
         factors = [self.K.factors[m] for m in self.kernels[active]]
@@ -154,8 +154,7 @@ class KernelTerms:
         if self._everything:  # one product over the whole stack
             K_d = kernel_times(self.K, d)
         else:  # kernel by kernel over the working set (K_m symmetric)
-            K_d = kernel_products(self.K, np.broadcast_to(d, (self.K.shape[0], d.size)),
-                                  self.kernels)[self.kernels]
+            K_d = kernels_times(self.K, d, self.kernels)
         self.passes += self.kernels.size / self.K.shape[0]
         g = self.gamma
         b = g * (self.K_alpha @ d - g * (self.K_rho @ d))
