@@ -191,6 +191,13 @@ def test_the_lazy_hessian_is_exact_at_zero_tolerance_and_reads_only_moved_weight
     assert np.abs(H - exact_hessian(K, lazy)).max() <= 0.5 * np.abs(exact_hessian(K, lazy)).max()
 
 
+def test_the_lazy_hessian_tolerance_must_stay_below_one():
+    """At 1 or above a kernel leaving the active set (s_m = 0) is never re-read: refused."""
+    K, y = small_problem("logistic", seed=0)
+    with pytest.raises(ValidationError, match=r"hessian_tol must be in \[0, 1\), got 1.5"):
+        kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", hessian_tol=1.5)
+
+
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
 def test_the_lazy_hessian_changes_the_path_not_the_answer(loss):
     K, y = small_problem(loss, seed=3, n=60, m=12)

@@ -112,7 +112,9 @@ class SmoothedDualNewton(Oracle):
     #: The Hessian re-reads ``K_m`` only when its weight ``s_m`` moved by more than this
     #: (relative); 0: the exact Hessian at every step.  See ``KernelTerms.hessian``.  From kernel
     #: factors the Hessian is always exact (no ``N x N`` sum is kept).
-    hessian_tol: float = attrs.field(default=0.5, converter=float, validator=nonnegative)
+    #: Below 1: a kernel leaving the active set (``s_m = 0``) must always be re-read, which
+    #: ``|0 - w| > hessian_tol * w`` guarantees only then (1.5 made Newton diverge on Ringnorm).
+    hessian_tol: float = attrs.field(default=0.5, converter=float, validator=below_one)
 
     def init(self, problem: Problem) -> tuple[ProximalPoint, NewtonState]:
         if not uses_slack(problem.loss):
@@ -199,9 +201,13 @@ class SmoothedDualNewton(Oracle):
         coef = scale[:, None] * (point.coef - gamma * rho[None, :])
         intercept = point.intercept - point.gamma_b * float(rho.sum()) \
             if problem.family.has_intercept else 0.0
-        K_coef, fraction = objectives.sparse_kernel_products(problem.K, coef)
+        # K_m alpha+_m = s_m (K_m alpha_m - gamma K_m rho), from the products at hand: no read (the
+        # active kernels are in the working set, whose K_m rho the Newton steps kept).
+        active = np.flatnonzero(scale > 0)
+        K_coef = np.zeros_like(coef)
+        K_coef[active] = scale[active, None] * (K_centre[active] - gamma * bounds.products[active])
         return self._answer(point, state, K_centre, coef, intercept, K_coef, loss_term.next_slack(rho),
-                            rho, bounds, passes + fraction, steps, checks)
+                            rho, bounds, passes, steps, checks)
 
     @staticmethod
     def _read(bounds: KernelNormBounds, K: Any, rho: np.ndarray, kernels: np.ndarray) -> float:
