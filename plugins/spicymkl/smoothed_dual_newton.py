@@ -20,18 +20,26 @@ conjugate, eq. 7, or section 3.3's slack form).  The gradient of ``phi`` is
 so Newton's method (Armijo back-tracking, eq. 12) stops once the primal
 residual ``max_i |D'(rho_i) - f^+_i|`` is below ``newton_tol``.  The
 kernel terms, their line search and their active-set Hessian are in
-:mod:`.active_kernels` (one pass over the stack per Newton step), the
-Newton system's solve in :mod:`.newton_system`: dense from a kernel stack
-(float64, or float32 read in float64 blocks), by the Woodbury identity in
-``O(N k^2)`` from kernel factors ``K_m = Phi_m Phi_m'``
+:mod:`.active_kernels` (one read of the working set's kernels per Newton
+step), the Newton system's solve in :mod:`.newton_system`: dense from a
+kernel stack (float64, or float32 read in float64 blocks), by the Woodbury
+identity in ``O(N k^2)`` from kernel factors ``K_m = Phi_m Phi_m'``
 (:class:`~kernelfuse.kernel_factors.FactorKernels`, ``k`` the active
 kernels' total rank), with no ``N x N`` array.
 
-The answer is the proximal point as the model, the Moreau envelope's value
-and gradient ``(centre - proximal point) / gamma``, and a lower bound from
-``rho`` made dual-feasible (:mod:`kernelfuse.duality`), free when that
-needs only a shift (``K_m 1`` is kept for it).  At ``gamma = 0`` the oracle
-evaluates the centre itself, the starting model.
+Newton runs on a working set; the kernels outside it are checked at the
+end of each solve, reading only those whose certified bound on
+``||rho||_{K_m}`` (:mod:`kernelfuse.kernel_norm_bounds`) passes the
+threshold, and at most ``max(join_min, join_growth * |working set|)`` join
+before Newton resumes.
+
+The answer is the proximal point as the model (its kernel products from the
+step's own, no read), the Moreau envelope's value and gradient
+``(centre - proximal point) / gamma``, and a lower bound from ``rho`` made
+dual-feasible (:mod:`kernelfuse.duality`), whose ``max_m ||rho||_{K_m}``
+reads only the kernels that could hold it (none when the projection is a
+shift: ``K_m 1`` is kept for it).  At ``gamma = 0`` the oracle evaluates
+the centre itself, the starting model.
 """
 
 from __future__ import annotations
