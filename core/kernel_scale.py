@@ -81,7 +81,8 @@ def rescale(problem: Problem, scale: float) -> Rescaled:
     params, factor = SCALING_LAWS[problem.family.name](problem.params, scale)
     K = (FactorKernels([Phi / np.sqrt(scale) for Phi in problem.K.factors])
          if isinstance(problem.K, FactorKernels) else problem.K / scale)
-    return Rescaled(attrs.evolve(problem, K=K, params=params), scale, factor)
+    largest = None if problem.largest_entry is None else problem.largest_entry / scale
+    return Rescaled(attrs.evolve(problem, K=K, params=params, largest_entry=largest), scale, factor)
 
 
 def unit_scale(problem: Problem) -> Rescaled | None:
@@ -94,7 +95,9 @@ def unit_scale(problem: Problem) -> Rescaled | None:
         largest = float(problem.K.diagonal().max())
     elif not isinstance(problem.K, np.ndarray) or is_memory_mapped(problem.K):
         return None
-    else:
+    elif problem.largest_entry is not None:  # read by the validation
+        largest = problem.largest_entry
+    else:  # a Problem built by hand
         largest = max(float(np.abs(Km).max()) for Km in problem.K)  # one kernel's temporary at a time
     if largest == 0.0 or SCALE_BAND[0] <= largest <= SCALE_BAND[1]:
         return None

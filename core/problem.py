@@ -27,7 +27,8 @@ class Problem:
     (N,) class indices for multiclass (``classes`` holds the labels), or
     (N, L) in {-1, +1} for multi-label; ``groups`` (M,) ints 0..G-1 for
     families with groups, else None; ``params`` the family parameters with
-    defaults filled in.
+    defaults filled in; ``largest_entry`` the largest ``|K_ij|`` of a stack, read
+    by the validation (None for kernel rows and factors).
     """
 
     K: np.ndarray | KernelRows
@@ -37,6 +38,7 @@ class Problem:
     params: Mapping[str, float]
     groups: np.ndarray | None = None
     classes: np.ndarray | None = None
+    largest_entry: float | None = None
 
     @property
     def n_kernels(self) -> int:
@@ -83,11 +85,12 @@ class Problem:
         classes).  ``params`` are the family parameters of OBJECTIVES.md.
         """
         fam = get_family(family)
+        largest_entry = None
         if isinstance(K, KernelRows):  # rows on demand: shape and diagonal checked, not PSD
             if not np.isfinite(K.diagonal()).all():
                 raise ValidationError("the kernel rows have NaN or inf on their diagonal")
         else:
-            K = check_kernels(K, require_psd=fam.requires_psd, check_psd=check_psd)
+            K, largest_entry = check_kernels(K, require_psd=fam.requires_psd, check_psd=check_psd)
         n_kernels, n_samples = K.shape[0], K.shape[1]
         resolved = fam.resolve_params(params)
 
@@ -104,7 +107,7 @@ class Problem:
             raise ValidationError(f"family {fam.name} does not use groups, but groups were given")
         else:
             group_array = None
-        return cls(K, y_checked, fam, loss_obj, resolved, group_array, classes)
+        return cls(K, y_checked, fam, loss_obj, resolved, group_array, classes, largest_entry)
 
 
 def _is_binary(y: object) -> bool:

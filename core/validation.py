@@ -54,8 +54,9 @@ def _as_float_array(value: object, what: str) -> np.ndarray:
 
 def check_kernels(
     K: object, *, require_psd: bool, check_psd: bool = True
-) -> np.ndarray:
-    """The kernel stack as float64 (float32 when given float32) of shape (M, N, N), after all checks.
+) -> tuple[np.ndarray, float]:
+    """The kernel stack as float64 (float32 when given float32) of shape (M, N, N), after all
+    checks, and its largest entry in magnitude (read by the checks; the solvers' unit scale).
 
     A single (N, N) matrix is accepted as a stack of one kernel.  Kernels must
     be finite and at most :data:`MAX_KERNEL_ENTRY` in magnitude; where
@@ -74,16 +75,22 @@ def check_kernels(
         )
     if K.shape[0] == 0 or K.shape[1] == 0:
         raise ValidationError(f"K is empty: shape {K.shape}")
-    # One kernel at a time: a temporary of N x N, never of the stack's size (a memory-mapped
-    # stack may exceed memory).
-    finite = np.array([np.isfinite(Km).all() for Km in K])
-    if not finite.all():
-        bad = np.flatnonzero(~finite)
+    # One kernel at a time, each read once (its transpose is read while it is in cache): a
+    # temporary of N x N, never of the stack's size (a memory-mapped stack may exceed memory).
+    # The largest |K_ij| is NaN or inf exactly when the kernel holds one.
+    buffer = np.empty(K.shape[1:])
+    largest = np.empty(K.shape[0])
+    asym = np.zeros(K.shape[0])
+    with np.errstate(invalid="ignore"):  # inf - inf in a kernel refused below
+        for m, Km in enumerate(K):
+            largest[m] = np.abs(Km, out=buffer).max()
+            if require_psd:
+                asym[m] = np.abs(np.subtract(Km, Km.T, out=buffer), out=buffer).max()
+    bad = np.flatnonzero(~np.isfinite(largest))
+    if bad.size:
         raise ValidationError(
             f"K contains NaN or inf in kernel(s) {_list(bad)}"
         )
-    buffer = np.empty(K.shape[1:])  # the one N x N temporary of the checks below
-    largest = np.array([np.abs(Km, out=buffer).max() for Km in K])
     bad = np.flatnonzero(largest > MAX_KERNEL_ENTRY)
     if bad.size:
         raise ValidationError(
@@ -92,9 +99,7 @@ def check_kernels(
             "unit trace, kernelfuse.kernel_normalization) and C with them"
         )
     if require_psd:
-        scale = np.maximum(1.0, largest)
-        asym = np.array([np.abs(np.subtract(Km, Km.T, out=buffer), out=buffer).max() for Km in K])
-        bad = np.flatnonzero(asym > symmetry_tol * scale)
+        bad = np.flatnonzero(asym > symmetry_tol * np.maximum(1.0, largest))
         if bad.size:
             raise ValidationError(
                 f"kernel(s) {_list(bad)} of K are not symmetric (max |K - K'| = "
@@ -103,7 +108,7 @@ def check_kernels(
             )
         if check_psd:
             _check_psd(K, psd_tol)
-    return K
+    return K, float(largest.max())
 
 
 def _check_psd(K: np.ndarray, tol: float) -> None:

@@ -59,9 +59,10 @@ def test_products_of_a_float32_stack_are_float64_products_of_its_values():
 
 def test_validation_keeps_float32_with_tolerances_of_its_rounding():
     K, _, _ = small_problem("l1_mkl", seed=0, n=50)
-    K32 = check_kernels(K.astype(np.float32), require_psd=True)
+    K32, largest = check_kernels(K.astype(np.float32), require_psd=True)
+    assert largest == np.abs(K32).max()
     assert K32.dtype == np.float32
-    assert check_kernels(K.astype(np.float16), require_psd=False).dtype == np.float64  # other dtypes: float64
+    assert check_kernels(K.astype(np.float16), require_psd=False)[0].dtype == np.float64  # other dtypes: float64
     # One float32 rounding of asymmetry passes; 1e-4 does not.
     bumped = K.astype(np.float32)
     bumped[0, 0, 1] = np.nextafter(bumped[0, 0, 1], np.float32(2))

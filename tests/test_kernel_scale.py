@@ -45,6 +45,9 @@ def test_only_kernels_outside_the_band_are_rescaled():
         assert unit_scale(Problem.create(scale * K, y, "l1_mkl_sq")) is None
     far = unit_scale(Problem.create(1e9 * K, y, "l1_mkl_sq"))
     assert far.scale == pytest.approx(1e9) and np.abs(far.problem.K).max() == pytest.approx(1.0)
+    # The validation's reading of the largest entry, carried into the rescaled problem.
+    assert Problem.create(1e9 * K, y, "l1_mkl_sq").largest_entry == np.abs(1e9 * K).max()
+    assert far.problem.largest_entry == pytest.approx(np.abs(far.problem.K).max(), rel=1e-15)
 
 
 @pytest.mark.parametrize("solver, family", [("spicymkl", "l1_mkl"), ("mirror-vskl", "vskl"),
