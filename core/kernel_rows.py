@@ -196,11 +196,11 @@ class SpecKernelRows(KernelRows):
                     columns, sqnorms = self._subsets[spec.features]
                     pairs, features = Pairwise(columns[indices], columns, sqnorms), spec.features
                 values = spec.function.on_pairwise(pairs)
-            for rows, row in zip(out, values):
-                rows[m] = row
-        for rows, i in zip(out, indices):
-            rows *= self._scales
-            rows *= self._scales[:, i:i + 1]
+            # Normalised as written: s_mj for the columns once for the block, then s_mi per row
+            # (one write of each row set, where scaling it afterwards read and wrote it twice more).
+            columns_scaled = values * self._scales[m]
+            for rows, scale, row in zip(out, self._scales[m, indices], columns_scaled):
+                np.multiply(row, scale, out=rows[m])
         return out
 
     def diagonal(self) -> np.ndarray:
