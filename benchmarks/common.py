@@ -399,6 +399,11 @@ def fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def target_lines(checks: Sequence[dict[str, Any]]) -> list[str]:
+    """An issue's targets as markdown bullets: ``- **PASS** target: detail``."""
+    return [f"- **{'PASS' if c['pass'] else 'FAIL'}** {c['target']}: {c['detail']}" for c in checks]
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     cells = [[fmt(c) for c in row] for row in rows]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]

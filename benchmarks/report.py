@@ -34,6 +34,7 @@ REGION = re.compile(r"(<!-- generated: (\S+) (\S+) -->\n)(.*?)(<!-- end generate
 
 def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     """Benchmark (the JSON name before ``_quick`` / ``_10splits``) -> table name -> renderer."""
+    import common
     import default_solver
     import low_rank
     import mikl_titanic
@@ -57,6 +58,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
                 d["grid"], ("dataset", "N", "M", "C")),
             "simplemkl_ringnorm": lambda d: spicymkl_scaling.simplemkl_table(
                 [*d["ringnorm_by_M"], *d["ringnorm_by_N"]], ("N", "M")),
+            "targets": lambda d: "\n".join(common.target_lines(d["targets"])),
         },
         "mlmkl_labels": mlmkl_labels.TABLES,
         "default_solver": default_solver.TABLES,

@@ -435,8 +435,7 @@ def report(grid: list[dict[str, Any]], by_M: list[dict[str, Any]], by_N: list[di
     print("\n### Ringnorm: the exact reference cvxpy\n")
     print(cvxpy_table(by_M))
     print("\n### targets of the issue\n")
-    for c in checks:
-        print(f"- **{'PASS' if c['pass'] else 'FAIL'}** {c['target']}: {c['detail']}")
+    print("\n".join(common.target_lines(checks)))
     print(f"\ntotal wall time: {total:.1f} s")
 
 

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import common
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -40,7 +42,7 @@ def scaling_tables(d: dict[str, Any]) -> str:
             f"| {r['simple_rel_diff_vs_cvxpy']:+.1e} | {c['status']} |"
         )
     lines.append("")
-    lines += [f"- **{'PASS' if t['pass'] else 'FAIL'}** {t['target']}: {t['detail']}" for t in d["targets"]]
+    lines += common.target_lines(d["targets"])
     machine = d["machine"]
     lines += ["", f"Measured {machine['date']} on {machine['cpu']} ({machine['cpu_count']} cores), "
                   f"git {machine['git_commit'][:8]}, {d['total_seconds']:.0f} s in all."]

@@ -391,8 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n### SVM back-ends: active-set vs libsvm\n")
     print(libsvm_table(back_ends))
     print("\n### targets of the issue\n")
-    for c in checks:
-        print(f"- **{'PASS' if c['pass'] else 'FAIL'}** {c['target']}: {c['detail']}")
+    print("\n".join(common.target_lines(checks)))
     print(f"\ntotal wall time: {total:.1f} s")
 
     payload = {
