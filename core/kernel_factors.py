@@ -97,9 +97,11 @@ class FactorKernels(KernelRows):
     def diagonal(self) -> np.ndarray:
         return self._diagonal
 
-    def times(self, V: np.ndarray) -> np.ndarray:
-        """``K_m @ V`` for every kernel: shape ``(M,) + V.shape``, in ``O(N r M)`` per column of ``V``."""
-        return np.stack([Phi @ (Phi.T @ V) for Phi in self.factors])
+    def times(self, V: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:
+        """``K_m @ V`` for every kernel (or those of ``kernels``, in their order): shape
+        ``(M,) + V.shape``, in ``O(N r)`` per kernel and column of ``V``."""
+        factors = self.factors if kernels is None else [self.factors[m] for m in kernels]
+        return np.stack([Phi @ (Phi.T @ V) for Phi in factors])
 
     def products(self, coef: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:
         """``K_m @ coef_m`` for every kernel (and output), exactly, from the factors; only those

@@ -91,10 +91,8 @@ class KernelNormBounds:
         """``K_m v`` is now known for ``kernels`` (``products``, one row each)."""
         if kernels.size == 0:
             return
-        for index, reference in enumerate(self.references):
-            if reference is v or np.array_equal(reference, v):
-                break
-        else:
+        index = self._index_of(v)
+        if index is None:
             index = len(self.references)
             self.references.append(np.array(v, dtype=np.float64))
         self.products[kernels] = products
@@ -104,11 +102,13 @@ class KernelNormBounds:
 
     def exact(self, v: np.ndarray) -> np.ndarray:
         """Whether each kernel's product is at ``v`` (its norm at ``v`` is then known exactly)."""
-        out = np.zeros(self.reference.size, dtype=bool)
-        for index, reference in enumerate(self.references):
-            if reference is v or np.array_equal(reference, v):
-                out |= self.reference == index
-        return out
+        index = self._index_of(v)
+        return np.zeros(self.reference.size, dtype=bool) if index is None else self.reference == index
+
+    def _index_of(self, v: np.ndarray) -> int | None:
+        """The index of ``v`` among the reference vectors (kept distinct), or None."""
+        return next((index for index, reference in enumerate(self.references)
+                     if reference is v or np.array_equal(reference, v)), None)
 
     def squared_interval(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds on ``v'K_m v`` for every kernel, ``O(M N)``; equal where exact."""

@@ -101,12 +101,10 @@ def kernels_times(K: np.ndarray | FactorKernels, v: np.ndarray, kernels: np.ndar
 
     One read of each of those kernels; no output row for the others (at M = 3000 a full
     ``(M, N)`` output would be allocated and zeroed for a working set of a few kernels)."""
-    out = np.empty((len(kernels), v.size))
     if isinstance(K, FactorKernels):
-        for row, m in enumerate(kernels):
-            Phi = K.factors[m]
-            out[row] = Phi @ (Phi.T @ v)
-    elif is_float64(K):
+        return K.times(v, kernels) if len(kernels) else np.empty((0, v.size))
+    out = np.empty((len(kernels), v.size))
+    if is_float64(K):
         for row, m in enumerate(kernels):
             np.matmul(K[m], v, out=out[row])
     else:

@@ -167,7 +167,7 @@ class SmoothedDualNewton(Oracle):
         _, norms = self._radial(state.prox, gamma, a_K_a, K_centre, rho,
                                 np.where(known, bounds.squares, bounds.squared_interval(rho)[1]))
         working = (norms > self.screen * gamma * state.prox.C) | centred
-        checks = self._read(bounds, problem.K, rho, working & ~known)
+        checks = self._read(bounds, problem.K, rho, np.flatnonzero(working & ~known))
         steps, tolerance = 0, None
         while True:
             kernels = np.flatnonzero(working)
@@ -195,9 +195,10 @@ class SmoothedDualNewton(Oracle):
                                                            rho, bounds.squares[chunk])[0] > 0))
                 if found >= cap:
                     break
+            known = bounds.exact(rho)
             shrunk, norms = self._radial(state.prox, gamma, a_K_a, K_centre, rho,
-                                         np.where(bounds.exact(rho), bounds.squares, upper))
-            joining = (shrunk > 0) & ~working & bounds.exact(rho)
+                                         np.where(known, bounds.squares, upper))
+            joining = (shrunk > 0) & ~working & known
             if not joining.any():  # rho is stationary for every kernel, not just the working set
                 break
             candidates = np.flatnonzero(joining)
@@ -219,12 +220,10 @@ class SmoothedDualNewton(Oracle):
 
     @staticmethod
     def _read(bounds: KernelNormBounds, K: Any, rho: np.ndarray, kernels: np.ndarray) -> float:
-        """Read ``K_m rho`` for the ``kernels`` (a mask or indices) into ``bounds``; the passes it cost."""
-        read = np.flatnonzero(kernels) if kernels.dtype == bool else kernels
-        if read.size:
-            products = kernels_times(K, rho, read)
-            bounds.update(read, rho, products)
-        return read.size / K.shape[0]
+        """Read ``K_m rho`` for the ``kernels`` (indices) into ``bounds``; the passes it cost."""
+        if kernels.size:
+            bounds.update(kernels, rho, kernels_times(K, rho, kernels))
+        return kernels.size / K.shape[0]
 
     @staticmethod
     def _radial(prox: Any, gamma: float, a_K_a: np.ndarray, K_centre: np.ndarray, rho: np.ndarray,
