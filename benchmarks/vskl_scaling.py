@@ -18,9 +18,11 @@ kernels and the first few features only, and large M on few features
 trace on the training set.
 
 Measured per data set and M: time, SVM calls, kernel passes, objective of
-``mirror-vskl`` and ``simplemkl``, their relative objective difference, test
-accuracy of both and of the ``average`` baseline, the ratios
-simplemkl / mirror-vskl of time and SVM calls.  In the same run: the exact
+``mirror-vskl`` (its default map, ``local-quadratic``: projected Newton
+steps), ``mirror-vskl`` with ``mirror_map="entropic"`` (the paper's
+entropic mirror descent) and ``simplemkl``, their relative objective
+difference, test accuracy of mirror-vskl, simplemkl and the ``average``
+baseline, the ratios simplemkl / mirror-vskl of time and SVM calls.  In the same run: the exact
 ``cvxpy`` reference at small sizes (M in {10, 20}, N_train trimmed to 120 by a
 seeded stratified subsample), and both MKL solvers with ``svm_solver="libsvm"``
 at a mid-size M to compare SVM back-ends.  Then the issue's targets are
@@ -85,9 +87,19 @@ def kernel_specs(d: int, M: int) -> tuple[list[tuple[list[int] | None, float]], 
     return specs[:M], widths
 
 
-def mkl(K: np.ndarray, y: np.ndarray, solver: str, svm: str, time_limit: float) -> dict[str, Any]:
+#: The MKL runs of each (data set, M): key -> (solver, extra parameters).
+MKL_RUNS: dict[str, tuple[str, dict[str, Any]]] = {
+    "mirror": ("mirror-vskl", {}),
+    "entropic": ("mirror-vskl", {"mirror_map": "entropic"}),
+    "simple": ("simplemkl", {}),
+}
+
+
+def mkl(K: np.ndarray, y: np.ndarray, key: str, svm: str, time_limit: float) -> dict[str, Any]:
+    solver, extra = MKL_RUNS[key]
     return common.timed_runs(K, y, solver, family="l1_mkl_sq", C=C, stop="objective_change",
-                             tol=TOL, svm_solver=svm, check_psd=False, time_limit=time_limit)
+                             tol=TOL, svm_solver=svm, check_psd=False, time_limit=time_limit,
+                             **extra)
 
 
 def average(K: np.ndarray, y: np.ndarray, svm: str = "active-set") -> dict[str, Any]:
@@ -129,13 +141,15 @@ def scaling_runs(cfg: dict[str, Any], data: dict[str, dict[str, Any]]) -> list[d
                 "widths": widths, "n_features_used": min(d, max(0, len(specs) // len(widths) - 1)),
                 "N_train": K.shape[1], "N_test": Kt.shape[1], "kernel_build_seconds": t_kernels,
             }
-            for key, solver in (("average", None), ("mirror", "mirror-vskl"), ("simple", "simplemkl")):
-                run = average(K, ds["y_train"]) if solver is None else \
-                    mkl(K, ds["y_train"], solver, "active-set", cfg["time_limit"])
+            for key in ("average", *MKL_RUNS):
+                run = average(K, ds["y_train"]) if key == "average" else \
+                    mkl(K, ds["y_train"], key, "active-set", cfg["time_limit"])
                 run["test_accuracy"] = test_accuracy(run, Kt, ds["y_test"])
                 row[key] = run
                 log(f"[{name} M={M}] {key:8s} {brief(run)} acc={run['test_accuracy']:.3f}")
-            m, s = row["mirror"], row["simple"]
+            m, e, s = row["mirror"], row["entropic"], row["simple"]
+            row["entropic_time_ratio"] = ratio(e.get("time"), m.get("time"))
+            row["entropic_svm_ratio"] = ratio(e.get("svm_calls"), m.get("svm_calls"))
             row["objective_rel_diff"] = (
                 (m.get("objective", math.nan) - s.get("objective", math.nan))
                 / max(1.0, abs(s.get("objective", math.nan))))
@@ -173,8 +187,8 @@ def cvxpy_runs(cfg: dict[str, Any], data: dict[str, dict[str, Any]], seed: int
             row["cvxpy"] = common.run_solver(K, ds["y_train"], "cvxpy", family="l1_mkl_sq", C=C,
                                              check_psd=False)
             log(f"[cvxpy {name} M={M} N={K.shape[1]}] cvxpy    {brief(row['cvxpy'])}")
-            for key, solver in (("mirror", "mirror-vskl"), ("simple", "simplemkl")):
-                row[key] = mkl(K, ds["y_train"], solver, "active-set", cfg["time_limit"])
+            for key in ("mirror", "simple"):
+                row[key] = mkl(K, ds["y_train"], key, "active-set", cfg["time_limit"])
                 log(f"[cvxpy {name} M={M} N={K.shape[1]}] {key:8s} {brief(row[key])}")
             ref = row["cvxpy"].get("objective", math.nan)
             for key in ("mirror", "simple"):
@@ -202,7 +216,7 @@ def libsvm_runs(cfg: dict[str, Any], data: dict[str, dict[str, Any]],
                 if svm == "active-set" and same:
                     run = same[0][key]  # measured in the scaling runs above, same problem
                 else:
-                    run = mkl(K, ds["y_train"], solver, svm, cfg["time_limit"])
+                    run = mkl(K, ds["y_train"], key, svm, cfg["time_limit"])
                     run["test_accuracy"] = test_accuracy(run, Kt, ds["y_test"])
                     log(f"[svm back-end {name} M={M}] {solver} + {svm}: {brief(run)}")
                 out["runs"][f"{solver}|{svm}"] = run
@@ -218,20 +232,20 @@ def scaling_tables(rows: list[dict[str, Any]]) -> str:
     parts = []
     for name in dict.fromkeys(r["dataset"] for r in rows):
         sub = [r for r in rows if r["dataset"] == name]
-        head = ["M", "widths", "time mirror (s)", "time simple (s)", "time ratio s/m",
-                "SVM mirror", "SVM simple", "SVM ratio s/m", "passes mirror", "passes simple",
-                "obj mirror", "obj simple", "rel. obj diff (m-s)", "acc mirror", "acc simple",
-                "acc average", "status m/s"]
+        head = ["M", "widths", "time mirror (s)", "time entropic (s)", "time simple (s)",
+                "time ratio s/m", "SVM mirror", "SVM entropic", "SVM simple", "SVM ratio s/m",
+                "passes mirror", "passes simple", "obj mirror", "obj entropic", "obj simple",
+                "rel. obj diff (m-s)", "acc mirror", "acc simple", "acc average", "status m/e/s"]
         body = []
         for r in sub:
-            m, s, a = r["mirror"], r["simple"], r["average"]
+            m, e, s, a = r["mirror"], r["entropic"], r["simple"], r["average"]
             body.append([
-                r["M"], r["n_widths"], m.get("time"), s.get("time"), r["time_ratio"],
-                m.get("svm_calls"), s.get("svm_calls"), r["svm_ratio"],
-                m.get("kernel_passes"), s.get("kernel_passes"),
-                m.get("objective"), s.get("objective"), r["objective_rel_diff"],
-                m.get("test_accuracy"), s.get("test_accuracy"), a.get("test_accuracy"),
-                f"{m.get('status')}/{s.get('status')}",
+                r["M"], r["n_widths"], m.get("time"), e.get("time"), s.get("time"),
+                r["time_ratio"], m.get("svm_calls"), e.get("svm_calls"), s.get("svm_calls"),
+                r["svm_ratio"], m.get("kernel_passes"), s.get("kernel_passes"),
+                m.get("objective"), e.get("objective"), s.get("objective"),
+                r["objective_rel_diff"], m.get("test_accuracy"), s.get("test_accuracy"),
+                a.get("test_accuracy"), f"{m.get('status')}/{e.get('status')}/{s.get('status')}",
             ])
         n_train, n_test = sub[0]["N_train"], sub[0]["N_test"]
         parts.append(f"#### {name} (N_train = {n_train}, N_test = {n_test})\n\n"
@@ -244,7 +258,8 @@ def svm_detail_table(rows: list[dict[str, Any]]) -> str:
             "active-set fallbacks", "s in libsvm (cold+fallback)", "outer iters", "selected"]
     body = []
     for r in rows:
-        for key, label in (("mirror", "mirror-vskl"), ("simple", "simplemkl")):
+        for key, label in (("mirror", "mirror-vskl"), ("entropic", "mirror-vskl entropic"),
+                           ("simple", "simplemkl")):
             run = r[key]
             if run.get("status") == "error":
                 continue
@@ -346,6 +361,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> Path | None:
         for ax, field in zip(axes, ("time", "svm_calls", "kernel_passes")):
             ax.plot(Ms, [r["mirror"].get(field, np.nan) for r in sub], "o-", color=colour,
                     label=f"{name} mirror-vskl")
+            ax.plot(Ms, [r["entropic"].get(field, np.nan) for r in sub], "^:", color=colour,
+                    label=f"{name} mirror-vskl, entropic map")
             ax.plot(Ms, [r["simple"].get(field, np.nan) for r in sub], "s--", color=colour,
                     label=f"{name} simplemkl")
     for ax, title in zip(axes, ("time (s)", "SVM calls", "kernel passes")):

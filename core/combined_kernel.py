@@ -1,7 +1,8 @@
 """The two passes over a kernel stack that every SVM-based MKL oracle makes.
 
 * :func:`combined_kernel`: ``K(w) = sum_m w_m K_m``, the kernel the SVM sees;
-* :func:`quadratic_forms`: ``a_m = beta' K_m beta`` for every kernel, where
+* :func:`quadratic_forms`: ``a_m = beta' K_m beta`` for every kernel (and
+  :func:`expansion_products`: the products ``K_m beta`` of the same pass), where
   ``beta = alpha * y`` is the SVM's expansion.  ``-0.5 a_m`` is the gradient
   of the SVM optimum with respect to ``w_m`` (Danskin); SimpleMKL,
   mirrorVSKL, the average-kernel baseline and ML-MKL all read it.
@@ -34,4 +35,10 @@ def quadratic_forms(K: np.ndarray, beta: np.ndarray) -> np.ndarray:
     ``beta`` of shape (N,) gives (M,); of shape (N, L) (one expansion per
     label) gives (M, L), still one pass.
     """
-    return np.einsum("mi...,i...->m...", kernel_times(K, beta), beta)
+    return expansion_products(K, beta)[1]
+
+
+def expansion_products(K: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``K_m beta`` for every kernel (M, N, ...) and the forms ``beta' K_m beta``: the same one pass."""
+    products = kernel_times(K, beta)
+    return products, np.einsum("mi...,i...->m...", products, beta)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -42,6 +42,10 @@ class OracleAnswer:
     loop.  ``gauges``: readings recorded in the history as they are, not
     summed (e.g. ML-MKL-SA's estimate of the saddle-point gap).
     ``active_kernels``: how many kernels the model uses, for progress reports.
+    ``curvature``: where the oracle can tell, a function returning a factor
+    ``R`` (r, n) with ``R'R`` the Hessian of ``value`` at the point, valid
+    while the inner solution's active sets hold (computed on demand: only
+    a second-order step asks for it); None otherwise.
     """
 
     value: float
@@ -55,6 +59,7 @@ class OracleAnswer:
     gauges: Mapping[str, float] = attrs.field(factory=dict)
     #: Kernels the model uses (weight above 1e-6 of the largest); -1 if unknown.
     active_kernels: int = -1
+    curvature: Callable[[], np.ndarray] | None = None
 
 
 class Oracle(ABC):

@@ -117,7 +117,7 @@ def test_compose_builds_what_a_named_recipe_builds():
     from kernelfuse.errors import UnknownNameError
     from kernelfuse.recipe import compose
 
-    recipe = compose({"optimizer": "mirror-descent", "optimizer.mirror_map": "entropic",
+    recipe = compose({"optimizer": "mirror-descent", "optimizer.mirror_map": "local-quadratic",
                       "oracle": "vskl-bca", "oracle.svm_solver": "active-set"})
     assert recipe.parts == get_registry().get("solver", "mirror-vskl").factory.parts
     assert recipe.families == {"vskl", "l1_mkl_sq"}

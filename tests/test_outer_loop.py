@@ -111,7 +111,8 @@ def test_history_rows_carry_the_optimisers_step():
     X = rng.normal(size=(30, 2))
     K = np.stack([np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / w) for w in (0.5, 2.0)])
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    result = kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", C=1.0)
+    result = kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", C=1.0,
+                              mirror_map="entropic")
     steps = [row.counters["step"] for row in result.history]
     assert all(s > 0 for s in steps) and len(set(steps)) > 1  # Armijo steps grow and shrink
     sa = kernelfuse.solve(K, np.c_[y, -y], solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=0,

@@ -42,16 +42,17 @@ def check_against_reference(result, reference, problem):
     assert recomputed == pytest.approx(result.objective, rel=1e-12)
 
 
+@pytest.mark.parametrize("mirror_map", ["local-quadratic", "entropic"])
 @pytest.mark.parametrize("grouping", list(GROUPINGS))
 @pytest.mark.parametrize("q", [1.0, 2.0, 3.0, math.inf])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_mirror_vskl_reaches_the_cvxpy_optimum(seed, q, grouping):
+def test_mirror_vskl_reaches_the_cvxpy_optimum(seed, q, grouping, mirror_map):
     K, y = breast_cancer_kernels(n=40, m=6, seed=seed)
     groups = GROUPINGS[grouping]
     C = [2.0, 10.0, 50.0][seed]
     params = dict(family="vskl", groups=groups, C=C, q=q)
     reference = kernelfuse.solve(K, y, solver="cvxpy", **params)
-    result = kernelfuse.solve(K, y, solver="mirror-vskl", **params)
+    result = kernelfuse.solve(K, y, solver="mirror-vskl", mirror_map=mirror_map, **params)
     check_against_reference(result, reference, Problem.create(K, y, "vskl", groups=groups, C=C, q=q))
     assert result.gap <= 1e-6
 
@@ -111,9 +112,12 @@ def test_the_papers_step_rules_converge(rule):
     groups = np.array([0, 0, 1, 1, 1])
     params = dict(family="vskl", groups=groups, C=5.0, q=2.0)
     reference = kernelfuse.solve(K, y, solver="cvxpy", **params)
-    result = kernelfuse.solve(K, y, solver="mirror-vskl", step_rule=rule, max_iter=3000, **params)
+    result = kernelfuse.solve(K, y, solver="mirror-vskl", mirror_map="entropic", step_rule=rule,
+                              max_iter=3000, **params)
     assert result.status == "converged"
     assert abs(result.objective - reference.objective) / reference.objective <= REL_TOL
+    with pytest.raises(kernelfuse.ValidationError, match="mirror_map='entropic'"):
+        kernelfuse.solve(K, y, solver="mirror-vskl", step_rule=rule, **params)
 
 
 def test_parts_can_be_swapped_by_name_and_parameters_reach_them():

@@ -24,7 +24,9 @@ For q = 1 (t = 0) gamma drops out and the oracle is one SVM.  The answer:
 * ``gradient`` (Danskin) ``dG/dlam_k = -0.5 gamma_j^(-t) a_k(alpha)``;
 * ``lower_bound`` ``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r``, valid
   for every feasible alpha (weak duality);
-* the primal model ``coef_m = w_m (alpha * y)``, intercept the SVM's ``b``.
+* the primal model ``coef_m = w_m (alpha * y)``, intercept the SVM's ``b``;
+* on demand, the curvature of ``G`` in ``lam`` (at fixed gamma) for the
+  ``local-quadratic`` mirror map (:mod:`kernelfuse.svm_curvature`).
 
 Cost per BCA sweep: one pass over the kernel stack to form ``K(w)`` (over
 the kernels with non-negligible weight only), one to compute every ``a_k``
@@ -42,11 +44,12 @@ import attrs
 import numpy as np
 
 from kernelfuse import objectives
-from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
+from kernelfuse.combined_kernel import combined_kernel, expansion_products
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import Problem
 from kernelfuse.recipe import part_with
+from kernelfuse.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.svm_solver import SVMSolution, SVMSolver
 
 
@@ -71,6 +74,19 @@ def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: fl
     top = np.zeros(n_groups)
     np.maximum.at(top, groups, a)
     return float(alpha.sum() - 0.5 * r_norm(top, exponents(q)[1]))
+
+
+def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarray,
+               scale: np.ndarray):  # type: ignore[no-untyped-def]
+    """The factor of ``G``'s Hessian in ``lam`` at fixed gamma, on demand (:mod:`kernelfuse.svm_curvature`).
+
+    With gamma held, ``w = lam * scale``; the gamma-block's own response
+    only adds curvature (G is the maximum over gamma too), so for q > 1 the
+    model is a lower estimate that the outer line search corrects.
+    """
+    free = margin_support_vectors(alpha, C)  # the slices, not K_w, outlive the query
+    K_free, products_free = K_w[np.ix_(free, free)], products[:, free]
+    return lambda: svm_curvature_factor(K_free, products_free, scale=scale)
 
 
 @attrs.define
@@ -117,7 +133,7 @@ class VSKLBlockCoordinateAscent(Oracle):
             passes += fraction + 1.0
             solution = self.svm_solver.solve(K_w, y, C, warm_start=solution)
             beta = solution.alpha * y
-            a = quadratic_forms(K, beta)
+            products, a = expansion_products(K, beta)
             if t == 0.0:
                 break
             v = np.bincount(groups, weights=point * a, minlength=gamma.size)
@@ -144,5 +160,6 @@ class VSKLBlockCoordinateAscent(Oracle):
             counters={"svm_calls": sweeps, "bca_iterations": sweeps, "oracle_calls": 1,
                       "kernel_passes": passes},
             active_kernels=int(np.sum(weights > 1e-6 * weights.max())) if weights.max() > 0 else 0,
+            curvature=_curvature(K_w, solution.alpha, C, products, scale),
         )
         return answer, attrs.evolve(state, gamma=gamma, svm=solution)
