@@ -26,19 +26,32 @@ DEFAULT_MEMORY_BUDGET = 8 * 2**30
 
 class Pairwise:
     """Rows X and Z of one feature subset, with their inner products and squared
-    distances computed once and shared by every kernel on that subset."""
+    distances computed once and shared by every kernel on that subset.
 
-    def __init__(self, X: np.ndarray, Z: np.ndarray, Z_sqnorms: np.ndarray | None = None) -> None:
+    ``workspace`` (optional): two (len(X), len(Z)) arrays the inner products
+    and the squared distances are written into, and a third for scratch, so
+    that a caller computing many small blocks (kernel rows on demand) reuses
+    memory instead of mapping fresh pages for every block.
+    """
+
+    def __init__(self, X: np.ndarray, Z: np.ndarray, Z_sqnorms: np.ndarray | None = None,
+                 workspace: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         self.X, self.Z = X, Z
         self._Z_sqnorms = Z_sqnorms  # ||z_j||^2 when known (kernel rows reuse them)
+        self._workspace = workspace
         self._gram: np.ndarray | None = None
         self._sqdist: np.ndarray | None = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.X.shape[0], self.Z.shape[0]
 
     @property
     def gram(self) -> np.ndarray:
         """``[x_i' z_j]``."""
         if self._gram is None:
-            self._gram = self.X @ self.Z.T
+            out = None if self._workspace is None else self._workspace[0]
+            self._gram = np.matmul(self.X, self.Z.T, out=out)
         return self._gram
 
     @property
@@ -46,8 +59,9 @@ class Pairwise:
         """``[||x_i - z_j||^2]``, clipped at 0."""
         if self._sqdist is None:
             z_norms = (self.Z * self.Z).sum(1) if self._Z_sqnorms is None else self._Z_sqnorms
-            d = np.add.outer((self.X * self.X).sum(1), z_norms)  # in place from here: at N = 10^5
-            d -= 2.0 * self.gram                                  # every N x N temporary is 80 GB
+            out, scratch = (None, None) if self._workspace is None else self._workspace[1:]
+            d = np.add.outer((self.X * self.X).sum(1), z_norms, out=out)  # in place from here: at
+            d -= np.multiply(self.gram, 2.0, out=scratch)  # N = 10^5 every N x N temporary is 80 GB
             self._sqdist = np.maximum(d, 0.0, out=d)
         return self._sqdist
 
@@ -63,8 +77,17 @@ class KernelFunction(ABC):
         """The matrix ``[k(x_i, z_j)]`` for rows x_i of X and z_j of Z."""
 
     def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
-        """The same matrix from shared pairwise quantities (override to reuse them)."""
+        """The same matrix from shared pairwise quantities (override this or
+        :meth:`on_pairwise_into` to reuse them)."""
+        if type(self).on_pairwise_into is not KernelFunction.on_pairwise_into:
+            return self.on_pairwise_into(pairs, np.empty(pairs.shape))
         return self(pairs.X, pairs.Z)
+
+    def on_pairwise_into(self, pairs: Pairwise, out: np.ndarray) -> np.ndarray:
+        """:meth:`on_pairwise` written into ``out`` (returned): kernels that override it
+        compute in place, with no temporary as large as the result."""
+        np.copyto(out, self.on_pairwise(pairs))
+        return out
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         """``k(x_i, x_i)`` for every row (used by spherical normalisation)."""

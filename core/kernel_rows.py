@@ -33,7 +33,8 @@ import numpy as np
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernel import KernelSpec, Pairwise
 from kernelfuse.kernel_normalization import KernelNormalizer
-from kernelfuse.validation import count
+from kernelfuse.parallel import blas_threads, large_product_threads
+from kernelfuse.validation import count, positive_count
 
 
 #: Bytes of the row sets one product of :meth:`SpecKernelRows.prefetch` computes.
@@ -57,6 +58,11 @@ class KernelRows(ABC):
     @abstractmethod
     def diagonal(self) -> np.ndarray:
         """``K_m[i, i]``: shape (M, N)."""
+
+    def entries(self, indices: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """``K_m[indices, columns]`` for every kernel: shape (M, len(indices), len(columns))
+        (here: from the row sets)."""
+        return np.stack([self.rows(int(i))[:, columns] for i in indices], axis=1)
 
     def prefetch(self, indices: np.ndarray) -> None:
         """Prepare the rows of ``indices``, about to be read (here: nothing; rows computed in
@@ -89,6 +95,11 @@ class SpecKernelRows(KernelRows):
     normalization: str = "unit-trace"
     #: Bytes of recently read row sets kept (least recently used dropped first); 0: none.
     cache_bytes: int = attrs.field(default=512 * 2**20, validator=count)
+    #: BLAS threads for computing rows (one product per feature subset over all N points);
+    #: None: :func:`~kernelfuse.parallel.large_product_threads` (the cores this process may
+    #: use, one inside parallel jobs).  Pendigits, N = 7,494: a row set alone 1.4 ms on one
+    #: thread, 0.5 ms on two; OBSCURE's online stage 2.7 s -> 2.1 s.
+    blas_threads: int | None = attrs.field(default=None, validator=attrs.validators.optional(positive_count))
 
     def __attrs_post_init__(self) -> None:
         if self.X.ndim != 2 or not np.isfinite(self.X).all():
@@ -106,6 +117,7 @@ class SpecKernelRows(KernelRows):
         # computed: memory mapped fresh costs more than the rows' arithmetic (Pendigits, N = 7,494:
         # 2.2 ms a row set written to fresh memory, 0.55 ms to reused memory, on the 2-core machine).
         self._spare: list[np.ndarray] = []
+        self._work: np.ndarray | None = None  # :meth:`_workspace`
         # Each feature subset once, contiguous, with its squared norms: a row costs one
         # matrix-vector product per subset.
         self._subsets: dict[tuple[int, ...] | None, tuple[np.ndarray, np.ndarray]] = {}
@@ -129,6 +141,23 @@ class SpecKernelRows(KernelRows):
             return cached
         out = self._compute(np.array([i]))[0]
         self._keep(i, out)
+        return out
+
+    def entries(self, indices: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """``K_m[indices, columns]`` computed for those entries only (``O(M B C)`` work for B
+        indices and C columns, where their row sets are ``O(M B N)``)."""
+        out = np.empty((len(self.specs), len(indices), len(columns)))
+        pairs, features = None, object()
+        for m, spec in enumerate(self.specs):
+            if m in self._feature_maps:
+                phi = self._feature_maps[m]
+                values = phi[indices] @ phi[columns].T
+            else:
+                if spec.features != features:
+                    X, sqnorms = self._subsets[spec.features]
+                    pairs, features = Pairwise(X[indices], X[columns], sqnorms[columns]), spec.features
+                values = spec.function.on_pairwise(pairs)
+            np.multiply(values, np.outer(self._scales[m, indices], self._scales[m, columns]), out=out[m])
         return out
 
     def prefetch(self, indices: np.ndarray) -> None:
@@ -184,24 +213,45 @@ class SpecKernelRows(KernelRows):
 
     def _compute(self, indices: np.ndarray) -> list[np.ndarray]:
         """The row sets of ``indices``, each its own (M, N) array (so that the cache frees a row
-        set when it drops it, not when it has dropped every row set of its block)."""
+        set when it drops it, not when it has dropped every row set of its block).
+
+        Every intermediate of the block (inner products, squared distances, one kernel's
+        values) is written into the same three (B, N) work arrays, kept between blocks: a
+        temporary of that size is mapped fresh by the allocator each time, and at N = 7,494
+        first touches cost more than the arithmetic."""
+        threads = self.blas_threads or large_product_threads()
+        if threads == 1:
+            return self._compute_rows(indices)
+        with blas_threads(threads):
+            return self._compute_rows(indices)
+
+    def _compute_rows(self, indices: np.ndarray) -> list[np.ndarray]:
         out = [self._buffer() for _ in indices]
+        workspace = self._workspace(len(indices))
+        values = workspace[3]
         pairs, features = None, object()
         for m, spec in enumerate(self.specs):
             if m in self._feature_maps:
                 phi = self._feature_maps[m]
-                values = phi[indices] @ phi.T
+                np.matmul(phi[indices], phi.T, out=values)
             else:
                 if spec.features != features:  # consecutive specs on one subset share the products
                     columns, sqnorms = self._subsets[spec.features]
-                    pairs, features = Pairwise(columns[indices], columns, sqnorms), spec.features
-                values = spec.function.on_pairwise(pairs)
+                    pairs = Pairwise(columns[indices], columns, sqnorms, workspace[:3])
+                    features = spec.features
+                spec.function.on_pairwise_into(pairs, values)
             # Normalised as written: s_mj for the columns once for the block, then s_mi per row
             # (one write of each row set, where scaling it afterwards read and wrote it twice more).
-            columns_scaled = values * self._scales[m]
-            for rows, scale, row in zip(out, self._scales[m, indices], columns_scaled):
+            values *= self._scales[m]
+            for rows, scale, row in zip(out, self._scales[m, indices], values):
                 np.multiply(row, scale, out=rows[m])
         return out
+
+    def _workspace(self, n_rows: int) -> tuple[np.ndarray, ...]:
+        """Four (n_rows, N) work arrays: views of buffers kept for the largest block so far."""
+        if self._work is None or self._work.shape[1] < n_rows:
+            self._work = np.empty((4, n_rows, self.shape[1]))
+        return tuple(self._work[:, :n_rows])
 
     def diagonal(self) -> np.ndarray:
         return self._diagonal
@@ -210,6 +260,12 @@ class SpecKernelRows(KernelRows):
 def kernel_rows(K: np.ndarray | KernelRows, i: int) -> np.ndarray:
     """``K_m[i, :]`` for every kernel, from a stack or from rows."""
     return K.rows(i) if isinstance(K, KernelRows) else K[:, i, :]
+
+
+def kernel_entries(K: np.ndarray | KernelRows, indices: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``K_m[indices, columns]`` for every kernel, from a stack or from rows:
+    shape (M, len(indices), len(columns))."""
+    return K.entries(indices, columns) if isinstance(K, KernelRows) else K[:, indices][:, :, columns]
 
 
 def kernel_diagonal(K: np.ndarray | KernelRows) -> np.ndarray:

@@ -150,20 +150,63 @@ def map_jobs(
     # otherwise enter and leave the solvers' own process-wide (and not thread-safe) limits
     # concurrently, and run with whatever count the last one restored.  Worker processes
     # have their own limits; this process only waits.
-    with threadpool_limits(limits=1, user_api="blas"):
-        if getattr(backend, "uses_threads", False):  # the caller's arrays, warnings issued here
-            return list(joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
-                joblib.delayed(function)(*args, **kwargs) for args in jobs
-            ))
-        outputs = joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
-            joblib.delayed(_run_job)(function, kwargs, os.getpid(), _offsets(args), *args)
-            for args in jobs
-        )
+    global _PINNED_RUNS
+    _PINNED_RUNS += 1
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):
+            if getattr(backend, "uses_threads", False):  # the caller's arrays, warnings issued here
+                return list(joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
+                    joblib.delayed(function)(*args, **kwargs) for args in jobs
+                ))
+            outputs = joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
+                joblib.delayed(_run_job)(function, kwargs, os.getpid(), _offsets(args), *args)
+                for args in jobs
+            )
+    finally:
+        _PINNED_RUNS -= 1
     results = []
     for result, caught in outputs:
         _reissue(caught)
         results.append(result)
     return results
+
+
+#: Parallel runs of :func:`map_jobs` under way in this process (BLAS pinned to one thread).
+_PINNED_RUNS = 0
+#: The BLAS threads' controller, made on first use (it inspects the loaded libraries).
+_CONTROLLER: Any = None
+#: Variables through which joblib's loky workers and Dask's nanny limit a worker's threads.
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def large_product_threads() -> int:
+    """BLAS threads for one large matrix product inside a solve (kernel rows by blocks).
+
+    The solvers pin BLAS to one thread (``OuterLoop.blas_threads``: their
+    many small operations stall on thread wake-ups), but a block of kernel
+    rows is one product over all N training points, which two threads
+    share well.  The count: one while :func:`map_jobs` runs jobs from this
+    process (threads of it share the process-wide limit); else the limit a
+    worker was started with (joblib's loky workers and Dask's nanny set
+    ``OPENBLAS_NUM_THREADS`` and friends); else the cores this process may use.
+    """
+    if _PINNED_RUNS:
+        return 1
+    for name in _THREAD_VARIABLES:
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def blas_threads(threads: int) -> Any:
+    """A context in which BLAS uses ``threads`` threads (threadpoolctl), restored after."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=threads, user_api="blas")
 
 
 def _offsets(args: Sequence[Any]) -> tuple[int | None, ...]:

@@ -295,3 +295,17 @@ def test_kernel_rows_keep_a_bounded_cache_of_recent_rows():
     uncached = SpecKernelRows(specs, X, cache_bytes=0)
     np.testing.assert_array_equal(uncached.rows(0), first)
     assert uncached.rows(0) is not uncached.rows(0)
+
+
+def test_kernel_entries_are_the_rows_entries():
+    from kernelfuse.kernel_grid import kernel_grid
+    from kernelfuse.kernel_rows import KernelRows, SpecKernelRows, kernel_entries
+
+    X = np.random.default_rng(2).normal(size=(60, 3))
+    rows = SpecKernelRows(kernel_grid(3, widths=(1.0, 3.0), degrees=(2,)), X, "spherical", cache_bytes=0)
+    indices, columns = np.array([4, 17, 59]), np.array([0, 17, 33, 4])
+    expected = np.stack([rows.rows(int(i))[:, columns] for i in indices], axis=1)
+    np.testing.assert_allclose(rows.entries(indices, columns), expected, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(KernelRows.entries(rows, indices, columns), expected, rtol=1e-13, atol=1e-15)
+    stack = np.stack([np.stack([rows.rows(i)[m] for i in range(60)]) for m in range(rows.shape[0])])
+    np.testing.assert_array_equal(kernel_entries(stack, indices, columns), stack[:, indices][:, :, columns])

@@ -18,8 +18,8 @@ class Gaussian(KernelFunction):
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return np.exp(-squared_distances(X, Z) / (2.0 * self.width**2))
 
-    def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
-        out = pairs.sqdist * (-0.5 / self.width**2)
+    def on_pairwise_into(self, pairs: Pairwise, out: np.ndarray) -> np.ndarray:
+        np.multiply(pairs.sqdist, -0.5 / self.width**2, out=out)
         return np.exp(out, out=out)
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:

@@ -17,8 +17,9 @@ class Linear(KernelFunction):
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return X @ Z.T
 
-    def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
-        return pairs.gram.copy()
+    def on_pairwise_into(self, pairs: Pairwise, out: np.ndarray) -> np.ndarray:
+        np.copyto(out, pairs.gram)
+        return out
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return (X * X).sum(1)

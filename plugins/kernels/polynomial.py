@@ -20,8 +20,10 @@ class Polynomial(KernelFunction):
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return (self.scale * (X @ Z.T) + self.coef0) ** self.degree
 
-    def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
-        return (self.scale * pairs.gram + self.coef0) ** self.degree
+    def on_pairwise_into(self, pairs: Pairwise, out: np.ndarray) -> np.ndarray:
+        np.multiply(pairs.gram, self.scale, out=out)
+        out += self.coef0
+        return np.power(out, self.degree, out=out)
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return (self.scale * (X * X).sum(1) + self.coef0) ** self.degree

@@ -68,8 +68,18 @@ class FeatureExpansion(Expansion):
     def _inner(self, i: int) -> np.ndarray:
         return np.einsum("cmr,mr->cm", self.image, self._read(i))
 
+    def _inner_block(self, indices: np.ndarray) -> np.ndarray:
+        features = self.features[indices]
+        self.rows_read += features.size / self.features.shape[0]
+        return np.einsum("cmr,bmr->cmb", self.image, features)
+
+    def _entries(self, indices: np.ndarray) -> np.ndarray:
+        features = self.features[indices]
+        self.rows_read += features.size / self.features.shape[0]
+        return np.einsum("bmr,dmr->mbd", features, features)
+
     def _accumulate(self, i: int, stored: np.ndarray) -> None:
-        features = self.features[i]  # read by _inner in the same add
+        features = self.features[i]  # read by the add's inner products (or the block's)
         for c in np.flatnonzero(stored):
             self.image[c] += stored[c] * features
 

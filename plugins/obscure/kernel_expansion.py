@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 from scipy.linalg import get_blas_funcs
 
-from kernelfuse.kernel_rows import KernelRows, kernel_diagonal, kernel_rows
+from kernelfuse.kernel_rows import KernelRows, kernel_diagonal, kernel_entries, kernel_rows
 from kernelfuse.plugins.obscure.expansion import Expansion
 
 
@@ -45,11 +45,23 @@ class KernelExpansion(Expansion):
         """Rows on demand of the examples predicted to update computed together
         (:meth:`KernelRows.prefetch`); their decision values are read from the image, no row."""
         if isinstance(self.kernels, KernelRows):
-            values = self.scale * np.einsum("cmb,m->bc", self.image[:, :, indices], weights)
-            self.kernels.prefetch(indices[will_update(values)])
+            self.kernels.prefetch(indices[will_update(self.values_block(weights, indices))])
 
     def _inner(self, i: int) -> np.ndarray:
         return self.image[:, :, i]
+
+    def _inner_block(self, indices: np.ndarray) -> np.ndarray:
+        return self.image[:, :, indices]
+
+    def _entries(self, indices: np.ndarray) -> np.ndarray:
+        within = kernel_entries(self.kernels, indices, indices)
+        self.rows_read += within.size / self.A.shape[1]
+        return within
+
+    def _before_deferred(self, examples: np.ndarray) -> None:
+        """Rows on demand of the examples added in a block, computed together."""
+        if isinstance(self.kernels, KernelRows):
+            self.kernels.prefetch(examples)
 
     def _accumulate(self, i: int, stored: np.ndarray) -> None:
         rows = kernel_rows(self.kernels, i)

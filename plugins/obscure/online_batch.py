@@ -114,11 +114,14 @@ class OnlineBatch(OuterOptimizer):
     adaptive: bool = True
     #: Seed of the example order (None: fresh randomness).
     seed: int | None = attrs.field(default=None, validator=attrs.validators.optional(nonnegative))
-    #: Examples per block of an epoch.  At a block's start the examples whose sub-gradient is
-    #: non-zero at the current iterate (read from the expansion's image, no kernel row) are
-    #: predicted to update, and their kernel rows computed together
-    #: (:meth:`~kernelfuse.kernel_rows.KernelRows.prefetch`); 0: rows one at a time.  On
-    #: Pendigits (N = 7,494) a row set costs 1.08 ms alone and 0.42 ms in a block of 64.
+    #: Examples per block of an epoch.  Online stage: a block's adds reach the image at its end
+    #: (:meth:`~.expansion.Expansion.defer`), the kernel rows of its updates computed together.
+    #: Stochastic stage: at a block's start the examples whose sub-gradient is non-zero at the
+    #: current iterate (read from the expansion's image, no kernel row) are predicted to update,
+    #: and their kernel rows computed together
+    #: (:meth:`~kernelfuse.kernel_rows.KernelRows.prefetch`).  0: one example at a time, rows
+    #: one at a time.  On Pendigits (N = 7,494) a row set costs 1.08 ms alone and 0.42 ms in a
+    #: block of 64.
     prefetch: int = attrs.field(default=64, validator=count)
 
     def init(self, problem: Problem, point: Expansion, answer: OracleAnswer) -> OnlineBatchState:
@@ -134,6 +137,11 @@ class OnlineBatch(OuterOptimizer):
         if state.stage == "stochastic":  # the bound from P(0): (lam/2) ||w*||^2 <= P(0)
             state.radius = math.sqrt(2.0 * answer.objective / problem.params["lam"])
         return state
+
+    def readings(self, state: OnlineBatchState) -> dict[str, float]:
+        """``online_epochs``: the online stage's epochs so far (the stage ends at the row where
+        it stops growing)."""
+        return {"online_epochs": float(state.online_epochs_done)}
 
     def step(self, point: Expansion, answer: OracleAnswer, state: OnlineBatchState,
              evaluate: Evaluate) -> tuple[Expansion, OracleAnswer, OnlineBatchState]:
@@ -155,37 +163,52 @@ class OnlineBatch(OuterOptimizer):
         self._stochastic_epoch(expansion, state)
         return expansion, evaluate(expansion), state
 
-    def _examples(self, expansion: Expansion, state: OnlineBatchState) -> Iterator[int]:
-        """One epoch's examples in a fresh random order, by blocks of :attr:`prefetch`.
+    def _blocks(self, expansion: Expansion, state: OnlineBatchState, predict: bool,
+                size: int) -> Iterator[np.ndarray]:
+        """One epoch's examples in a fresh random order, by blocks of ``size``.
 
-        At a block's start the rows of the examples predicted to update (a
-        non-zero sub-gradient at the current iterate) are prefetched together.
-        The prediction only chooses which rows are computed early: every
-        example is still visited in order at the iterate of its turn, and a
-        row mispredicted either way costs one row computed alone or one row
-        computed for nothing, never a different step."""
+        With ``predict``, at a block's start the rows of the examples
+        predicted to update (a non-zero sub-gradient at the current iterate)
+        are prefetched together.  The prediction only chooses which rows are
+        computed early: every example is still visited in order at the
+        iterate of its turn, and a row mispredicted either way costs one row
+        computed alone or one row computed for nothing, never a different step."""
         problem = state.problem
         order = state.rng.permutation(problem.n_samples)
-        step = self.prefetch or order.size
-        for start in range(0, order.size, step):
-            block = order[start:start + step]
-            if self.prefetch:
+        for start in range(0, order.size, size):
+            block = order[start:start + size]
+            if self.prefetch and predict:
                 expansion.prefetch(block, state.mirror_map.weights(expansion.block_norms),
                                    lambda f, block=block: self.sampler.nonzero(problem.loss, problem.y, block, f))
-            yield from block.tolist()
+            yield block
 
     def _online_epoch(self, expansion: Expansion, state: OnlineBatchState) -> int:
+        """Algorithm 1 over one epoch, by blocks.  An example with a zero sub-gradient leaves
+        ``theta`` as it is, so the decision values of a block's examples are read at once, and
+        again only after an update: the next update is the first of the rest with a non-zero
+        sub-gradient, the same step as visiting them one by one.  The adds of a block reach
+        the image at its end (:meth:`~.expansion.Expansion.defer`): on kernel rows computed on
+        demand, the rows of exactly the examples that updated, computed together."""
         problem = state.problem
-        weights = state.mirror_map.weights(expansion.block_norms)
         updates = 0
-        for i in self._examples(expansion, state):
-            g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
-            expansion.examples += 1
-            state.t += 1
-            if np.any(g):  # a positive loss (hinge, Crammer-Singer: a margin error)
-                expansion.add(i, -state.online_step * g)
+        for block in self._blocks(expansion, state, predict=False, size=self.prefetch or 1):
+            if self.prefetch:
+                expansion.defer(block)
+            rest = block
+            while rest.size:
                 weights = state.mirror_map.weights(expansion.block_norms)
+                values = expansion.values_block(weights, rest)
+                hits = np.flatnonzero(self.sampler.nonzero(problem.loss, problem.y, rest, values))
+                if not hits.size:
+                    break
+                k = int(hits[0])
+                g = self.sampler(problem.loss, problem.y, int(rest[k]), values[k])
+                expansion.add(int(rest[k]), -state.online_step * g)
                 updates += 1
+                rest = rest[k + 1:]
+            expansion.flush()
+            expansion.examples += block.size
+            state.t += block.size
         return updates
 
     def _stochastic_epoch(self, expansion: Expansion, state: OnlineBatchState) -> None:
@@ -195,7 +218,9 @@ class OnlineBatch(OuterOptimizer):
         lam, q, radius = problem.params["lam"], mirror_map.q, state.radius
         weights = mirror_map.weights(expansion.block_norms)
         dual_norm = mirror_map.dual_norm(expansion.block_norms)
-        for i in self._examples(expansion, state):
+        for i in (int(i) for block in self._blocks(expansion, state, predict=True,
+                                                  size=self.prefetch or problem.n_samples)
+                  for i in block):
             g = self.sampler(problem.loss, problem.y, i, expansion.values_at(weights, i))
             expansion.examples += 1
             state.t += 1
