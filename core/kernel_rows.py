@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 import numpy as np
@@ -147,16 +147,7 @@ class SpecKernelRows(KernelRows):
         """``K_m[indices, columns]`` computed for those entries only (``O(M B C)`` work for B
         indices and C columns, where their row sets are ``O(M B N)``)."""
         out = np.empty((len(self.specs), len(indices), len(columns)))
-        pairs, features = None, object()
-        for m, spec in enumerate(self.specs):
-            if m in self._feature_maps:
-                phi = self._feature_maps[m]
-                values = phi[indices] @ phi[columns].T
-            else:
-                if spec.features != features:
-                    X, sqnorms = self._subsets[spec.features]
-                    pairs, features = Pairwise(X[indices], X[columns], sqnorms[columns]), spec.features
-                values = spec.function.on_pairwise(pairs)
+        for m, values in self._kernel_values(indices, columns):
             np.multiply(values, np.outer(self._scales[m, indices], self._scales[m, columns]), out=out[m])
         return out
 
@@ -228,24 +219,41 @@ class SpecKernelRows(KernelRows):
     def _compute_rows(self, indices: np.ndarray) -> list[np.ndarray]:
         out = [self._buffer() for _ in indices]
         workspace = self._workspace(len(indices))
-        values = workspace[3]
-        pairs, features = None, object()
-        for m, spec in enumerate(self.specs):
-            if m in self._feature_maps:
-                phi = self._feature_maps[m]
-                np.matmul(phi[indices], phi.T, out=values)
-            else:
-                if spec.features != features:  # consecutive specs on one subset share the products
-                    columns, sqnorms = self._subsets[spec.features]
-                    pairs = Pairwise(columns[indices], columns, sqnorms, workspace[:3])
-                    features = spec.features
-                spec.function.on_pairwise_into(pairs, values)
+        for m, values in self._kernel_values(indices, None, workspace):
             # Normalised as written: s_mj for the columns once for the block, then s_mi per row
             # (one write of each row set, where scaling it afterwards read and wrote it twice more).
             values *= self._scales[m]
             for rows, scale, row in zip(out, self._scales[m, indices], values):
                 np.multiply(row, scale, out=rows[m])
         return out
+
+    def _kernel_values(self, indices: np.ndarray, columns: np.ndarray | None,
+                       workspace: tuple[np.ndarray, ...] | None = None
+                       ) -> Iterator[tuple[int, np.ndarray]]:
+        """``(m, k_m(x_indices, x_columns))`` for every kernel, not normalised (``columns``
+        None: every training point).  Consecutive specs on one feature subset share its
+        inner products and distances; with ``workspace`` (four arrays of the result's shape)
+        everything is written there, the values of each kernel into the fourth (valid until
+        the next is yielded)."""
+        values = None if workspace is None else workspace[3]
+        pairs, features = None, object()
+        for m, spec in enumerate(self.specs):
+            if m in self._feature_maps:
+                phi = self._feature_maps[m]
+                right = phi if columns is None else phi[columns]
+                yield m, np.matmul(phi[indices], right.T, out=values)
+                continue
+            if spec.features != features:
+                X, sqnorms = self._subsets[spec.features]
+                if columns is not None:
+                    X, sqnorms = X[columns], sqnorms[columns]
+                source = self._subsets[spec.features][0]
+                pairs = Pairwise(source[indices], X, sqnorms, None if workspace is None else workspace[:3])
+                features = spec.features
+            if values is None:
+                yield m, spec.function.on_pairwise(pairs)
+            else:
+                yield m, spec.function.on_pairwise_into(pairs, values)
 
     def _workspace(self, n_rows: int) -> tuple[np.ndarray, ...]:
         """Four (n_rows, N) work arrays: views of buffers kept for the largest block so far."""

@@ -309,3 +309,22 @@ def test_kernel_entries_are_the_rows_entries():
     np.testing.assert_allclose(KernelRows.entries(rows, indices, columns), expected, rtol=1e-13, atol=1e-15)
     stack = np.stack([np.stack([rows.rows(i)[m] for i in range(60)]) for m in range(rows.shape[0])])
     np.testing.assert_array_equal(kernel_entries(stack, indices, columns), stack[:, indices][:, :, columns])
+
+
+def test_kernel_rows_on_two_blas_threads_are_the_same_numbers(monkeypatch):
+    from kernelfuse import parallel
+    from kernelfuse.kernel_grid import kernel_grid
+    from kernelfuse.kernel_rows import SpecKernelRows
+
+    X = np.random.default_rng(4).normal(size=(300, 40))
+    specs = kernel_grid(40, widths=(1.0, 3.0), degrees=(2,))
+    one = SpecKernelRows(specs, X, "spherical", cache_bytes=0, blas_threads=1)
+    two = SpecKernelRows(specs, X, "spherical", cache_bytes=0, blas_threads=2)
+    for indices in (np.array([7]), np.arange(0, 300, 9)):
+        for a, b in zip(one._compute(indices), two._compute(indices)):
+            np.testing.assert_array_equal(a, b)
+    # The default: a worker's own limit, one inside a parallel run, else the cores.
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    assert parallel.large_product_threads() == 3
+    monkeypatch.setattr(parallel, "_PINNED_RUNS", 1)
+    assert parallel.large_product_threads() == 1
