@@ -97,6 +97,19 @@ def test_active_set_falls_back_and_stays_exact():
     assert svm_dual_value(K, y, solution.alpha) == pytest.approx(optimum, rel=1e-9)
 
 
+def test_a_warm_start_hands_over_after_warm_max_iter_steps():
+    K3, y = breast_cancer_kernels(n=80, m=3, seed=4)
+    start = ActiveSetSVM().solve(np.tensordot([0.5, 0.3, 0.2], K3, axes=1) * 80, y, 10.0)
+    K = np.tensordot([0.4, 0.33, 0.27], K3, axes=1) * 80  # 5 steps from the start
+    patient, hasty = ActiveSetSVM(), ActiveSetSVM(warm_max_iter=1)
+    slow = patient.solve(K, y, 10.0, warm_start=start)
+    fast = hasty.solve(K, y, 10.0, warm_start=start)
+    assert 1 < slow.n_iter <= 12 and patient.fallbacks == 0 and hasty.fallbacks == 1
+    optimum = exact_dual(K, y, 10.0, intercept=True)
+    for solution in (slow, fast):
+        assert svm_dual_value(K, y, solution.alpha) == pytest.approx(optimum, rel=1e-9)
+
+
 def test_duplicate_points_make_singular_systems_and_still_solve():
     """Titanic-like data: few distinct points, so K_FF is singular on the free set."""
     rng = np.random.default_rng(0)
