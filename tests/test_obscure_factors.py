@@ -240,3 +240,22 @@ def test_deferred_adds_answer_as_immediate_ones(representation):
         later.flush()
         np.testing.assert_allclose(later.image, now.image, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(later.A, now.A)
+
+
+def test_a_question_outside_the_deferred_block_ends_it():
+    """Inner products at examples outside the block (no entries there) flush the deferred adds
+    first, with or without adds pending."""
+    factors, y = factor_kernels("multiclass", n=60, ranks=(4, 6), seed=3)
+    now, later = (KernelExpansion.zeros(3, dense(factors)) for _ in range(2))
+    weights = np.array([1.0, 0.5])
+    for expansion in (now, later):
+        expansion.add(50, np.array([1.0, -0.5, 0.2]))
+    later.defer(np.arange(10))
+    np.testing.assert_allclose(later.values_block(weights, np.array([50])),
+                               now.values_block(weights, np.array([50])), rtol=1e-12)
+    later.defer(np.arange(10))
+    for expansion in (now, later):
+        expansion.add(3, np.array([0.3, 0.1, -1.0]))
+    np.testing.assert_allclose(later.values_block(weights, np.array([40, 2])),
+                               now.values_block(weights, np.array([40, 2])), rtol=1e-12)
+    assert later._block is None

@@ -176,9 +176,9 @@ class Expansion(ABC):
         """``<theta_{m,c}, phi_m(x_i)>`` at stored scale at ``indices``, deferred adds included."""
         if self._block is not None:
             slots = self._slot[indices]
-            if not self._pending or np.all(slots >= self._origin):
+            if np.all(slots >= (self._origin if self._pending else 0)):
                 return self._begun[:, :, slots] + self._deferred[:, :, slots]
-            self.flush()  # no entries before the first add's position
+            self.flush()  # outside the block, or before the first add's position: no entries
         return self._inner_block(indices)
 
     def shrink(self, factor: float) -> None:
@@ -206,8 +206,6 @@ class Expansion(ABC):
     def add(self, i: int, u: np.ndarray) -> None:
         """``theta_{., c} += u_c phi(x_i)`` for every output (``u`` shape (C,)), reading example ``i``'s kernels."""
         self.updates += 1
-        if self._block is not None and self._slot[i] < 0:
-            self.flush()  # an example outside the deferred block
         inner = self._inner(i) if self._block is None else self._inner_now(np.array([i]))[:, :, 0]
         cross = self.scale * inner  # <theta_{m,c}, phi_m(x_i)>, true scale, (C, M)
         self.squared_norms += 2.0 * (u @ cross) + float(u @ u) * self.diagonal[i]
