@@ -315,6 +315,7 @@ def table(payload: dict[str, Any]) -> str:
              markdown_table(("problem", "loss", "where", "status", "gap", "passes", "time (s)",
                              "vs 1 core"), rows), ""]
     lines += common.target_lines(payload["targets"])
+    lines += [f"- **FAILED** part ({part}): {error}" for part, error in payload.get("errors", {}).items()]
     return "\n".join(lines)
 
 
@@ -339,18 +340,24 @@ def main(argv: list[str] | None = None) -> int:
     payload: dict[str, Any] = {"machine": machine(device, args.commit), "smoke": args.smoke,
                                "budget_s": cfg["budget"], "grid": None, "large": None}
     log(f"machine: {payload['machine'].get('gpu', args.device)}, {os.cpu_count()} CPU cores, xp {args.xp}")
-    parts = set(args.parts.split(","))
-    if "grid" in parts:
-        payload["grid"] = part_grid(cfg, device, deadline - (60.0 if "large" in parts and not args.smoke else 0.0))
-    if "large" in parts:
-        payload["large"] = part_large(cfg, device, deadline)
-    payload["targets"] = targets(payload["grid"], payload["large"])
-    payload["total_s"] = time.monotonic() - start
+    parts = [part for part in ("grid", "large") if part in args.parts.split(",")]
+    path = args.out / ("gpu_smoke.json" if args.smoke else "gpu.json")
+    for part in parts:  # the JSON is written after each part: a failure later keeps the earlier
+        # (b) keeps a minute of the budget for itself
+        until = deadline - (60.0 if part == "grid" and "large" in parts and not args.smoke else 0.0)
+        try:
+            payload[part] = (part_grid if part == "grid" else part_large)(cfg, device, until)
+        except Exception as exc:  # noqa: BLE001  (a benchmark records a failure, out of memory, ...)
+            log(f"({part}) failed: {type(exc).__name__}: {exc}")
+            payload["errors"] = {**payload.get("errors", {}), part: f"{type(exc).__name__}: {exc}"}
+            device.free()
+        payload["targets"] = targets(payload["grid"], payload["large"])
+        payload["total_s"] = time.monotonic() - start
+        common.write_json(path, payload)
     for line in common.target_lines(payload["targets"]):
         log(line)
-    path = common.write_json(args.out / ("gpu_smoke.json" if args.smoke else "gpu.json"), payload)
     log(f"wrote {path} ({payload['total_s']:.0f} s in all)")
-    return 0
+    return 1 if payload.get("errors") else 0
 
 
 if __name__ == "__main__":
