@@ -23,19 +23,26 @@ import numpy as np
 
 #: Entries of one float64 block cast from a float32 stack on a device (128 MiB).
 DEVICE_BLOCK_ENTRIES = 2**24
-#: Bytes of kernels gathered into one batch for the products of a subset of the kernels.
+#: Bytes of one batch of consecutive kernels read by one operation (bounds its temporaries).
 GATHER_BYTES = 2**28
 
 
+#: The namespace of each array type met so far (None: not an array, or NumPy's).
+_NAMESPACES: dict[type, Any] = {}
+
+
 def namespace(x: object) -> Any | None:
-    """The array API namespace of ``x``, or None for a NumPy array or anything that is not an array."""
+    """The array API namespace of ``x``, or None for a NumPy array or anything that is not an array
+    (by type: the per-iteration calls cost a dictionary look-up)."""
     if isinstance(x, np.ndarray):
         return None
-    import array_api_compat
+    kind = type(x)
+    if kind not in _NAMESPACES:
+        import array_api_compat
 
-    if not array_api_compat.is_array_api_obj(x) or array_api_compat.is_numpy_array(x):
-        return None
-    return array_api_compat.array_namespace(x)
+        is_other = array_api_compat.is_array_api_obj(x) and not array_api_compat.is_numpy_array(x)
+        _NAMESPACES[kind] = array_api_compat.array_namespace(x) if is_other else None
+    return _NAMESPACES[kind]
 
 
 def is_device_array(x: object) -> bool:
@@ -56,10 +63,7 @@ def to_numpy(x: Any) -> np.ndarray:
 
 def on_device(a: np.ndarray, like: Any, dtype: Any = None) -> Any:
     """The NumPy array ``a`` as an array of ``like``'s namespace on ``like``'s device."""
-    import array_api_compat
-
-    xp = array_api_compat.array_namespace(like)
-    return xp.asarray(np.ascontiguousarray(a), dtype=dtype, device=array_api_compat.device(like))
+    return namespace(like).asarray(np.ascontiguousarray(a), dtype=dtype, device=like.device)
 
 
 def float64_blocks(xp: Any, A: Any) -> Iterator[tuple[slice, Any]]:
@@ -81,44 +85,45 @@ def _times(xp: Any, A: Any, V: Any) -> Any:
     return xp.concat([block @ V for _, block in float64_blocks(xp, A)], axis=0)
 
 
-def _batches(K: Any, kernels: np.ndarray) -> Iterator[tuple[np.ndarray, Any]]:
-    """The ``kernels`` of the stack as 3-D arrays of at most :data:`GATHER_BYTES` (one kernel
-    read in place when it alone is larger): ``(indices, stacked kernels)``."""
+def _batches(K: Any, kernels: np.ndarray) -> Iterator[tuple[slice, Any]]:
+    """The ``kernels`` of the stack (any order) as views ``K[a:b]`` of consecutive kernels, no
+    copy, at most :data:`GATHER_BYTES` each (bounding the temporaries of an operation on a
+    batch; one kernel when it alone is larger): ``(positions in kernels, batch)``."""
     xp = namespace(K)
-    kernel_bytes = K.shape[1] * K.shape[2] * (4 if K.dtype == xp.float32 else 8)
-    size = max(1, GATHER_BYTES // kernel_bytes)
-    for start in range(0, kernels.size, size):
-        chunk = kernels[start:start + size]
-        if chunk.size == 1:
-            yield chunk, K[int(chunk[0]), ...][None, ...]
-        elif np.array_equal(chunk, np.arange(chunk[0], chunk[0] + chunk.size)):
-            yield chunk, K[int(chunk[0]):int(chunk[0]) + chunk.size, ...]
-        else:
-            yield chunk, xp.take(K, on_device(chunk, K, xp.int64), axis=0)
+    size = max(1, GATHER_BYTES // (K.shape[1] * K.shape[2] * (4 if K.dtype == xp.float32 else 8)))
+    breaks = np.flatnonzero(np.diff(kernels) != 1) + 1
+    for first, stop in zip(np.concatenate([[0], breaks]), np.concatenate([breaks, [kernels.size]])):
+        for begin in range(int(first), int(stop), size):
+            end = min(int(stop), begin + size)
+            m = int(kernels[begin])
+            yield slice(begin, end), K[m:m + end - begin, ...]
 
 
 def kernel_times(K: Any, V: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:
     """``K_m @ V`` for every kernel (or the ``kernels``, one row each): float64, shape
-    ``(M or len(kernels), N) + V.shape[1:]``; one read of those kernels on the device."""
+    ``(M or len(kernels), N) + V.shape[1:]``; one read of those kernels on the device (of
+    every kernel when they are over a third of them: one product instead of one per run of
+    consecutive kernels)."""
     xp = namespace(K)
     M, N, _ = K.shape
     V_dev = on_device(np.asarray(V, dtype=np.float64).reshape(N, -1), K, xp.float64)
-    if kernels is None:
-        out = _times(xp, xp.reshape(K, (M * N, N)), V_dev)
-    else:
-        parts = [_times(xp, xp.reshape(batch, (chunk.size * N, N)), V_dev)
-                 for chunk, batch in _batches(K, np.asarray(kernels))]
-        out = xp.concat(parts, axis=0) if parts else xp.zeros((0, V_dev.shape[1]), dtype=xp.float64)
-    count = M if kernels is None else len(kernels)
-    return to_numpy(out).reshape((count, N) + V.shape[1:])
+    if kernels is None or 3 * len(kernels) > M:
+        out = to_numpy(_times(xp, xp.reshape(K, (M * N, N)), V_dev)).reshape((M, N) + V.shape[1:])
+        return out if kernels is None else out[np.asarray(kernels)]
+    parts = [_times(xp, xp.reshape(batch, (batch.shape[0] * N, N)), V_dev)
+             for _, batch in _batches(K, np.asarray(kernels))]
+    out = xp.concat(parts, axis=0) if parts else xp.zeros((0, V_dev.shape[1]), dtype=xp.float64)
+    return to_numpy(out).reshape((len(kernels), N) + V.shape[1:])
 
 
 def kernel_products(K: Any, coef: np.ndarray, kernels: np.ndarray) -> np.ndarray:
     """``K[m].T @ coef[m]`` for the ``kernels`` (zero for the others): float64, the shape of ``coef``."""
     xp = namespace(K)
+    kernels = np.asarray(kernels)
     out = np.zeros(coef.shape)
     flat = coef.reshape(coef.shape[0], -1, coef.shape[-1])  # (M, outputs, N): coef_m' K_m by rows
-    for chunk, batch in _batches(K, np.asarray(kernels)):
+    for positions, batch in _batches(K, kernels):
+        chunk = kernels[positions]
         c = on_device(flat[chunk], K, xp.float64)
         if batch.dtype == xp.float64:
             product = c @ batch
@@ -131,10 +136,7 @@ def kernel_products(K: Any, coef: np.ndarray, kernels: np.ndarray) -> np.ndarray
 
 def zeros(like: Any, shape: tuple[int, ...], dtype: Any = None) -> Any:
     """Zeros of ``shape`` on ``like``'s device, of ``like``'s dtype unless given."""
-    import array_api_compat
-
-    xp = namespace(like)
-    return xp.zeros(shape, dtype=like.dtype if dtype is None else dtype, device=array_api_compat.device(like))
+    return namespace(like).zeros(shape, dtype=like.dtype if dtype is None else dtype, device=like.device)
 
 
 def add_kernel(out: Any, K: Any, m: int, weight: float) -> None:
@@ -156,10 +158,8 @@ def add_kernels(out: Any, K: Any, kernels: np.ndarray, weights: np.ndarray) -> N
         for m, w in zip(kernels, weights):
             add_kernel(out, K, int(m), float(w))
         return
-    start = 0
-    for chunk, batch in _batches(K, kernels):
-        out += xp.tensordot(on_device(weights[start:start + chunk.size], K, K.dtype), batch, axes=1)
-        start += chunk.size
+    for positions, batch in _batches(K, kernels):
+        out += xp.tensordot(on_device(weights[positions], K, K.dtype), batch, axes=1)
 
 
 def weighted_sum(K: Any, weights: np.ndarray, kernels: np.ndarray | None = None) -> Any:
@@ -180,12 +180,12 @@ def frobenius_norms(K: Any) -> np.ndarray:
     """``||K_m||_F`` for every kernel, summed in float64 on the device (a transfer per batch)."""
     xp = namespace(K)
     squares = np.zeros(K.shape[0])
-    for chunk, batch in _batches(K, np.arange(K.shape[0])):
+    for positions, batch in _batches(K, np.arange(K.shape[0])):
         if batch.dtype == xp.float64:
-            squares[chunk] = to_numpy(xp.sum(batch * batch, axis=(1, 2)))
+            squares[positions] = to_numpy(xp.sum(batch * batch, axis=(1, 2)))
         else:
-            squares[chunk] = [float(sum(xp.sum(block * block) for _, block in float64_blocks(xp, batch[j, ...])))
-                              for j in range(chunk.size)]
+            squares[positions] = [float(sum(xp.sum(block * block) for _, block in float64_blocks(xp, batch[j, ...])))
+                                  for j in range(batch.shape[0])]
     return np.sqrt(squares)
 
 
@@ -194,9 +194,9 @@ def kernel_statistics(K: Any) -> tuple[np.ndarray, np.ndarray]:
     ``max |K - K'|``, read on the device by batches of kernels."""
     xp = namespace(K)
     largest, asymmetry = np.empty(K.shape[0]), np.empty(K.shape[0])
-    for chunk, batch in _batches(K, np.arange(K.shape[0])):
-        largest[chunk] = to_numpy(xp.max(xp.abs(batch), axis=(1, 2)))
-        asymmetry[chunk] = to_numpy(xp.max(xp.abs(batch - xp.matrix_transpose(batch)), axis=(1, 2)))
+    for positions, batch in _batches(K, np.arange(K.shape[0])):
+        largest[positions] = to_numpy(xp.max(xp.abs(batch), axis=(1, 2)))
+        asymmetry[positions] = to_numpy(xp.max(xp.abs(batch - xp.matrix_transpose(batch)), axis=(1, 2)))
     return largest, asymmetry
 
 
