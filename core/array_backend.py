@@ -25,6 +25,10 @@ import numpy as np
 DEVICE_BLOCK_ENTRIES = 2**24
 #: Bytes of one batch of consecutive kernels read by one operation (bounds its temporaries).
 GATHER_BYTES = 2**28
+#: On a GPU, kernels less than this many bytes apart are read by one operation: 64 MiB take
+#: about as long to read (20 us) as the host takes to start another product.  On a CPU
+#: (PyTorch's CPU build, array-api-strict) reading is the cost: no kernel is read in vain.
+MERGE_BYTES = 2**26
 
 
 #: The namespace of each array type met so far (None: not an array, or NumPy's).
@@ -48,6 +52,13 @@ def namespace(x: object) -> Any | None:
 def is_device_array(x: object) -> bool:
     """Whether ``x`` is an array of another library than NumPy (read by this module)."""
     return namespace(x) is not None
+
+
+def on_gpu(x: Any) -> bool:
+    """Whether the device array ``x`` is on a GPU (CuPy, or PyTorch on CUDA)."""
+    import array_api_compat
+
+    return array_api_compat.is_cupy_array(x) or getattr(x.device, "type", "cpu") == "cuda"
 
 
 def to_numpy(x: Any) -> np.ndarray:
@@ -85,35 +96,50 @@ def _times(xp: Any, A: Any, V: Any) -> Any:
     return xp.concat([block @ V for _, block in float64_blocks(xp, A)], axis=0)
 
 
-def _batches(K: Any, kernels: np.ndarray) -> Iterator[tuple[slice, Any]]:
-    """The ``kernels`` of the stack (any order) as views ``K[a:b]`` of consecutive kernels, no
-    copy, at most :data:`GATHER_BYTES` each (bounding the temporaries of an operation on a
-    batch; one kernel when it alone is larger): ``(positions in kernels, batch)``."""
+def _batches(K: Any, kernels: np.ndarray) -> Iterator[tuple[slice, np.ndarray, Any]]:
+    """The ``kernels`` of the stack (any order) by views ``K[a:b]``, no copy: increasing kernels
+    less than :data:`MERGE_BYTES` apart share a view (reading the kernels between them costs less
+    than starting another product), of at most :data:`GATHER_BYTES` (bounding the temporaries
+    of an operation on it; one kernel when it alone is larger).  Yields ``(positions in
+    kernels, their offsets in the view, the view)``."""
     xp = namespace(K)
-    size = max(1, GATHER_BYTES // (K.shape[1] * K.shape[2] * (4 if K.dtype == xp.float32 else 8)))
-    breaks = np.flatnonzero(np.diff(kernels) != 1) + 1
-    for first, stop in zip(np.concatenate([[0], breaks]), np.concatenate([breaks, [kernels.size]])):
-        for begin in range(int(first), int(stop), size):
-            end = min(int(stop), begin + size)
-            m = int(kernels[begin])
-            yield slice(begin, end), K[m:m + end - begin, ...]
+    kernel_bytes = K.shape[1] * K.shape[2] * (4 if K.dtype == xp.float32 else 8)
+    size, gap = max(1, GATHER_BYTES // kernel_bytes), (MERGE_BYTES if on_gpu(K) else 0) // kernel_bytes
+    steps = np.diff(kernels)
+    breaks = np.flatnonzero((steps <= 0) | (steps > 1 + gap)) + 1
+    for begin, stop in zip([0, *breaks], [*breaks, kernels.size]):
+        while begin < stop:  # kernels[begin:stop] increase
+            first = int(kernels[begin])
+            end = begin + int(np.searchsorted(kernels[begin:stop], first + size))
+            yield slice(begin, end), kernels[begin:end] - first, K[first:int(kernels[end - 1]) + 1, ...]
+            begin = end
+
+
+def _rows(xp: Any, A: Any, offsets: np.ndarray) -> Any:
+    """``A[offsets]`` along the first axis (``A`` itself when ``offsets`` are all of its rows)."""
+    if offsets.size == A.shape[0]:
+        return A
+    return xp.take(A, on_device(offsets, A, xp.int64), axis=0)
 
 
 def kernel_times(K: Any, V: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:
     """``K_m @ V`` for every kernel (or the ``kernels``, one row each): float64, shape
     ``(M or len(kernels), N) + V.shape[1:]``; one read of those kernels on the device (of
-    every kernel when they are over a third of them: one product instead of one per run of
-    consecutive kernels)."""
+    every kernel when they are over a third of them: one product for all)."""
     xp = namespace(K)
     M, N, _ = K.shape
     V_dev = on_device(np.asarray(V, dtype=np.float64).reshape(N, -1), K, xp.float64)
     if kernels is None or 3 * len(kernels) > M:
         out = to_numpy(_times(xp, xp.reshape(K, (M * N, N)), V_dev)).reshape((M, N) + V.shape[1:])
         return out if kernels is None else out[np.asarray(kernels)]
-    parts = [_times(xp, xp.reshape(batch, (batch.shape[0] * N, N)), V_dev)
-             for _, batch in _batches(K, np.asarray(kernels))]
-    out = xp.concat(parts, axis=0) if parts else xp.zeros((0, V_dev.shape[1]), dtype=xp.float64)
-    return to_numpy(out).reshape((len(kernels), N) + V.shape[1:])
+    order = np.argsort(kernels, kind="stable")  # increasing kernels share reads
+    parts = [_rows(xp, xp.reshape(_times(xp, xp.reshape(batch, (batch.shape[0] * N, N)), V_dev),
+                                  (batch.shape[0], N, V_dev.shape[1])), offsets)
+             for _, offsets, batch in _batches(K, np.asarray(kernels)[order])]
+    out = np.empty((len(kernels), N) + V.shape[1:])
+    if parts:
+        out[order] = to_numpy(xp.concat(parts, axis=0)).reshape(out.shape)
+    return out
 
 
 def kernel_products(K: Any, coef: np.ndarray, kernels: np.ndarray) -> np.ndarray:
@@ -122,14 +148,14 @@ def kernel_products(K: Any, coef: np.ndarray, kernels: np.ndarray) -> np.ndarray
     kernels = np.asarray(kernels)
     out = np.zeros(coef.shape)
     flat = coef.reshape(coef.shape[0], -1, coef.shape[-1])  # (M, outputs, N): coef_m' K_m by rows
-    for positions, batch in _batches(K, kernels):
+    for positions, offsets, batch in _batches(K, kernels):
         chunk = kernels[positions]
         c = on_device(flat[chunk], K, xp.float64)
         if batch.dtype == xp.float64:
-            product = c @ batch
+            product = c @ _rows(xp, batch, offsets)
         else:  # kernel by kernel, by float64 blocks of its rows
-            product = xp.stack([sum(c[j, :, rows] @ block for rows, block in float64_blocks(xp, batch[j, ...]))
-                                for j in range(chunk.size)])
+            product = xp.stack([sum(c[j, :, rows] @ block for rows, block in float64_blocks(xp, batch[int(o), ...]))
+                                for j, o in enumerate(offsets)])
         out[chunk] = to_numpy(product).reshape((chunk.size,) + coef.shape[1:])
     return out
 
@@ -158,8 +184,10 @@ def add_kernels(out: Any, K: Any, kernels: np.ndarray, weights: np.ndarray) -> N
         for m, w in zip(kernels, weights):
             add_kernel(out, K, int(m), float(w))
         return
-    for positions, batch in _batches(K, kernels):
-        out += xp.tensordot(on_device(weights[positions], K, K.dtype), batch, axes=1)
+    for positions, offsets, batch in _batches(K, kernels):
+        spread = np.zeros(batch.shape[0])  # zero for the kernels between those asked
+        np.add.at(spread, offsets, weights[positions])
+        out += xp.tensordot(on_device(spread, K, K.dtype), batch, axes=1)
 
 
 def weighted_sum(K: Any, weights: np.ndarray, kernels: np.ndarray | None = None) -> Any:
@@ -180,7 +208,7 @@ def frobenius_norms(K: Any) -> np.ndarray:
     """``||K_m||_F`` for every kernel, summed in float64 on the device (a transfer per batch)."""
     xp = namespace(K)
     squares = np.zeros(K.shape[0])
-    for positions, batch in _batches(K, np.arange(K.shape[0])):
+    for positions, _, batch in _batches(K, np.arange(K.shape[0])):
         if batch.dtype == xp.float64:
             squares[positions] = to_numpy(xp.sum(batch * batch, axis=(1, 2)))
         else:
@@ -194,7 +222,7 @@ def kernel_statistics(K: Any) -> tuple[np.ndarray, np.ndarray]:
     ``max |K - K'|``, read on the device by batches of kernels."""
     xp = namespace(K)
     largest, asymmetry = np.empty(K.shape[0]), np.empty(K.shape[0])
-    for positions, batch in _batches(K, np.arange(K.shape[0])):
+    for positions, _, batch in _batches(K, np.arange(K.shape[0])):
         largest[positions] = to_numpy(xp.max(xp.abs(batch), axis=(1, 2)))
         asymmetry[positions] = to_numpy(xp.max(xp.abs(batch - xp.matrix_transpose(batch)), axis=(1, 2)))
     return largest, asymmetry

@@ -40,7 +40,7 @@ def small_blocks(monkeypatch):
 
 
 def _stack(dtype=np.float64) -> np.ndarray:
-    K, _ = breast_cancer_kernels(40, 7, seed=3)
+    K, _ = breast_cancer_kernels(40, 20, seed=3)
     return K.astype(dtype)
 
 
@@ -51,16 +51,19 @@ def test_namespace_is_none_for_numpy_and_the_standard_for_others():
     assert array_backend.is_device_array(xp.asarray([1.0]))
 
 
+@pytest.mark.parametrize("gpu", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_stack_products_equal_numpys(dtype, small_blocks):
+def test_stack_products_equal_numpys(dtype, gpu, small_blocks, monkeypatch):
+    monkeypatch.setattr(array_backend, "on_gpu", lambda K: gpu)  # True: kernels 2 apart share a read
+    monkeypatch.setattr(array_backend, "MERGE_BYTES", 2 * 40 * 40 * 8)
     K = _stack(dtype)
     K_dev = xp.asarray(K)
     rng = np.random.default_rng(0)
     V = rng.normal(size=(40, 2))
-    coef = rng.normal(size=(7, 40))
+    coef = rng.normal(size=(20, 40))
     coef[[1, 4]] = 0.0
-    kernels = np.array([5, 0, 2, 3, 6])
-    weights = rng.uniform(size=7)
+    kernels = np.array([15, 0, 2, 5, 9, 3])  # under a third of the kernels: read by runs
+    weights = rng.uniform(size=20)
     np.testing.assert_allclose(kernel_times(K_dev, V), kernel_times(K, V), rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(kernels_times(K_dev, V[:, 0], kernels), kernels_times(K, V[:, 0], kernels),
                                rtol=1e-13, atol=1e-15)
