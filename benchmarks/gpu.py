@@ -74,6 +74,8 @@ class Device:
             import torch
 
             self.lib, self.dev = torch, torch.device(device)
+            if self.dev.type == "cpu":  # smoke runs: small matrices, a thread pool only waits
+                torch.set_num_threads(1)
         elif xp_name == "cupy":
             if device != "cuda":
                 raise SystemExit("--xp cupy runs on --device cuda only")
