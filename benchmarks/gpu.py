@@ -35,11 +35,11 @@ has no git), and each run's status, gap, objective, time, passes and Newton step
 from __future__ import annotations
 
 import argparse
-import importlib.metadata as metadata
 import math
 import os
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
