@@ -42,8 +42,13 @@ def namespace(x: object) -> Any | None:
         return None
     kind = type(x)
     if kind not in _NAMESPACES:
-        import array_api_compat
-
+        try:
+            import array_api_compat
+        except ImportError as error:  # a declared dependency; NumPy inputs never need it
+            if hasattr(x, "__array_namespace__") or kind.__module__.split(".")[0] in ("torch", "cupy"):
+                raise ImportError("reading a stack of another array library than NumPy needs "
+                                  "array-api-compat: pip install array-api-compat") from error
+            return None
         is_other = array_api_compat.is_array_api_obj(x) and not array_api_compat.is_numpy_array(x)
         _NAMESPACES[kind] = array_api_compat.array_namespace(x) if is_other else None
     return _NAMESPACES[kind]
