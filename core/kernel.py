@@ -7,17 +7,22 @@ a feature matrix give the stack ``K`` of shape (M, N, N) that every solver
 takes (:func:`compute_kernels`), or the test kernels ``K(x_test, x_train)``
 of shape (M, N_test, N).  The memory a stack needs is known before it is
 allocated, and a budget turns an oversized request into a clear error.
+Features held by another array library (a CuPy or PyTorch array on a GPU)
+give a stack of that library on that device, computed there in float64
+(:mod:`kernelfuse.array_backend`) by the kernels that have a form for it
+(:meth:`KernelFunction.on_device`: Gaussian, linear, polynomial).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
+from kernelfuse import array_backend
 from kernelfuse.errors import ValidationError
 
 #: Default memory budget for one kernel stack, in bytes (8 GiB).
@@ -37,6 +42,8 @@ class Pairwise:
     def __init__(self, X: np.ndarray, Z: np.ndarray, Z_sqnorms: np.ndarray | None = None,
                  workspace: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         self.X, self.Z = X, Z
+        #: The array namespace of device features (None for NumPy): the generic forms below.
+        self.xp = array_backend.namespace(X)
         self._Z_sqnorms = Z_sqnorms  # ||z_j||^2 when known (kernel rows reuse them)
         self._workspace = workspace
         self._gram: np.ndarray | None = None
@@ -50,6 +57,9 @@ class Pairwise:
     def gram(self) -> np.ndarray:
         """``[x_i' z_j]``."""
         if self._gram is None:
+            if self.xp is not None:
+                self._gram = self.X @ self.xp.matrix_transpose(self.Z)
+                return self._gram
             out = None if self._workspace is None else self._workspace[0]
             self._gram = np.matmul(self.X, self.Z.T, out=out)
         return self._gram
@@ -57,6 +67,10 @@ class Pairwise:
     @property
     def sqdist(self) -> np.ndarray:
         """``[||x_i - z_j||^2]``, clipped at 0."""
+        if self._sqdist is None and self.xp is not None:
+            xp = self.xp
+            d = xp.sum(self.X * self.X, axis=1)[:, None] + xp.sum(self.Z * self.Z, axis=1)[None, :]
+            self._sqdist = xp.clip(d - 2.0 * self.gram, min=0.0)
         if self._sqdist is None:
             z_norms = (self.Z * self.Z).sum(1) if self._Z_sqnorms is None else self._Z_sqnorms
             out, scratch = (None, None) if self._workspace is None else self._workspace[1:]
@@ -89,6 +103,13 @@ class KernelFunction(ABC):
         np.copyto(out, self.on_pairwise(pairs))
         return out
 
+    def on_device(self, pairs: Pairwise) -> Any:
+        """The matrix of :meth:`on_pairwise` from pairwise quantities held by another array library
+        (``pairs.xp``: CuPy, PyTorch, ...), in that library, on its device."""
+        raise ValidationError(
+            f"kernel {self.name!r} has no form for {type(pairs.X).__module__.split('.')[0]} arrays "
+            "(gaussian, linear and polynomial have one); compute it from NumPy features")
+
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         """``k(x_i, x_i)`` for every row (used by spherical normalisation)."""
         return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])
@@ -117,6 +138,10 @@ class KernelSpec:
 
     def pairwise(self, X: np.ndarray, Z: np.ndarray) -> Pairwise:
         """The rows of X and Z restricted to this spec's features."""
+        xp = array_backend.namespace(X)
+        if xp is not None and self.features is not None:
+            cols = array_backend.on_device(np.array(self.features), X, xp.int64)
+            return Pairwise(xp.take(X, cols, axis=1), xp.take(Z, cols, axis=1))
         cols = slice(None) if self.features is None else list(self.features)
         return Pairwise(X[:, cols], Z[:, cols])
 
@@ -159,14 +184,21 @@ def readable_bytes(n: int, exact: bool = False) -> str:
 def check_stack_request(n_kernels: int, X: np.ndarray, Z: np.ndarray | None,
                         dtype: np.dtype | type, memory_budget: int) -> np.ndarray:
     """The rows ``Z`` (``X`` when None) of a stack of ``n_kernels`` kernels, after the checks
-    made before allocating it: 2-D features of one width, finite, a stack within the budget."""
-    rows = X if Z is None else np.asarray(Z, dtype=np.float64)
+    made before allocating it: 2-D features of one width, finite, a stack within the budget
+    (``X`` and ``Z`` of one array library: NumPy, or on a device)."""
+    xp = array_backend.namespace(X)
+    if xp is None:
+        rows = X if Z is None else np.asarray(Z, dtype=np.float64)
+        finite = bool(np.isfinite(X).all() and np.isfinite(rows).all())
+    else:
+        rows = X if Z is None else xp.astype(Z, xp.float64)
+        finite = bool(xp.all(xp.isfinite(X))) and bool(xp.all(xp.isfinite(rows)))
     if X.ndim != 2 or rows.ndim != 2 or rows.shape[1] != X.shape[1]:
         raise ValidationError(
             f"feature matrices must be 2-D with the same number of columns, got {X.shape} "
             f"and {rows.shape}"
         )
-    if not (np.isfinite(X).all() and np.isfinite(rows).all()):
+    if not finite:
         raise ValidationError("features contain NaN or inf")
     need = stack_bytes(n_kernels, rows.shape[0], X.shape[0], dtype)
     if need > memory_budget:
@@ -190,8 +222,13 @@ def compute_kernels(
     """The stack ``K[m] = specs[m](Z, X)``: shape (M, len(Z), len(X)), Z defaulting to X.
 
     Raises :class:`ValidationError` before allocating when the stack would
-    exceed ``memory_budget`` bytes, saying how much it needs.
+    exceed ``memory_budget`` bytes, saying how much it needs.  Features of another
+    array library (CuPy, PyTorch: ``X`` and ``Z`` on one device) give a stack of that library
+    on that device (``dtype`` float32 or float64), each kernel computed there in float64.
     """
+    xp = array_backend.namespace(X)
+    if xp is not None:
+        return _compute_on_device(xp, specs, xp.astype(X, xp.float64), Z, dtype, memory_budget)
     X = np.asarray(X, dtype=np.float64)
     rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
     K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
@@ -200,6 +237,20 @@ def compute_kernels(
         if spec.features != features:  # consecutive specs on one subset share the work
             pairs, features = spec.pairwise(rows, X), spec.features
         K[m] = spec.function.on_pairwise(pairs)
+    return K
+
+
+def _compute_on_device(xp: Any, specs: Sequence[KernelSpec], X: Any, Z: Any, dtype: np.dtype | type,
+                       memory_budget: int) -> Any:
+    """:func:`compute_kernels` for features ``X`` (float64) of the array namespace ``xp``."""
+    rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
+    target = getattr(xp, np.dtype(dtype).name)
+    K = array_backend.zeros(X, (len(specs), rows.shape[0], X.shape[0]), target)
+    pairs, features = None, object()
+    for m, spec in enumerate(specs):
+        if spec.features != features:  # consecutive specs on one subset share the work
+            pairs, features = spec.pairwise(rows, X), spec.features
+        K[m, ...] = xp.astype(spec.function.on_device(pairs), target)
     return K
 
 

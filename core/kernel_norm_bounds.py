@@ -34,6 +34,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from kernelfuse import array_backend
 from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.stack_products import float64_blocks, is_float64, kernels_times
 
@@ -49,6 +50,8 @@ def kernel_times_and_frobenius(K: np.ndarray | FactorKernels, V: np.ndarray) -> 
     ``||K_m||_F = ||Phi_m' Phi_m||_F``."""
     if isinstance(K, FactorKernels):
         return K.times(V), np.array([np.linalg.norm(F.T @ F) for F in K.factors])
+    if array_backend.is_device_array(K):  # on the device: two reads there, no transfer of a kernel
+        return array_backend.kernel_times(K, V), array_backend.frobenius_norms(K)
     M, N = K.shape[0], K.shape[1]
     products = np.empty((M, N) + V.shape[1:])
     frobenius = np.empty(M)

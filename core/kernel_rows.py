@@ -277,5 +277,9 @@ def kernel_entries(K: np.ndarray | KernelRows, indices: np.ndarray, columns: np.
 
 
 def kernel_diagonal(K: np.ndarray | KernelRows) -> np.ndarray:
-    """``K_m[i, i]``, shape (M, N), from a stack or from rows."""
-    return K.diagonal() if isinstance(K, KernelRows) else np.diagonal(K, axis1=1, axis2=2)
+    """``K_m[i, i]``, shape (M, N), from a stack (NumPy, or on a device) or from rows."""
+    from kernelfuse import array_backend
+
+    if isinstance(K, KernelRows):
+        return K.diagonal()
+    return array_backend.diagonals(K) if array_backend.is_device_array(K) else np.diagonal(K, axis1=1, axis2=2)

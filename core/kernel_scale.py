@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 import attrs
 import numpy as np
 
+from kernelfuse.array_backend import is_device_array
 from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.kernel_storage import is_memory_mapped
 from kernelfuse.problem import Problem
@@ -93,7 +94,7 @@ def unit_scale(problem: Problem) -> Rescaled | None:
     ``Phi Phi'`` is on its diagonal."""
     if isinstance(problem.K, FactorKernels):
         largest = float(problem.K.diagonal().max())
-    elif not isinstance(problem.K, np.ndarray) or is_memory_mapped(problem.K):
+    elif not (isinstance(problem.K, np.ndarray) or is_device_array(problem.K)) or is_memory_mapped(problem.K):
         return None
     elif problem.largest_entry is not None:  # read by the validation
         largest = problem.largest_entry

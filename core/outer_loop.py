@@ -112,6 +112,11 @@ class OuterLoop(Solver):
         return all(getattr(part, "reads_kernel_factors", False) or getattr(part, "reads_kernel_rows", False)
                    for part in (self.optimizer, self.oracle))
 
+    @property
+    def reads_device_arrays(self) -> bool:  # type: ignore[override]
+        """When both the optimiser and the oracle read a stack on its device (:mod:`kernelfuse.array_backend`)."""
+        return all(getattr(part, "reads_device_arrays", False) for part in (self.optimizer, self.oracle))
+
     def parts(self) -> dict[str, object]:
         return {"optimizer": self.optimizer, "oracle": self.oracle}
 

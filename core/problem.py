@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse import array_backend
 from kernelfuse.errors import ValidationError
 from kernelfuse.families import Family, get_family
 from kernelfuse.kernel_rows import KernelRows
@@ -89,6 +90,8 @@ class Problem:
         if isinstance(K, KernelRows):  # rows on demand: shape and diagonal checked, not PSD
             if not np.isfinite(K.diagonal()).all():
                 raise ValidationError("the kernel rows have NaN or inf on their diagonal")
+        elif array_backend.is_device_array(K):  # a stack of CuPy, PyTorch, ...: checked on its device
+            K, largest_entry = array_backend.check_kernels(K, require_psd=fam.requires_psd, check_psd=check_psd)
         else:
             K, largest_entry = check_kernels(K, require_psd=fam.requires_psd, check_psd=check_psd)
         n_kernels, n_samples = K.shape[0], K.shape[1]

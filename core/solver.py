@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from kernelfuse import objectives
+from kernelfuse.array_backend import is_device_array
 from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError, SolverError
 from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.kernel_rows import KernelRows
@@ -64,6 +65,9 @@ class Solver(ABC):
     #: Whether it works from :class:`~kernelfuse.kernel_factors.FactorKernels` (``K_m = Phi_m Phi_m'``);
     #: solvers that read rows read them from factors too.
     reads_kernel_factors: ClassVar[bool] = False
+    #: Whether it works from a stack of another array library (CuPy, PyTorch: on a GPU) without
+    #: copying kernels to the host (:mod:`kernelfuse.array_backend`).
+    reads_device_arrays: ClassVar[bool] = False
 
     def parts(self) -> dict[str, object]:
         """Its parts by role (the problem's loss is added at solve time)."""
@@ -89,6 +93,11 @@ class Solver(ABC):
                 "compute the stack (kernelfuse.kernel.compute_kernels), or use a solver that reads "
                 "rows (obscure, pegasos-mkl)"
             )
+        if not self.reads_device_arrays and is_device_array(problem.K):
+            raise IncompatiblePartsError(
+                f"solver {self.name!r} reads the kernel stack as a NumPy array; a stack of "
+                f"{type(problem.K).__module__.split('.')[0]} is read on its device by spicymkl only: "
+                "use solver='spicymkl', or pass a NumPy stack")
         from kernelfuse.recipe import check_requirements
 
         check_requirements({**self.parts(), "loss": problem.loss}, self.requires, self.name)

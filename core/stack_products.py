@@ -14,7 +14,9 @@ kernel (:func:`kernel_times`), ``K_m' @ coef_m`` kernel by kernel
 * :class:`~kernelfuse.kernel_factors.FactorKernels`: from the factors, ``O(N r)``
   per kernel;
 * other :class:`~kernelfuse.kernel_rows.KernelRows`: from the rows of the
-  non-zero coefficients (:func:`kernel_products` only).
+  non-zero coefficients (:func:`kernel_products` only);
+* a stack of another array library (CuPy, PyTorch, ...): on its device, through
+  :mod:`kernelfuse.array_backend` (float64 arithmetic there too; NumPy results).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Iterator
 import numpy as np
 from scipy.linalg.blas import get_blas_funcs
 
+from kernelfuse import array_backend
 from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.kernel_rows import KernelRows
 
@@ -49,6 +52,8 @@ def kernel_times(K: np.ndarray | FactorKernels, V: np.ndarray) -> np.ndarray:
     """``K_m @ V`` for every kernel: shape ``(M, N) + V.shape[1:]``, float64; one pass over the stack."""
     if isinstance(K, FactorKernels):
         return K.times(V)
+    if array_backend.is_device_array(K):
+        return array_backend.kernel_times(K, V)
     M, N, _ = K.shape
     flat = K.reshape(M * N, N)
     if is_float64(K):
@@ -86,6 +91,8 @@ def kernel_products(K: np.ndarray | KernelRows, coef: np.ndarray,
     if kernels is None:
         used = np.flatnonzero(coef.reshape(coef.shape[0], -1).any(axis=1))
         kernels = None if used.size == coef.shape[0] else used
+    if array_backend.is_device_array(K):
+        return array_backend.kernel_products(K, coef, np.arange(K.shape[0]) if kernels is None else kernels)
     if kernels is None and is_float64(K):
         if coef.ndim == 2:
             return np.einsum("mji,mj->mi", K, coef, optimize=True)
@@ -103,6 +110,8 @@ def kernels_times(K: np.ndarray | FactorKernels, v: np.ndarray, kernels: np.ndar
     ``(M, N)`` output would be allocated and zeroed for a working set of a few kernels)."""
     if isinstance(K, FactorKernels):
         return K.times(v, kernels) if len(kernels) else np.empty((0, v.size))
+    if array_backend.is_device_array(K):
+        return array_backend.kernel_times(K, v, kernels)
     out = np.empty((len(kernels), v.size))
     if is_float64(K):
         for row, m in enumerate(kernels):
@@ -118,7 +127,10 @@ def add_kernel(out: np.ndarray, K: np.ndarray, m: int, weight: float) -> None:
 
     Of one dtype: BLAS ``axpy`` in place (no ``N x N`` temporary: half the
     time of ``out += w * K_m``); a float64 ``out`` from a float32 stack: by
-    float64 blocks."""
+    float64 blocks.  A stack on a device: ``out`` on that device."""
+    if array_backend.is_device_array(K):
+        array_backend.add_kernel(out, K, m, weight)
+        return
     if out.dtype == K.dtype:
         axpy = get_blas_funcs("axpy", (out,))
         axpy(np.ascontiguousarray(K[m]).reshape(-1), out.reshape(-1), a=weight)
@@ -128,7 +140,10 @@ def add_kernel(out: np.ndarray, K: np.ndarray, m: int, weight: float) -> None:
 
 
 def weighted_sum(K: np.ndarray, weights: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:
-    """``sum_m w_m K_m`` over ``kernels`` (default: all), float64 of shape (N, N)."""
+    """``sum_m w_m K_m`` over ``kernels`` (default: all), float64 of shape (N, N) (on the
+    stack's device for a device stack)."""
+    if array_backend.is_device_array(K):
+        return array_backend.weighted_sum(K, weights, kernels)
     if kernels is None and is_float64(K):
         return np.tensordot(weights, K, axes=1)
     out = np.zeros(K.shape[1:])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import numpy as np
 
@@ -21,6 +23,9 @@ class Gaussian(KernelFunction):
     def on_pairwise_into(self, pairs: Pairwise, out: np.ndarray) -> np.ndarray:
         np.multiply(pairs.sqdist, -0.5 / self.width**2, out=out)
         return np.exp(out, out=out)
+
+    def on_device(self, pairs: Pairwise) -> Any:
+        return pairs.xp.exp(pairs.sqdist * (-0.5 / self.width**2))
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return np.ones(X.shape[0])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import numpy as np
 
@@ -24,6 +26,9 @@ class Polynomial(KernelFunction):
         np.multiply(pairs.gram, self.scale, out=out)
         out += self.coef0
         return np.power(out, self.degree, out=out)
+
+    def on_device(self, pairs: Pairwise) -> Any:
+        return (self.scale * pairs.gram + self.coef0) ** self.degree
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return (self.scale * (X * X).sum(1) + self.coef0) ** self.degree

@@ -26,7 +26,9 @@ which :meth:`KernelTerms.newton_system` hands over by the kind of kernels
 ``K_m = Phi_m Phi_m'`` (:class:`~kernelfuse.kernel_factors.FactorKernels`),
 its low-rank factors ``Phi_m`` and ``K_m v_m``.  Every product with the
 kernels goes through :mod:`kernelfuse.stack_products`: a float32 stack is
-read in float64 blocks, never copied whole to float64.
+read in float64 blocks, never copied whole to float64.  A stack of another array library
+(:mod:`kernelfuse.array_backend`: CuPy, PyTorch on a GPU) keeps the Hessian, its kept sum and
+the solve on its device; only vectors and the ``K_m v`` products cross to the host.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse import array_backend
 from kernelfuse.kernel_factors import FactorKernels
-from kernelfuse.plugins.spicymkl.newton_system import DenseSystem, LowRankSystem, NewtonSystem
+from kernelfuse.plugins.spicymkl.newton_system import DenseSystem, DeviceSystem, LowRankSystem, NewtonSystem
 from kernelfuse.stack_products import add_kernel, kernel_times, kernels_times
 
 
@@ -63,6 +66,7 @@ class KernelTerms:
 
     def __attrs_post_init__(self) -> None:
         self._everything = self.kernels.size == self.K.shape[0]
+        self._on_device = array_backend.is_device_array(self.K)
         self._weighted_sum: np.ndarray | None = None  # sum_m w_m K_m (N x N, stacks only), from hessian()
         self._weights = np.zeros(self.kernels.size)  # the w_m it holds
         self._refresh()
@@ -116,14 +120,20 @@ class KernelTerms:
         memory it then adds a quarter of a kernel's float64 bytes to, not half."""
         N = self.rho.size
         if self._weighted_sum is None:
-            self._weighted_sum = np.zeros((N, N), dtype=self.K.dtype)
+            self._weighted_sum = (array_backend.zeros(self.K, (N, N)) if self._on_device
+                                  else np.zeros((N, N), dtype=self.K.dtype))
         change = self.scale - self._weights
         stale = np.abs(change) > self.hessian_tol * np.maximum(self.scale, self._weights)
-        for j in np.flatnonzero(stale):  # in place, one read of each K_m whose weight moved
-            add_kernel(self._weighted_sum, self.K, int(self.kernels[j]), float(change[j]))
+        if self._on_device:  # by batches of kernels, on the device
+            array_backend.add_kernels(self._weighted_sum, self.K, self.kernels[stale], change[stale])
+        else:
+            for j in np.flatnonzero(stale):  # in place, one read of each K_m whose weight moved
+                add_kernel(self._weighted_sum, self.K, int(self.kernels[j]), float(change[j]))
         self._weights[stale] = self.scale[stale]
         self.passes += np.count_nonzero(stale) / self.K.shape[0]
         _, K_v, weight = self._rank_one_terms()
+        if self._on_device:
+            return array_backend.hessian(self._weighted_sum, K_v, weight, self.gamma)
         H = (K_v.T * weight) @ K_v  # built in place: one N x N array beside the kept sum
         H += self._weighted_sum
         H *= self.gamma
@@ -136,6 +146,8 @@ class KernelTerms:
         ``diag(diagonal) + U diag(c) U'`` with ``U = [Phi_m ..., K_m v_m ..., 1]``
         over the active kernels and ``c = gamma [s_m ..., w_m ...], constant``:
         the exact Hessian, reading the active factors once."""
+        if self._on_device:
+            return DeviceSystem(self.hessian(), diagonal, constant)
         if not isinstance(self.K, FactorKernels):
             H = self.hessian()
             H += constant

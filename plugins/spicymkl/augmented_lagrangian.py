@@ -47,6 +47,7 @@ class AugmentedLagrangian(OuterOptimizer):
     name: ClassVar[str] = "augmented-lagrangian"
     #: It reads no kernel (the oracle does): works with any storage the oracle reads.
     reads_kernel_factors: ClassVar[bool] = True
+    reads_device_arrays: ClassVar[bool] = True
     #: The first penalty.  1000 measured best over the benchmark's 44 settings (six kernel grids x
     #: three C x logistic and hinge, Ringnorm M = 50 to 3000): a first step far from the zero centre
     #: has few active kernels (a small one, 10, activated 1,900 of Ringnorm's 3,000 kernels); 1e4

@@ -22,17 +22,21 @@ loss's curvature plus the ridge.  Newton's direction solves ``H d = -g``:
   symmetric, positive definite when every ``c >= 0`` (the block
   soft-threshold's), indefinite otherwise, so it is solved as a general
   symmetric matrix; Newton falls back to the gradient when the direction
-  is not a descent direction, as for the dense system.
+  is not a descent direction, as for the dense system;
+* :class:`DeviceSystem`, for a stack on a device (:mod:`kernelfuse.array_backend`):
+  the dense system formed and solved there.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
+
+from kernelfuse import array_backend
 
 #: ``D`` is raised to at least this times the largest diagonal entry of ``H`` in the low-rank
 #: system: ``D`` is positive whenever the ridge is, but a zero ridge on a flat piece of the
@@ -86,3 +90,18 @@ class LowRankSystem:
         scaled = scale * rhs
         inner = scipy.linalg.solve(core, V.T @ scaled, assume_a="sym")
         return scale * (scaled - V @ inner)
+
+
+@attrs.frozen
+class DeviceSystem:
+    """``H = hessian + diag(diagonal) + constant 11'`` with ``hessian`` on a device
+    (:mod:`kernelfuse.array_backend`): formed and factorised there (Cholesky where the library
+    offers it), only ``rhs`` and the solution cross; a failed factorisation gives NaN, as
+    :class:`DenseSystem`."""
+
+    hessian: Any
+    diagonal: np.ndarray
+    constant: float
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        return array_backend.solve_shifted(self.hessian, self.diagonal, self.constant, rhs)

@@ -98,6 +98,8 @@ class SmoothedDualNewton(Oracle):
         "loss": ("derivative", "conjugate", ("conjugate_prox", "conjugate_second_derivative")),
     }
     reads_kernel_factors: ClassVar[bool] = True
+    #: A stack on a device (CuPy, PyTorch) is read there: passes, Hessian and solve.
+    reads_device_arrays: ClassVar[bool] = True
     #: The prox part: its ``C`` and ``C2`` are set from the problem (setting them on the
     #: prox to other values is refused, not overridden).
     prox: Any = attrs.field(factory=_default_prox)

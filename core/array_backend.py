@@ -1,0 +1,314 @@
+"""Kernel stacks held by another array library: CuPy or PyTorch on a GPU, any library of the
+Python array API standard (https://data-apis.org/array-api/), through ``array-api-compat``.
+
+A stack ``K`` (M, N, N) that is not a NumPy array stays where it is: the passes over it
+(``K_m v``, ``v'K_m v``, ``sum_m w_m K_m``), the Newton systems built from it and their
+solves run in its namespace, on its device, and every result handed back to the solver is a
+NumPy array of ``O(M N)`` entries at most (vectors, products ``K_m v`` per kernel).  No
+``N x N`` matrix and no kernel crosses to the host.  The arithmetic is float64, as on the
+CPU: a float32 stack is read by blocks of rows cast to float64 on the device
+(:data:`DEVICE_BLOCK_ENTRIES`), so the problem solved is the one with the stored kernels.
+
+NumPy arrays (and memory maps) never reach this module: :func:`namespace` is ``None`` for
+them, and the NumPy code paths stay as they were.  ``array_api_compat`` is imported on the
+first non-NumPy array only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+#: Entries of one float64 block cast from a float32 stack on a device (128 MiB).
+DEVICE_BLOCK_ENTRIES = 2**24
+#: Bytes of one batch of consecutive kernels read by one operation (bounds its temporaries).
+GATHER_BYTES = 2**28
+#: On a GPU, kernels less than this many bytes apart are read by one operation: 64 MiB take
+#: about as long to read (20 us) as the host takes to start another product.  On a CPU
+#: (PyTorch's CPU build, array-api-strict) reading is the cost: no kernel is read in vain.
+MERGE_BYTES = 2**26
+
+
+#: The namespace of each array type met so far (None: not an array, or NumPy's).
+_NAMESPACES: dict[type, Any] = {}
+
+
+def namespace(x: object) -> Any | None:
+    """The array API namespace of ``x``, or None for a NumPy array or anything that is not an array
+    (by type: the per-iteration calls cost a dictionary look-up)."""
+    if isinstance(x, np.ndarray):
+        return None
+    kind = type(x)
+    if kind not in _NAMESPACES:
+        try:
+            import array_api_compat
+        except ImportError as error:  # a declared dependency; NumPy inputs never need it
+            if hasattr(x, "__array_namespace__") or kind.__module__.split(".")[0] in ("torch", "cupy"):
+                raise ImportError("reading a stack of another array library than NumPy needs "
+                                  "array-api-compat: pip install array-api-compat") from error
+            return None
+        is_other = array_api_compat.is_array_api_obj(x) and not array_api_compat.is_numpy_array(x)
+        _NAMESPACES[kind] = array_api_compat.array_namespace(x) if is_other else None
+    return _NAMESPACES[kind]
+
+
+def is_device_array(x: object) -> bool:
+    """Whether ``x`` is an array of another library than NumPy (read by this module)."""
+    return namespace(x) is not None
+
+
+def on_gpu(x: Any) -> bool:
+    """Whether the device array ``x`` is on a GPU (CuPy, or PyTorch on CUDA)."""
+    import array_api_compat
+
+    return array_api_compat.is_cupy_array(x) or getattr(x.device, "type", "cpu") == "cuda"
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """A NumPy copy of a device array (from the GPU when it is there)."""
+    import array_api_compat
+
+    if array_api_compat.is_torch_array(x):
+        return x.detach().cpu().numpy()
+    if array_api_compat.is_cupy_array(x):
+        return x.get()
+    return np.asarray(x)
+
+
+def on_device(a: np.ndarray, like: Any, dtype: Any = None) -> Any:
+    """The NumPy array ``a`` as an array of ``like``'s namespace on ``like``'s device."""
+    return namespace(like).asarray(np.ascontiguousarray(a), dtype=dtype, device=like.device)
+
+
+def float64_blocks(xp: Any, A: Any) -> Iterator[tuple[slice, Any]]:
+    """The rows of the 2-D array ``A`` in float64: all at once when it is float64, else by blocks
+    of at most :data:`DEVICE_BLOCK_ENTRIES` entries cast on the device."""
+    if A.dtype == xp.float64:
+        yield slice(0, A.shape[0]), A
+        return
+    step = max(1, DEVICE_BLOCK_ENTRIES // max(1, A.shape[1]))
+    for start in range(0, A.shape[0], step):
+        rows = slice(start, min(A.shape[0], start + step))
+        yield rows, xp.astype(A[rows, ...], xp.float64)
+
+
+def _times(xp: Any, A: Any, V: Any) -> Any:
+    """``A @ V`` in float64 for a 2-D ``A`` of any float dtype (``V`` float64, on the device)."""
+    if A.dtype == xp.float64:
+        return A @ V
+    return xp.concat([block @ V for _, block in float64_blocks(xp, A)], axis=0)
+
+
+def _batches(K: Any, kernels: np.ndarray) -> Iterator[tuple[slice, np.ndarray, Any]]:
+    """The ``kernels`` of the stack (any order) by views ``K[a:b]``, no copy: increasing kernels
+    less than :data:`MERGE_BYTES` apart share a view (reading the kernels between them costs less
+    than starting another product), of at most :data:`GATHER_BYTES` (bounding the temporaries
+    of an operation on it; one kernel when it alone is larger).  Yields ``(positions in
+    kernels, their offsets in the view, the view)``."""
+    xp = namespace(K)
+    kernel_bytes = K.shape[1] * K.shape[2] * (4 if K.dtype == xp.float32 else 8)
+    size, gap = max(1, GATHER_BYTES // kernel_bytes), (MERGE_BYTES if on_gpu(K) else 0) // kernel_bytes
+    steps = np.diff(kernels)
+    breaks = np.flatnonzero((steps <= 0) | (steps > 1 + gap)) + 1
+    for begin, stop in zip([0, *breaks], [*breaks, kernels.size]):
+        while begin < stop:  # kernels[begin:stop] increase
+            first = int(kernels[begin])
+            end = begin + int(np.searchsorted(kernels[begin:stop], first + size))
+            yield slice(begin, end), kernels[begin:end] - first, K[first:int(kernels[end - 1]) + 1, ...]
+            begin = end
+
+
+def _rows(xp: Any, A: Any, offsets: np.ndarray) -> Any:
+    """``A[offsets]`` along the first axis (``A`` itself when ``offsets`` are all of its rows)."""
+    if offsets.size == A.shape[0]:
+        return A
+    return xp.take(A, on_device(offsets, A, xp.int64), axis=0)
+
+
+def kernel_times(K: Any, V: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:
+    """``K_m @ V`` for every kernel (or the ``kernels``, one row each): float64, shape
+    ``(M or len(kernels), N) + V.shape[1:]``; one read of those kernels on the device (of
+    every kernel when they are over a third of them: one product for all)."""
+    xp = namespace(K)
+    M, N, _ = K.shape
+    V_dev = on_device(np.asarray(V, dtype=np.float64).reshape(N, -1), K, xp.float64)
+    if kernels is None or 3 * len(kernels) > M:
+        out = to_numpy(_times(xp, xp.reshape(K, (M * N, N)), V_dev)).reshape((M, N) + V.shape[1:])
+        return out if kernels is None else out[np.asarray(kernels)]
+    order = np.argsort(kernels, kind="stable")  # increasing kernels share reads
+    parts = [_rows(xp, xp.reshape(_times(xp, xp.reshape(batch, (batch.shape[0] * N, N)), V_dev),
+                                  (batch.shape[0], N, V_dev.shape[1])), offsets)
+             for _, offsets, batch in _batches(K, np.asarray(kernels)[order])]
+    out = np.empty((len(kernels), N) + V.shape[1:])
+    if parts:
+        out[order] = to_numpy(xp.concat(parts, axis=0)).reshape(out.shape)
+    return out
+
+
+def kernel_products(K: Any, coef: np.ndarray, kernels: np.ndarray) -> np.ndarray:
+    """``K[m].T @ coef[m]`` for the ``kernels`` (zero for the others): float64, the shape of ``coef``."""
+    xp = namespace(K)
+    kernels = np.asarray(kernels)
+    out = np.zeros(coef.shape)
+    flat = coef.reshape(coef.shape[0], -1, coef.shape[-1])  # (M, outputs, N): coef_m' K_m by rows
+    for positions, offsets, batch in _batches(K, kernels):
+        chunk = kernels[positions]
+        c = on_device(flat[chunk], K, xp.float64)
+        if batch.dtype == xp.float64:
+            product = c @ _rows(xp, batch, offsets)
+        else:  # kernel by kernel, by float64 blocks of its rows
+            product = xp.stack([sum(c[j, :, rows] @ block for rows, block in float64_blocks(xp, batch[int(o), ...]))
+                                for j, o in enumerate(offsets)])
+        out[chunk] = to_numpy(product).reshape((chunk.size,) + coef.shape[1:])
+    return out
+
+
+def zeros(like: Any, shape: tuple[int, ...], dtype: Any = None) -> Any:
+    """Zeros of ``shape`` on ``like``'s device, of ``like``'s dtype unless given."""
+    return namespace(like).zeros(shape, dtype=like.dtype if dtype is None else dtype, device=like.device)
+
+
+def add_kernel(out: Any, K: Any, m: int, weight: float) -> None:
+    """``out += weight * K_m`` in place on the device (``out`` of the stack's dtype, or float64)."""
+    xp = namespace(K)
+    if out.dtype == K.dtype:
+        out += weight * K[m, ...]
+        return
+    for rows, block in float64_blocks(xp, K[m, ...]):
+        out[rows, ...] += weight * block
+
+
+def add_kernels(out: Any, K: Any, kernels: np.ndarray, weights: np.ndarray) -> None:
+    """``out += sum_j weights[j] K_{kernels[j]}`` in place on the device, a batch of kernels per
+    product (one launch per batch, not per kernel); ``out`` of the stack's dtype, or float64."""
+    xp = namespace(K)
+    kernels, weights = np.asarray(kernels), np.asarray(weights, dtype=np.float64)
+    if out.dtype != K.dtype:
+        for m, w in zip(kernels, weights):
+            add_kernel(out, K, int(m), float(w))
+        return
+    for positions, offsets, batch in _batches(K, kernels):
+        spread = np.zeros(batch.shape[0])  # zero for the kernels between those asked
+        np.add.at(spread, offsets, weights[positions])
+        out += xp.tensordot(on_device(spread, K, K.dtype), batch, axes=1)
+
+
+def weighted_sum(K: Any, weights: np.ndarray, kernels: np.ndarray | None = None) -> Any:
+    """``sum_m w_m K_m`` over ``kernels`` (default: all): float64 (N, N), on the device."""
+    kernels = np.arange(K.shape[0]) if kernels is None else np.asarray(kernels)
+    out = zeros(K, tuple(K.shape[1:]), namespace(K).float64)
+    add_kernels(out, K, kernels, np.asarray(weights, dtype=np.float64)[kernels])
+    return out
+
+
+def diagonals(K: Any) -> np.ndarray:
+    """``K_m[i, i]``, shape (M, N), float64."""
+    xp = namespace(K)
+    return to_numpy(xp.astype(xp.linalg.diagonal(K), xp.float64))
+
+
+def frobenius_norms(K: Any) -> np.ndarray:
+    """``||K_m||_F`` for every kernel, summed in float64 on the device (a transfer per batch)."""
+    xp = namespace(K)
+    squares = np.zeros(K.shape[0])
+    for positions, _, batch in _batches(K, np.arange(K.shape[0])):
+        if batch.dtype == xp.float64:
+            squares[positions] = to_numpy(xp.sum(batch * batch, axis=(1, 2)))
+        else:
+            squares[positions] = [float(sum(xp.sum(block * block) for _, block in float64_blocks(xp, batch[j, ...])))
+                                  for j in range(batch.shape[0])]
+    return np.sqrt(squares)
+
+
+def kernel_statistics(K: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per kernel: the largest ``|K_ij|`` (NaN or inf where the kernel holds one) and
+    ``max |K - K'|``, read on the device by batches of kernels."""
+    xp = namespace(K)
+    largest, asymmetry = np.empty(K.shape[0]), np.empty(K.shape[0])
+    for positions, _, batch in _batches(K, np.arange(K.shape[0])):
+        largest[positions] = to_numpy(xp.max(xp.abs(batch), axis=(1, 2)))
+        asymmetry[positions] = to_numpy(xp.max(xp.abs(batch - xp.matrix_transpose(batch)), axis=(1, 2)))
+    return largest, asymmetry
+
+
+def extreme_eigenvalues(K: Any, m: int) -> tuple[float, float]:
+    """The smallest and largest eigenvalue of the symmetric part of ``K_m``, in float64."""
+    xp = namespace(K)
+    Km = xp.astype(K[m, ...], xp.float64)
+    eig = xp.linalg.eigvalsh(0.5 * (Km + xp.matrix_transpose(Km)))
+    return float(eig[0]), float(eig[-1])
+
+
+def hessian(kept_sum: Any, K_v: np.ndarray, weight: np.ndarray, gamma: float) -> Any:
+    """``gamma [kept_sum + sum_j weight_j (K_v)_j (K_v)_j']`` as a float64 ``N x N`` array on the
+    device of ``kept_sum`` (SpicyMKL's Hessian, :mod:`kernelfuse.plugins.spicymkl.active_kernels`);
+    ``K_v`` (rows ``K_m v_m``) and ``weight`` cross from the host, ``O(k N)``."""
+    xp = namespace(kept_sum)
+    rows = on_device(K_v, kept_sum, xp.float64)
+    H = xp.matrix_transpose(rows * on_device(weight, kept_sum, xp.float64)[:, None]) @ rows
+    H += kept_sum if kept_sum.dtype == xp.float64 else xp.astype(kept_sum, xp.float64)
+    H *= gamma
+    return H
+
+
+def solve_shifted(H: Any, diagonal: np.ndarray, constant: float, rhs: np.ndarray) -> np.ndarray:
+    """``(H + diag(diagonal) + constant 11')^{-1} rhs`` for a symmetric ``H`` on a device (``H`` is
+    overwritten): Cholesky where the library offers one (PyTorch), else LU (``linalg.solve``).
+    NaN where the matrix is not positive definite (Cholesky) or singular (LU), as
+    :class:`~kernelfuse.plugins.spicymkl.newton_system.DenseSystem` answers."""
+    import array_api_compat
+
+    xp = namespace(H)
+    N = H.shape[0]
+    H += constant
+    flat = xp.reshape(H, (N * N,))
+    flat[::N + 1] += on_device(diagonal, H, xp.float64)
+    H = xp.reshape(flat, (N, N))
+    b = on_device(rhs, H, xp.float64)[:, None]
+    if array_api_compat.is_torch_array(H):
+        import torch
+
+        factor, info = torch.linalg.cholesky_ex(H)
+        if int(info) != 0:
+            return np.full_like(rhs, np.nan)
+        return to_numpy(torch.cholesky_solve(b, factor))[:, 0]
+    try:
+        return to_numpy(xp.linalg.solve(H, b))[:, 0]
+    except np.linalg.LinAlgError:  # a singular matrix (NumPy's error class, raised by CuPy too)
+        return np.full_like(rhs, np.nan)
+
+
+def check_kernels(K: Any, *, require_psd: bool, check_psd: bool) -> tuple[Any, float]:
+    """The checks of :func:`kernelfuse.validation.check_kernels` on a device stack, on its device:
+    shape (M, N, N), float32 or float64, finite, entries within bounds, symmetric and (where
+    ``check_psd``) PSD to the same tolerances; returns it unchanged and its largest entry."""
+    from kernelfuse.errors import ValidationError
+    from kernelfuse.validation import FLOAT32_TOL, MAX_KERNEL_ENTRY, PSD_TOL, SYMMETRY_TOL
+
+    xp = namespace(K)
+    if K.ndim != 3 or K.shape[1] != K.shape[2] or 0 in K.shape:
+        raise ValidationError(f"K must have shape (M, N, N) with M, N >= 1, got {tuple(K.shape)}")
+    if K.dtype not in (xp.float32, xp.float64):
+        raise ValidationError(f"a device stack K must be float32 or float64, got {K.dtype}; "
+                              "convert it on its device (xp.astype)")
+    tol = FLOAT32_TOL if K.dtype == xp.float32 else SYMMETRY_TOL
+    largest, asymmetry = kernel_statistics(K)
+    bad = np.flatnonzero(~(largest <= MAX_KERNEL_ENTRY))
+    if bad.size:
+        raise ValidationError(f"kernel {bad[0]} of K holds NaN, inf or entries beyond {MAX_KERNEL_ENTRY:g} "
+                              f"(largest |K_ij| {largest[bad[0]]:.6g}); rescale or fix the kernels")
+    if require_psd:
+        bad = np.flatnonzero(asymmetry > tol * np.maximum(1.0, largest))
+        if bad.size:
+            raise ValidationError(f"kernel {bad[0]} of K is not symmetric (max |K - K'| = "
+                                  f"{asymmetry[bad[0]]:.3g}); this family needs symmetric PSD kernels")
+        psd_tol = FLOAT32_TOL if K.dtype == xp.float32 else PSD_TOL
+        for m in range(K.shape[0]) if check_psd else ():
+            low, high = extreme_eigenvalues(K, m)
+            if low < -psd_tol * max(high, np.finfo(float).tiny):
+                raise ValidationError(f"kernel {m} of K is not positive semidefinite (smallest eigenvalue "
+                                      f"{low:.3g}, largest {high:.3g}); pass check_psd=False only for "
+                                      "kernels known to be PSD")
+    return K, float(largest.max())
