@@ -42,6 +42,12 @@ def relative_gap(objective: float, lower: float) -> float:
     return (objective - lower) / max(1.0, abs(objective))
 
 
+def roundoff(objective: float, n_samples: int) -> float:
+    """How far rounding may move an objective or a lower bound: ``4 N eps max(1, |P|)`` (each is
+    a sum over the N examples of terms of the objective's order)."""
+    return 4.0 * n_samples * float(np.finfo(float).eps) * max(1.0, abs(objective))
+
+
 @attrs.frozen
 class Iteration:
     """One row of a solver's history.
@@ -126,6 +132,14 @@ class Result:
     @property
     def converged(self) -> bool:
         return self.status == "converged"
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """``(lower, upper)``: the optimum lies in it, up to :func:`roundoff`, where
+        ``dual_objective`` is a certified bound; a lower bound above the objective by
+        round-off gives ``[objective, dual_objective]``; ``-inf`` without a bound."""
+        lower = -math.inf if math.isnan(self.dual_objective) else self.dual_objective
+        return min(lower, self.objective), max(lower, self.objective)
 
     @property
     def counters(self) -> Mapping[str, float]:

@@ -49,7 +49,7 @@ from kernelfuse import objectives
 from kernelfuse.errors import SolverError, ValidationError
 from kernelfuse.plugins.reference.certificate import lower_bound
 from kernelfuse.problem import Problem
-from kernelfuse.result import History, relative_gap
+from kernelfuse.result import History, relative_gap, roundoff
 from kernelfuse.solver import Model, Requirements, Solver
 from kernelfuse.validation import positive, positive_count
 
@@ -439,7 +439,7 @@ class CvxpyReference(Solver):
     (multiples of ``tol``: tighter first, then looser, since power cones and some
     degenerate programs stall near a feasibility of 1e-9 on a poor last iterate).  The first
     certified interval is returned with status ``converged`` and stated in the message; a
-    lower bound above the objective by :func:`roundoff` at most is the interval
+    lower bound above the objective by :func:`~kernelfuse.result.roundoff` at most is the interval
     ``[objective, dual_objective]`` (a negative gap, stated), beyond it an invalid
     certificate (``numerical_failure``, at once).  If no attempt certifies, the best
     interval is returned with status ``numerical_failure`` and a message listing every
@@ -570,16 +570,10 @@ class CvxpyReference(Solver):
                             conic_seconds=seconds)
 
 
-def roundoff(objective: float, n_samples: int) -> float:
-    """How far rounding may move the objective or a lower bound: ``4 N eps max(1, |P|)``
-    (each is a sum over the N examples of terms of the objective's order)."""
-    return 4.0 * n_samples * np.finfo(float).eps * max(1.0, abs(objective))
-
-
 def certified(upper: float, lower: float, tol: float, n_samples: int) -> tuple[bool, str]:
     """Whether ``[lower, upper]`` certifies the optimum to the relative gap ``tol``, and why.
 
-    ``lower > upper`` within :func:`roundoff` is the interval ``[upper, lower]``
+    ``lower > upper`` within :func:`~kernelfuse.result.roundoff` is the interval ``[upper, lower]``
     (the message states by how much); beyond it the lower bound is invalid.
     """
     scale = max(1.0, abs(upper))
