@@ -87,7 +87,8 @@ class Run:
 
     ``mode``: ``certified`` (stops on its gap, which must be valid), ``epochs``
     (a fixed number of epochs: ends at ``max_iter``, checked on accuracy),
-    ``sampled`` (stops on the change of its averaged estimate)."""
+    ``sampled`` (stops on the change of its averaged estimate: ``converged`` only if its
+    certified gap then holds at tol, else ``stalled``, and either is checked on accuracy)."""
 
     solver: str
     family: str
@@ -208,6 +209,9 @@ def check(run: Run, case: str, seed: int) -> str:
     assert recomputed == pytest.approx(result.objective, rel=1e-9, abs=1e-12 * abs(best)), where
     if run.mode == "epochs":
         assert result.status == "max_iter" and warned, where + " (300 epochs end at max_iter)"
+    elif run.mode == "sampled" and result.status == "stalled":  # the change rule held, not the gap
+        assert warned and "certified gap" in result.message, where
+        assert result.gap > settings.get("tol", 1e-4), where
     elif result.status != "converged":
         assert warned, where + " without a ConvergenceWarning"
         assert (case, run.solver) in HONEST_FAILURES, where + " (an honest failure, but not a known one)"
@@ -224,7 +228,7 @@ def check(run: Run, case: str, seed: int) -> str:
 @pytest.mark.parametrize("run", RUNS, ids=[run.label for run in RUNS])
 def test_each_solver_reaches_the_optimum_or_says_it_did_not(run, case):
     statuses = [check(run, case, seed) for seed in SEEDS]
-    if (case, run.solver) not in HONEST_FAILURES and run.mode != "epochs":
+    if (case, run.solver) not in HONEST_FAILURES and run.mode == "certified":
         assert statuses == ["converged"] * len(SEEDS)
 
 
@@ -251,7 +255,9 @@ def test_obscure_is_invariant_to_the_kernels_scale():
     K, y, _ = small_problem("pnorm_mkl", 0, N, 4)
     runs = [kernelfuse.solve(s * K, y, solver="obscure", family="pnorm_mkl", lam=0.1 * s, p=1.5, seed=0)
             for s in (1.0, 1e3, 1e6)]
-    assert [r.status for r in runs] == ["converged"] * 3
+    # The same status at every scale (stalled while OBSCURE has no lower bound: its objective-change
+    # rule then certifies nothing).
+    assert len({r.status for r in runs}) == 1 and runs[0].status in ("converged", "stalled")
     assert len({r.n_iter for r in runs}) == 1 and runs[0].n_iter > 5  # past the online stage
     for r in runs[1:]:
         assert r.objective == pytest.approx(runs[0].objective, rel=1e-9)

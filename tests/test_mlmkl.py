@@ -89,7 +89,8 @@ def test_sa_default_stop_lands_within_two_percent():
         K, Y = problem_data(seed, L=2 + seed % 5)
         result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=seed)
         best = reference(K, Y, "mlmkl_max", 1.0)
-        assert result.converged
+        # converged only with a certified gap of 1e-4; else stalled, the gap in the message
+        assert result.gap <= 1e-4 if result.converged else result.status == "stalled"
         worst = max(worst, within(result, best, MAX_TOL))
     assert worst <= MAX_TOL
 
@@ -189,7 +190,8 @@ def test_sa_stops_on_the_averaged_weights_and_warm_starts_labels():
     K, Y = problem_data(4, L=3)
     result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=0,
                               record_points=True)
-    assert result.converged and result.n_iter < 100_000
+    assert result.n_iter < 100_000  # the estimate-change rule ended it
+    assert result.status == ("converged" if result.gap <= 1e-4 else "stalled")  # certified or not
     last, before = result.history[-2].point, result.history[-3].point
     assert np.abs(last - before).sum() <= 1e-4 * np.abs(before).sum()
     with pytest.raises(UnknownNameError, match="estimate-change"):
