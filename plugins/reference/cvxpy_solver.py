@@ -345,8 +345,13 @@ def _mlmkl(problem: Problem, rank_tol: float) -> Formulation:
         cons.append(epigraph)
 
         def dual_point(scale: float) -> np.ndarray:
-            gamma = np.maximum(np.asarray(epigraph.dual_value, dtype=float), 1e-300)
-            return -np.asarray(link.dual_value, dtype=float) / (C * gamma)
+            """Each label's multipliers over its weight; 0 (a feasible point) for labels of
+            weight 0, which the bound's own label weights then leave out."""
+            gamma = np.asarray(epigraph.dual_value, dtype=float)
+            weighted = -np.asarray(link.dual_value, dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                u = weighted / (C * gamma)
+            return np.where(np.isfinite(u) & (gamma > 0), u, 0.0)
 
     def recover() -> tuple[np.ndarray, float, np.ndarray]:
         weights = np.maximum(np.asarray(d.value, dtype=float), 0.0)
