@@ -15,10 +15,12 @@ from kernelfuse.errors import ValidationError
 
 #: Why a solver stopped:
 #:
-#: * ``converged``: its stopping rule held at its tolerance;
+#: * ``converged``: the certified relative gap of the returned model is at
+#:   most its tolerance (whatever its stopping rule);
 #: * ``max_iter``, ``time_limit``: the limit the caller set ended the run;
-#: * ``stalled``: its optimiser found no further decrease before the
-#:   tolerance (the inner solver's accuracy limits the solve);
+#: * ``stalled``: its optimiser found no further decrease, or a change-based
+#:   stopping rule held, before the certified gap reached the tolerance (the
+#:   inner solver's accuracy limits the solve);
 #: * ``diverged``: the objective at the model it returned is not finite;
 #: * ``numerical_failure``: a computation failed or gave a non-finite value
 #:   (a singular system, an overflow); the best model before it is returned.
