@@ -15,9 +15,14 @@ until the stopping rule named by ``stop`` (a registered component of kind
 * ``stop="estimate_change"``: the optimiser's estimate (an average of
   iterates) moved by at most ``tol`` (relative l1) in the last iteration.
 
-An optimiser that returns its point unchanged has found no decrease; under
-a rule that needs a lower bound (``gap``) the loop then ends with status
-``stalled`` (and a warning) rather than spin until ``max_iter``.  A
+Whatever the rule, ``converged`` is a certificate: when a rule holds, the
+run is ``converged`` only if the certified relative gap of the model it
+returns, ``(P_best - L_best) / max(1, |P_best|)``, is at most ``tol``;
+otherwise (a change-based rule held first, or there is no lower bound) it
+is ``stalled``, the message giving the gap.  An optimiser that returns its
+point unchanged has found no decrease; under a rule that needs a lower
+bound (``gap``) the loop then ends with status ``stalled`` (and a warning)
+rather than spin until ``max_iter``.  A
 numerical failure inside a step (a non-finite oracle answer, a singular
 system) ends the loop with status ``numerical_failure`` and the best model
 seen before it; at the starting point, with no model yet, it is a
@@ -47,7 +52,7 @@ import numpy as np
 from kernelfuse.optimizer import OuterOptimizer
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.problem import Problem
-from kernelfuse.result import History
+from kernelfuse.result import History, relative_gap
 from kernelfuse.solver import NUMERICAL_ERRORS, Model, Requirements, Solver
 from kernelfuse.stopping import Progress, StoppingRule
 from kernelfuse.validation import count, positive
@@ -193,10 +198,16 @@ class OuterLoop(Solver):
                 account(final)
                 record(estimate, attrs.evolve(final, gauges={**answer.gauges, **final.gauges}))
         top = best[0]
+        gap = relative_gap(units * top.objective, units * lower)
+        if status == "converged" and not gap <= self.tol:
+            status, failure = "stalled", (
+                f"the {rule.name} rule held at tol={self.tol:g}, but the certified gap of the model "
+                + (f"is {gap:.3g}" if math.isfinite(gap) else "is unknown (no lower bound)")
+            )
         messages = {
             "converged": "",
-            "stalled": "the optimizer found no further decrease (the oracle's accuracy limits "
-                       f"the solve) before the gap reached tol={self.tol:g}",
+            "stalled": failure or "the optimizer found no further decrease (the oracle's accuracy "
+                       f"limits the solve) before the gap reached tol={self.tol:g}",
             "numerical_failure": f"{failure} after {steps} iterations; returning the best model "
                                  "before it",
         }

@@ -15,10 +15,12 @@ from kernelfuse.errors import ValidationError
 
 #: Why a solver stopped:
 #:
-#: * ``converged``: its stopping rule held at its tolerance;
+#: * ``converged``: the certified relative gap of the returned model is at
+#:   most its tolerance (whatever its stopping rule);
 #: * ``max_iter``, ``time_limit``: the limit the caller set ended the run;
-#: * ``stalled``: its optimiser found no further decrease before the
-#:   tolerance (the inner solver's accuracy limits the solve);
+#: * ``stalled``: its optimiser found no further decrease, or a change-based
+#:   stopping rule held, before the certified gap reached the tolerance (the
+#:   inner solver's accuracy limits the solve);
 #: * ``diverged``: the objective at the model it returned is not finite;
 #: * ``numerical_failure``: a computation failed or gave a non-finite value
 #:   (a singular system, an overflow); the best model before it is returned.
@@ -40,6 +42,12 @@ def relative_gap(objective: float, lower: float) -> float:
     if math.isnan(lower):
         return math.nan
     return (objective - lower) / max(1.0, abs(objective))
+
+
+def roundoff(objective: float, n_samples: int) -> float:
+    """How far rounding may move an objective or a lower bound: ``4 N eps max(1, |P|)`` (each is
+    a sum over the N examples of terms of the objective's order)."""
+    return 4.0 * n_samples * float(np.finfo(float).eps) * max(1.0, abs(objective))
 
 
 @attrs.frozen
@@ -126,6 +134,14 @@ class Result:
     @property
     def converged(self) -> bool:
         return self.status == "converged"
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """``(lower, upper)``: the optimum lies in it, up to :func:`roundoff`, where
+        ``dual_objective`` is a certified bound; a lower bound above the objective by
+        round-off gives ``[objective, dual_objective]``; ``-inf`` without a bound."""
+        lower = -math.inf if math.isnan(self.dual_objective) else self.dual_objective
+        return min(lower, self.objective), max(lower, self.objective)
 
     @property
     def counters(self) -> Mapping[str, float]:

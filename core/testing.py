@@ -19,8 +19,8 @@ capabilities it has):
   Bregman divergence is non-negative and zero on the diagonal.
 * :func:`check_solver`: on small seeded problems of a family
   (:func:`small_problem`) the solver's objective is within ``rtol`` of the
-  exact ``cvxpy`` optimum, and equals the family objective recomputed from
-  the returned model.
+  exact ``cvxpy`` optimum's certified interval (:func:`assert_within_certified`),
+  and equals the family objective recomputed from the returned model.
 """
 
 from __future__ import annotations
@@ -246,12 +246,55 @@ def check_solver(solver: Any, family: str, *, seeds: Iterable[int] = (0, 1, 2), 
         again = objectives.evaluate(problem, result.coef, result.intercept, result.kernel_weights)
         _require(math.isclose(again, result.objective, rel_tol=1e-8, abs_tol=1e-10), solver,
                  f"the reported objective {result.objective:.10g} is not the one its model gives, {again:.10g}")
-        difference = (result.objective - reference.objective) / max(1.0, abs(reference.objective))
-        _require(difference <= rtol, solver,
-                 f"seed {seed}: objective {result.objective:.8g} is {difference:.3g} above the cvxpy "
-                 f"optimum {reference.objective:.8g} of {family} (rtol {rtol:g})")
-        differences.append(difference)
+        differences.append(assert_within_certified(result, reference, rtol,
+                                                   label=f"{_label(solver)}, seed {seed}, {family}"))
     return differences
+
+
+def assert_within_certified(result: Any, reference: Any, rel_tol: float | None = None, *,
+                            scale: float | None = None, label: str = "") -> float:
+    """Check a solver's :class:`~kernelfuse.result.Result` against a certified interval
+    ``[L, U]`` of the optimum; returns ``(P - U) / scale``.
+
+    ``reference`` is a converged result of the ``cvxpy`` reference (its
+    :attr:`~kernelfuse.result.Result.interval`) or an interval ``(L, U)``.
+    With ``r`` the round-off of :func:`~kernelfuse.result.roundoff` at ``U``
+    and ``scale = max(1, |U|)`` unless given, the objective ``P`` must satisfy
+
+    * ``P >= L - r``: no model beats a certified lower bound;
+    * ``P <= U + tol * scale``, ``tol`` = ``rel_tol``, by default the solver's
+      own certified gap (then ``scale = max(1, |P|)``, the gap's units);
+
+    and the solver's own lower bound, where finite, ``dual_objective <= U + r``.
+    """
+    from kernelfuse.result import roundoff
+
+    where = f"{label}: " if label else ""
+    if isinstance(reference, tuple):
+        lower, upper = reference
+    else:
+        if reference.status != "converged":
+            raise AssertionError(f"{where}the reference did not certify its interval: {reference.message}")
+        lower, upper = reference.interval
+    objective = float(result.objective)
+    r = roundoff(upper, int(np.shape(result.coef)[-1]))
+    if rel_tol is None:
+        tol, unit = float(result.gap), max(1.0, abs(objective))
+    else:
+        tol, unit = rel_tol, max(1.0, abs(upper))
+    unit = unit if scale is None else scale
+    if not objective >= lower - r:
+        raise AssertionError(f"{where}objective {objective:.12g} is below the certified lower bound "
+                             f"{lower:.12g} of the optimum (by {lower - objective:.3g}, round-off {r:.3g})")
+    if not objective <= upper + tol * unit:
+        raise AssertionError(f"{where}objective {objective:.12g} is {(objective - upper) / unit:.3g} above "
+                             f"the cvxpy optimum's certified interval [{lower:.12g}, {upper:.12g}] "
+                             f"(tolerance {tol:.3g})")
+    dual = float(result.dual_objective)
+    if math.isfinite(dual) and not dual <= upper + r:
+        raise AssertionError(f"{where}lower bound {dual:.12g} exceeds the certified upper bound "
+                             f"{upper:.12g} of the optimum: an invalid certificate")
+    return (objective - upper) / unit
 
 
 def _family_params(family: str) -> set[str]:

@@ -17,6 +17,7 @@ from kernelfuse.metrics import average_precision_per_label, mean_average_precisi
 from kernelfuse.plugins.mlmkl.iterate_averaging import IterateAveraging
 from kernelfuse.plugins.mlmkl.label_sampler import LabelSampler, smoothed
 from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
+from kernelfuse.testing import assert_within_certified
 
 #: Runs with a fixed number of iterations end at max_iter by design.
 fixed_iterations = pytest.mark.filterwarnings("ignore::kernelfuse.errors.ConvergenceWarning")
@@ -36,9 +37,14 @@ def problem_data(seed: int, N: int = 30, M: int = 4, L: int = 4) -> tuple[np.nda
     return K, Y
 
 
-def reference(K: np.ndarray, Y: np.ndarray, family: str, C: float) -> float:
+def reference(K: np.ndarray, Y: np.ndarray, family: str, C: float) -> kernelfuse.Result:
     with contextlib.redirect_stdout(io.StringIO()):  # OSQP's polish note
-        return kernelfuse.solve(K, Y, solver="cvxpy", family=family, C=C).objective
+        return kernelfuse.solve(K, Y, solver="cvxpy", family=family, C=C)
+
+
+def within(result, best, tol: float) -> float:  # type: ignore[no-untyped-def]
+    """:func:`assert_within_certified` relative to ``|U|``, the units of the issue's tolerances."""
+    return assert_within_certified(result, best, tol, scale=abs(best.interval[1]))
 
 
 def recomputed(K: np.ndarray, Y: np.ndarray, family: str, C: float, result) -> float:  # type: ignore[no-untyped-def]
@@ -53,10 +59,9 @@ def test_sum_reaches_the_cvxpy_optimum(seed, C):
     result = kernelfuse.solve(K, Y, solver="mlmkl-sum", family="mlmkl_sum", C=C)
     best = reference(K, Y, "mlmkl_sum", C)
     assert result.converged and result.coef.shape == (4, 2 + seed, 30)
-    assert abs(result.objective - best) <= SUM_TOL * abs(best)
+    # Within SUM_TOL of the certified optimum, its lower bound below it.
+    within(result, best, SUM_TOL)
     assert result.objective == pytest.approx(recomputed(K, Y, "mlmkl_sum", C, result), rel=1e-10)
-    # The certified lower bound is below the optimum and within the gap tolerance of it.
-    assert result.dual_objective <= best * (1 + 1e-7)
     assert result.gap <= 1e-6
 
 
@@ -70,9 +75,9 @@ def test_sa_worst_label_within_two_percent_of_cvxpy(seed, C):
     best = reference(K, Y, "mlmkl_max", C)
     # The reported objective is max_k SVM_k(p_hat), recomputed from the returned model.
     assert result.objective == pytest.approx(recomputed(K, Y, "mlmkl_max", C, result), rel=1e-10)
-    assert best * (1 - 1e-6) <= result.objective <= (1 + MAX_TOL) * best
-    # Its certified bound (best label weights, a linear programme) is below the optimum.
-    assert result.dual_objective <= best * (1 + 1e-7)
+    # Within MAX_TOL of the certified optimum; its certified bound (best label weights, a linear
+    # programme) below it.
+    within(result, best, MAX_TOL)
     # T + 1 sampled, L to fill the control-variate table at the start, L for the final model.
     assert result.counters["svm_calls"] == 500 + 1 + 2 * Y.shape[1]
 
@@ -84,8 +89,9 @@ def test_sa_default_stop_lands_within_two_percent():
         K, Y = problem_data(seed, L=2 + seed % 5)
         result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=seed)
         best = reference(K, Y, "mlmkl_max", 1.0)
-        assert result.converged
-        worst = max(worst, (result.objective - best) / best)
+        # converged only with a certified gap of 1e-4; else stalled, the gap in the message
+        assert result.gap <= 1e-4 if result.converged else result.status == "stalled"
+        worst = max(worst, within(result, best, MAX_TOL))
     assert worst <= MAX_TOL
 
 
@@ -184,7 +190,8 @@ def test_sa_stops_on_the_averaged_weights_and_warm_starts_labels():
     K, Y = problem_data(4, L=3)
     result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=0,
                               record_points=True)
-    assert result.converged and result.n_iter < 100_000
+    assert result.n_iter < 100_000  # the estimate-change rule ended it
+    assert result.status == ("converged" if result.gap <= 1e-4 else "stalled")  # certified or not
     last, before = result.history[-2].point, result.history[-3].point
     assert np.abs(last - before).sum() <= 1e-4 * np.abs(before).sum()
     with pytest.raises(UnknownNameError, match="estimate-change"):

@@ -12,6 +12,7 @@ import kernelfuse
 from kernelfuse import Problem, get_registry, objectives
 from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap, lp_norm
 from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
+from kernelfuse.testing import assert_within_certified
 
 from helpers import breast_cancer_kernels, wine_kernels
 
@@ -91,8 +92,8 @@ def test_reaches_the_cvxpy_optimum(p, solver, data, seed):
     best = reference(K, y, p, LAM)
     result = kernelfuse.solve(K, y, solver=solver, family="pnorm_mkl", p=p, lam=LAM,
                               max_iter=300, tol=1e-12, seed=seed)
-    assert (result.objective - best.objective) / best.objective <= REL_TOL
-    assert result.objective >= best.objective * (1 - 1e-9)  # never below the certified optimum
+    # Within REL_TOL of the certified optimum, never below its lower bound.
+    assert_within_certified(result, best, REL_TOL, scale=abs(best.interval[1]))
     problem = Problem.create(K, y, "pnorm_mkl", p=p, lam=LAM)
     assert objectives.evaluate(problem, result.coef) == pytest.approx(result.objective, rel=1e-12)
     assert result.coef.shape == problem.coef_shape

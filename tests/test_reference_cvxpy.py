@@ -35,7 +35,9 @@ import kernelfuse
 from kernelfuse import objectives
 from kernelfuse.errors import ConvergenceWarning, SolverError
 from kernelfuse.problem import Problem
-from kernelfuse.plugins.reference.cvxpy_solver import CvxpyReference
+from kernelfuse.plugins.reference.certificate import lower_bound
+from kernelfuse.plugins.reference.cvxpy_solver import CvxpyReference, certified
+from kernelfuse.result import roundoff
 
 N = 40
 #: Reported objective vs cvxpy's optimal value (relative).
@@ -407,3 +409,40 @@ def test_importing_the_plugin_does_not_import_cvxpy():
             "print('cvxpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------ the certificate
+
+
+@pytest.mark.parametrize("case", CASES[::3], ids=_case_id)
+def test_the_certificate_is_a_lower_bound_from_any_dual_point(data, case):
+    """The family's bound at random dual points never passes the certified upper end: it is a
+    bound by weak duality, not by Clarabel's accuracy (whose dual objective passed the
+    optimum by 1e-6 on some machines)."""
+    problem = _problem(data, case)
+    result = _solve(data, case)
+    lower, upper = result.interval
+    assert result.dual_objective == lower and "certified interval" in result.message
+    rng = np.random.default_rng(3)
+    shape = (N,) if len(problem.coef_shape) == 2 else (N, problem.coef_shape[1])
+    for scale in (0.1, 1.0, 10.0):
+        for _ in range(3):
+            assert lower_bound(problem, scale * rng.normal(size=shape)) <= upper + roundoff(upper, N)
+
+
+def test_a_lower_bound_above_the_objective_is_round_off_or_invalid():
+    ok, message = certified(10.0, 10.0 + 1e-14, 1e-6, N)
+    assert ok and "round-off" in message and "certified interval [10, 10]" in message
+    ok, message = certified(10.0, 10.0 + 1e-9, 1e-6, N)
+    assert not ok and message.startswith("invalid certificate")
+    ok, message = certified(10.0, 9.0, 1e-6, N)
+    assert not ok and "exceeds 1e-06" in message
+
+
+def test_an_invalid_certificate_is_a_numerical_failure(data, monkeypatch):
+    import kernelfuse.plugins.reference.cvxpy_solver as module
+
+    monkeypatch.setattr(module, "lower_bound", lambda problem, u: 1e6)
+    with pytest.warns(ConvergenceWarning, match="numerical_failure.*invalid certificate"):
+        result = _solve(data, dict(family="l1_mkl_sq", C=0.5))
+    assert result.status == "numerical_failure" and result.n_iter > 0

@@ -14,6 +14,7 @@ from kernelfuse.kernel import KernelSpec
 from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.plugins.kernels.nystrom import Nystrom
 from kernelfuse.plugins.kernels.random_features import RandomFourierFeatures
+from kernelfuse.testing import assert_within_certified
 
 from helpers import breast_cancer_kernels, traced_peak
 
@@ -53,10 +54,8 @@ def test_factors_reach_the_cvxpy_optimum_of_the_dense_stack(loss, seed):
     dense = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss=loss, C=C)
     result = kernelfuse.solve(F, y, solver="spicymkl", family="l1_mkl", loss=loss, C=C)
     assert result.status == dense.status == "converged" and result.gap <= 1e-6
-    scale = max(1.0, abs(reference.objective))
-    assert abs(result.objective - reference.objective) / scale <= REL_TOL
-    assert abs(result.objective - dense.objective) / scale <= REL_TOL
-    assert result.dual_objective <= reference.objective + 1e-7 * scale  # a valid bound
+    assert_within_certified(result, reference, REL_TOL)  # its lower bound valid too
+    assert_within_certified(result, dense)  # within the dense run's certified interval
     problem = Problem.create(K, y, "l1_mkl", loss=loss, C=C)
     assert objectives.evaluate(problem, result.coef, result.intercept) == pytest.approx(
         result.objective, rel=1e-10)
@@ -69,7 +68,7 @@ def test_factors_with_the_elastic_net(loss):
     reference = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl", loss=loss, C=C, C2=0.3)
     result = kernelfuse.solve(F, y, solver="spicymkl", family="l1_mkl", loss=loss, C=C, C2=0.3)
     assert result.status == "converged"
-    assert abs(result.objective - reference.objective) / max(1.0, abs(reference.objective)) <= REL_TOL
+    assert_within_certified(result, reference, REL_TOL)
 
 
 @pytest.mark.parametrize("loss", LOSSES)

@@ -1,9 +1,11 @@
 """mirror-vskl, simplemkl and the average-kernel baseline against the exact cvxpy optimum.
 
 Tolerance (the issue's): reported objective within 1e-4 relative of the cvxpy
-optimum; in practice the default certified stop (relative gap 1e-6) lands
-within about 1e-6.  Every reported objective is recomputed from the
-returned coefficients by ``Solver.solve``; the lower bound must be valid.
+optimum's certified interval, never below its lower bound
+(:func:`kernelfuse.testing.assert_within_certified`); in practice the default
+certified stop (relative gap 1e-6) lands within about 1e-6.  Every reported
+objective is recomputed from the returned coefficients by ``Solver.solve``;
+the lower bound must be valid (below the interval's upper end).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from kernelfuse import ConvergenceWarning, UnknownNameError, objectives
 from kernelfuse.plugins.optimizers.reduced_gradient import max_step, reduced_direction
 from kernelfuse.plugins.oracles.vskl_bca import VSKLBlockCoordinateAscent, exponents
 from kernelfuse.problem import Problem
+from kernelfuse.result import roundoff
+from kernelfuse.testing import assert_within_certified
 
 from helpers import breast_cancer_kernels
 
@@ -33,11 +37,7 @@ REL_TOL = 1e-4
 
 def check_against_reference(result, reference, problem):
     assert result.status == "converged"
-    scale = max(1.0, abs(reference.objective))
-    assert abs(result.objective - reference.objective) / scale <= REL_TOL
-    # The certificate is valid: the lower bound never exceeds the optimum.
-    assert result.dual_objective <= reference.objective + 1e-7 * scale
-    assert result.objective >= reference.objective - 1e-7 * scale
+    assert_within_certified(result, reference, REL_TOL)
     recomputed = objectives.evaluate(problem, result.coef, result.intercept)
     assert recomputed == pytest.approx(result.objective, rel=1e-12)
 
@@ -57,6 +57,20 @@ def test_mirror_vskl_reaches_the_cvxpy_optimum(seed, q, grouping, mirror_map):
     assert result.gap <= 1e-6
 
 
+def test_a_solver_better_than_the_references_model_is_inside_its_interval():
+    """Issue 23's failure on AMD EPYC: Clarabel ended AlmostSolved 1.2e-7 above the optimum that
+    mirror-vskl certified (gap 1.5e-14), and a test trusting Clarabel's number failed.  Clarabel
+    at tol 1e-7 does the same on any machine: its model is above mirror-vskl's, its certified
+    interval contains both."""
+    K, y = breast_cancer_kernels(n=40, m=6, seed=1)
+    params = dict(family="vskl", groups=GROUPINGS["uneven"], C=10.0, q=3.0)
+    reference = kernelfuse.solve(K, y, solver="cvxpy", tol=1e-7, **params)
+    result = kernelfuse.solve(K, y, solver="mirror-vskl", **params)
+    assert (reference.objective - result.objective) / reference.objective > 1e-7
+    assert reference.status == result.status == "converged" and result.gap <= 1e-12
+    assert_within_certified(result, reference, REL_TOL)
+
+
 @pytest.mark.parametrize("solver", ["mirror-vskl", "simplemkl"])
 @pytest.mark.parametrize("seed", range(6))
 def test_l1_mkl_sq_solvers_reach_the_cvxpy_optimum(solver, seed):
@@ -74,8 +88,7 @@ def test_average_kernel_baseline_is_feasible_and_certified(family, params):
     K, y = breast_cancer_kernels(n=40, m=6, seed=3)
     reference = kernelfuse.solve(K, y, solver="cvxpy", family=family, C=5.0, **params)
     result = kernelfuse.solve(K, y, solver="average", family=family, C=5.0, **params)
-    assert result.objective >= reference.objective * (1 - 1e-9)
-    assert result.dual_objective <= reference.objective * (1 + 1e-9)
+    assert_within_certified(result, reference)  # feasible, and within its own certified gap
     np.testing.assert_allclose(result.coef, np.tile(result.coef[0], (6, 1)))
     assert result.counters["svm_calls"] == 1
 
@@ -102,8 +115,10 @@ def test_bca_gamma_is_the_closed_form_maximiser():
             assert phi(gamma) <= best + 1e-9 * abs(best)
         # The oracle's value is the SVM dual at its alpha and gamma, above the optimum.
         reference = kernelfuse.solve(K, y, solver="cvxpy", family="vskl", groups=groups, C=5.0, q=q)
-        assert answer.value >= reference.objective * (1 - 1e-9)
-        assert answer.lower_bound <= reference.objective * (1 + 1e-9)
+        assert reference.status == "converged", reference.message
+        lower, upper = reference.interval
+        r = roundoff(upper, y.size)
+        assert answer.value >= lower - r and answer.lower_bound <= upper + r
 
 
 @pytest.mark.parametrize("rule", ["lipschitz-free", "theorem-3.1"])
@@ -115,7 +130,7 @@ def test_the_papers_step_rules_converge(rule):
     result = kernelfuse.solve(K, y, solver="mirror-vskl", mirror_map="entropic", step_rule=rule,
                               max_iter=3000, **params)
     assert result.status == "converged"
-    assert abs(result.objective - reference.objective) / reference.objective <= REL_TOL
+    assert_within_certified(result, reference, REL_TOL)
     with pytest.raises(kernelfuse.ValidationError, match="mirror_map='entropic'"):
         kernelfuse.solve(K, y, solver="mirror-vskl", step_rule=rule, **params)
 

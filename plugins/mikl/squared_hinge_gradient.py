@@ -61,13 +61,13 @@ class SquaredHingeGradient(Oracle):
         objective = objectives.evaluate_parts(problem, point, f, objectives.squared_norms(point, products))
         return OracleAnswer(
             value=smooth, gradient=gradient, coef=point, objective=objective,
-            lower_bound=self._dual_bound(problem, penalty, u, gradient),
+            lower_bound=self.dual_bound(problem, penalty, u, gradient),
             counters={"kernel_passes": 2.0},
             active_kernels=int(np.count_nonzero(np.any(point != 0, axis=1))),
         ), state
 
     @staticmethod
-    def _dual_bound(problem: Problem, penalty: MixedNormProx, u: np.ndarray, gradient: np.ndarray) -> float:
+    def dual_bound(problem: Problem, penalty: MixedNormProx, u: np.ndarray, gradient: np.ndarray) -> float:
         s = problem.y * u  # <= 0 on the conjugate's domain
         linear, quadratic = float(s.sum()), float(s @ s) / 4.0
         v = -gradient.T  # -A'u in the layout of alpha

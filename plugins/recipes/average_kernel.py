@@ -6,8 +6,10 @@ learnt).  Its model is reported in the units of the family asked for
 intercept, and the family objective at that model.  Its ``dual_objective``
 is the certified bound ``H(alpha)`` of :mod:`kernelfuse.plugins.oracles.vskl_bca`
 at the SVM's ``alpha``, so ``gap`` says how far the average kernel is from
-the MKL optimum of the family.  ``status`` is ``converged`` when the SVM
-is solved: it refers to the SVM, not to the MKL problem.
+the MKL optimum of the family.  ``status`` is ``converged`` only when that
+certified gap is at most ``tol`` (uniform weights are then optimal);
+otherwise ``max_iter``: the baseline takes no step on the kernel weights
+(as an MKL solver run with ``max_iter = 0``), and the message gives the gap.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ import numpy as np
 
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import Problem
-from kernelfuse.result import History
+from kernelfuse.result import History, relative_gap
 from kernelfuse.solver import Model, Solver
 from kernelfuse.svm_solver import SVMSolver
+from kernelfuse.validation import positive
 
 
 @attrs.define
@@ -31,6 +34,8 @@ class AverageKernelSVM(Solver):
     name: ClassVar[str] = "average"
     families: ClassVar[frozenset[str]] = frozenset({"l1_mkl_sq", "vskl"})
     svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM)
+    #: The certified relative gap below which the uniform weights count as the MKL optimum.
+    tol: float = attrs.field(default=1e-6, converter=float, validator=positive)
     blas_threads: int | None = 1
 
     def parts(self) -> dict[str, object]:
@@ -54,5 +59,8 @@ class AverageKernelSVM(Solver):
             problem, coef, K_avg @ beta + solution.intercept, a / M**2
         )
         history.record(objective, lower, svm_calls=1, kernel_passes=2)
+        gap = relative_gap(objective, lower)
         return Model(coef=coef, intercept=solution.intercept, dual_objective=lower, n_iter=1,
-                     message="uniform kernel weights: the SVM on the mean kernel, not the MKL optimum")
+                     status="converged" if gap <= self.tol else "max_iter",
+                     message="uniform kernel weights: the SVM on the mean kernel, certified gap "
+                             f"{gap:.3g} to the MKL optimum (tol={self.tol:g})")

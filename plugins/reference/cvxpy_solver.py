@@ -26,12 +26,14 @@ indefinite, non-symmetric) is the exception to the factors: it optimises
 primal that :mod:`kernelfuse.objectives` evaluates).  A kernel of rank 0 gets
 no variable and ``coef = 0``.
 
-The dual objective is the one Clarabel reports for the cone program it
-solved (``obj_val_dual``), shifted by the constant cvxpy removed from the
-objective (``prob.value - obj_val``).  It is a lower bound on the family
-optimum up to the solver's feasibility tolerance (about ``tol``); the
-dropped eigen-directions (below ``rank_tol`` of the largest eigenvalue) are
-outside the program and change the optimum only at that relative level.
+The decision values enter the loss through a variable ``z`` with the
+constraint ``z = f`` (``f + b`` with an intercept); its multipliers are the
+dual point from which :func:`kernelfuse.plugins.reference.certificate.lower_bound`
+computes the family's own lower bound, in OBJECTIVES.md units and valid
+whatever Clarabel's accuracy (Clarabel's dual objective is not: its dual
+iterate is feasible only to its tolerance, and on some machines it exceeded
+the optimum by 1e-6).  With the objective at the returned model this is
+the certified interval ``[dual_objective, objective]``.
 """
 
 from __future__ import annotations
@@ -45,13 +47,16 @@ import numpy as np
 
 from kernelfuse import objectives
 from kernelfuse.errors import SolverError, ValidationError
+from kernelfuse.plugins.reference.certificate import lower_bound
 from kernelfuse.problem import Problem
-from kernelfuse.result import History
+from kernelfuse.result import History, relative_gap, roundoff
 from kernelfuse.solver import Model, Requirements, Solver
 from kernelfuse.validation import positive, positive_count
 
 #: (gap, feasibility) tolerances of the successive Clarabel attempts, in units of ``tol``.
-TOLERANCE_LADDER: tuple[tuple[float, float], ...] = ((1, 1), (1, 10), (10, 100), (100, 100))
+TOLERANCE_LADDER: tuple[tuple[float, float], ...] = (
+    (1, 1), (1e-2, 1e-2), (1, 10), (10, 100), (100, 100),
+)
 
 #: cvxpy statuses with a usable solution.
 _OPTIMAL = "optimal"
@@ -178,6 +183,25 @@ class Formulation:
     constraints: list[Any]
     #: Returns ``(coef, intercept, kernel_weights)`` once the program is solved.
     recover: Callable[[], tuple[np.ndarray, float, np.ndarray | None]]
+    #: Given the factor the program's objective was divided by, returns the dual point ``u`` of
+    #: :func:`kernelfuse.plugins.reference.certificate.lower_bound` (the multipliers of ``z = f``
+    #: in the loss's units).
+    dual_point: Callable[[float], np.ndarray]
+
+
+def decision_variable(decision: Any) -> tuple[Any, Any]:
+    """``z`` with the constraint ``z == decision``: the loss reads ``z``, and the constraint's
+    multiplier is ``-dloss(z)`` (times the loss's weight in the objective), the dual point."""
+    import cvxpy as cp
+
+    z = cp.Variable(decision.shape)
+    return z, z == decision
+
+
+def multiplier(constraint: Any, weight: float = 1.0) -> Callable[[float], np.ndarray]:
+    """``-scale * dual / weight`` of ``z == decision`` once solved: ``dloss(z)`` in the loss's
+    units, for an objective divided by ``scale`` in which the loss has the factor ``weight``."""
+    return lambda scale: -scale * np.asarray(constraint.dual_value, dtype=float) / weight
 
 
 def _factors(problem: Problem, rank_tol: float) -> list[Factor]:
@@ -194,13 +218,15 @@ def _l1_mkl(problem: Problem, rank_tol: float) -> Formulation:
     exp = Expansions(_factors(problem, rank_tol), problem.n_samples, None)
     b = cp.Variable()
     t, cons = exp.norm_epigraph()
-    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, exp.decision() + b)
+    z, link = decision_variable(exp.decision() + b)
+    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, z)
     objective = loss + problem.params["C"] * cp.sum(t)
     if problem.params["C2"] > 0 and exp.active:
         sq, sq_cons = sum_squares_cone(cp.hstack([exp.u[m] for m in exp.active]))
         objective = objective + 0.5 * problem.params["C2"] * sq
         cons += sq_cons
-    return Formulation(objective, cons + loss_cons, lambda: (exp.coef(), float(b.value), None))
+    return Formulation(objective, [*cons, *loss_cons, link],
+                       lambda: (exp.coef(), float(b.value), None), multiplier(link))
 
 
 def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
@@ -223,10 +249,12 @@ def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
     else:
         w = cp.sum(t)
     reg, reg_cons = half_square(w)
-    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, exp.decision() + b)
+    z, link = decision_variable(exp.decision() + b)
+    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, z)
     objective = reg + problem.params["C"] * loss
     return Formulation(
-        objective, cons + reg_cons + loss_cons, lambda: (exp.coef(), float(b.value), None)
+        objective, [*cons, *reg_cons, *loss_cons, link],
+        lambda: (exp.coef(), float(b.value), None), multiplier(link, problem.params["C"]),
     )
 
 
@@ -240,9 +268,11 @@ def _pnorm_mkl(problem: Problem, rank_tol: float) -> Formulation:
     )
     t, cons = exp.norm_epigraph()
     reg, reg_cons = half_square(norm_of(t, problem.params["p"]))
-    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, exp.decision())
+    z, link = decision_variable(exp.decision())
+    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, z)
     objective = problem.params["lam"] * reg + loss / problem.n_samples
-    return Formulation(objective, cons + reg_cons + loss_cons, lambda: (exp.coef(), 0.0, None))
+    return Formulation(objective, [*cons, *reg_cons, *loss_cons, link],
+                       lambda: (exp.coef(), 0.0, None), multiplier(link, 1.0 / problem.n_samples))
 
 
 def _mikl(problem: Problem, rank_tol: float) -> Formulation:
@@ -269,10 +299,12 @@ def _mikl(problem: Problem, rank_tol: float) -> Formulation:
     else:
         penalty, sq_cons = sum_squares_cone(h)
         cons += sq_cons
-    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, f)
+    z, link = decision_variable(f)
+    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, z)
     objective = loss + prm["lam"] / prm["q"] * penalty
     return Formulation(
-        objective, cons + loss_cons, lambda: (np.asarray(coef.value, dtype=float), 0.0, None)
+        objective, [*cons, *loss_cons, link],
+        lambda: (np.asarray(coef.value, dtype=float), 0.0, None), multiplier(link),
     )
 
 
@@ -297,21 +329,36 @@ def _mlmkl(problem: Problem, rank_tol: float) -> Formulation:
             continue
         rows = cp.vstack([2 * u, cp.reshape(s[m] - d[m], (1, n_labels), order="C")])
         cons.append(cp.SOC(s[m] + d[m], rows, axis=0))
-    f = exp.decision()
+    C = problem.params["C"]
+    z, link = decision_variable(exp.decision())
     terms = []
     for k in range(n_labels):
-        hinge, hinge_cons = problem.loss.cvxpy_sum(problem.y[:, k], f[:, k])
-        terms.append(0.5 * cp.sum(s[:, k]) + problem.params["C"] * hinge)
+        hinge, hinge_cons = problem.loss.cvxpy_sum(problem.y[:, k], z[:, k])
+        terms.append(0.5 * cp.sum(s[:, k]) + C * hinge)
         cons += hinge_cons
-    objective = cp.sum(cp.hstack(terms)) if problem.family.name == "mlmkl_sum" \
-        else cp.max(cp.hstack(terms))
+    cons.append(link)
+    if problem.family.name == "mlmkl_sum":
+        objective, dual_point = cp.sum(cp.hstack(terms)), multiplier(link, C)
+    else:  # the worst label through its epigraph, whose multipliers are the label weights
+        objective = cp.Variable()
+        epigraph = objective >= cp.hstack(terms)
+        cons.append(epigraph)
+
+        def dual_point(scale: float) -> np.ndarray:
+            """Each label's multipliers over its weight; 0 (a feasible point) for labels of
+            weight 0, which the bound's own label weights then leave out."""
+            gamma = np.asarray(epigraph.dual_value, dtype=float)
+            weighted = -np.asarray(link.dual_value, dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                u = weighted / (C * gamma)
+            return np.where(np.isfinite(u) & (gamma > 0), u, 0.0)
 
     def recover() -> tuple[np.ndarray, float, np.ndarray]:
         weights = np.maximum(np.asarray(d.value, dtype=float), 0.0)
         weights /= weights.sum()
         return exp.coef(zero=weights == 0.0), 0.0, weights
 
-    return Formulation(objective, cons, recover)
+    return Formulation(objective, cons, recover, dual_point)
 
 
 _FORMULATIONS: dict[str, Callable[[Problem, float], Formulation]] = {
@@ -350,14 +397,14 @@ def objective_scale(problem: Problem) -> float:
 
 @attrs.frozen(eq=False)
 class ReferenceSolution:
-    """One solve: the model, its objective recomputed by core, cvxpy's value, the gap."""
+    """One solve: the model, its objective recomputed by core, cvxpy's value, the certified gap."""
 
     model: Model
     #: :func:`kernelfuse.objectives.evaluate` at the model.
     objective: float
     #: cvxpy's optimal value of the cone program (the solver's own number).
     cvxpy_value: float
-    #: ``(objective - dual_objective) / max(1, |objective|)``.
+    #: ``(objective - model.dual_objective) / max(1, |objective|)``, the certified interval's.
     gap: float
     #: Seconds inside Clarabel, summed over the attempts (the rest is cvxpy's compilation).
     conic_seconds: float = 0.0
@@ -386,26 +433,23 @@ class CvxpyReference(Solver):
 
     Clarabel runs with gap and feasibility tolerances ``tol``, at most
     ``max_iter`` iterations and, over all attempts (formulation included), at
-    most ``time_limit`` seconds (an attempt cut short by it ends the ladder: the best model so
-    far is returned with status ``time_limit``).  Power cones (vskl with 1 < q < inf, pnorm_mkl
-    with p < 2) and some degenerate programs stall near a feasibility of
-    1e-9: Clarabel ends "InsufficientProgress", often on a poor last iterate.
-    The canonicalised program is then re-solved with the tolerances of
-    :data:`TOLERANCE_LADDER` (multiples of ``tol``) until an attempt is
-    accepted.  Acceptance does not trust Clarabel's status: the model
-    recovered from an attempt is *certified* when the objective recomputed
-    from it (exact, :func:`kernelfuse.objectives.evaluate`) and the dual
-    objective satisfy ``|objective - dual| / max(1, |objective|) <= 1000 *
-    tol``, and it agrees with cvxpy's optimal value within the same relative
-    bound.  The first certified attempt is returned with status
-    ``converged``; if none is certified, the attempt with the smallest gap is
-    returned with status ``numerical_failure`` and a message listing every attempt; if
-    no attempt produced a model (infeasible, iteration limit, numerical
-    error), :class:`~kernelfuse.errors.SolverError` is raised.
-
-    ``dual_objective`` is Clarabel's dual objective of the cone program,
-    shifted by the constant cvxpy moved out of the objective: a lower bound up
-    to the solver's feasibility tolerance.  ``n_iter`` counts Clarabel's
+    most ``time_limit`` seconds (an attempt cut short by it ends the ladder: the best interval
+    so far is returned with status ``time_limit``).  Each attempt gives an upper bound, the
+    objective at its model (exact, :func:`kernelfuse.objectives.evaluate`), and a lower bound,
+    the family's dual value at its multipliers
+    (:func:`~kernelfuse.plugins.reference.certificate.lower_bound`); the run keeps the best
+    model and the largest lower bound.  While the interval's relative gap
+    ``(objective - dual_objective) / max(1, |objective|)`` exceeds ``1000 * tol`` the
+    canonicalised program is re-solved with the tolerances of :data:`TOLERANCE_LADDER`
+    (multiples of ``tol``: tighter first, then looser, since power cones and some
+    degenerate programs stall near a feasibility of 1e-9 on a poor last iterate).  The first
+    certified interval is returned with status ``converged`` and stated in the message; a
+    lower bound above the objective by :func:`~kernelfuse.result.roundoff` at most is the interval
+    ``[objective, dual_objective]`` (a negative gap, stated), beyond it an invalid
+    certificate (``numerical_failure``, at once).  If no attempt certifies, the best
+    interval is returned with status ``numerical_failure`` and a message listing every
+    attempt; if no attempt produced a model (infeasible, iteration limit, numerical error),
+    :class:`~kernelfuse.errors.SolverError` is raised.  ``n_iter`` counts Clarabel's
     interior-point iterations; the history has one row.
     """
 
@@ -443,8 +487,12 @@ class CvxpyReference(Solver):
                       elapsed: Callable[[], float] | None = None) -> ReferenceSolution:
         """Formulate, solve (climbing :data:`TOLERANCE_LADDER`), recover and certify.
 
-        ``elapsed`` is the run's clock (seconds since it began) that
-        ``time_limit`` applies to; by default the clock starts here.
+        Every attempt gives an upper bound (the objective at its model) and a
+        lower bound (:func:`~kernelfuse.plugins.reference.certificate.lower_bound`
+        at its multipliers); the interval is the best of each over the attempts,
+        and the ladder stops once it is :func:`certified`.  ``elapsed`` is the
+        run's clock (seconds since it began) that ``time_limit`` applies to; by
+        default the clock starts here.
         """
         import time
         import warnings
@@ -461,6 +509,7 @@ class CvxpyReference(Solver):
             start = time.perf_counter()
             elapsed = lambda: time.perf_counter() - start  # noqa: E731
         best: ReferenceSolution | None = None
+        lower = -math.inf
         n_iter, attempts, seconds, out_of_time = 0, [], 0.0, False
         for gap_factor, feas_factor in TOLERANCE_LADDER:
             remaining = self.time_limit - elapsed()
@@ -489,58 +538,60 @@ class CvxpyReference(Solver):
             if program.status not in (_OPTIMAL, _INACCURATE) or program.value is None:
                 attempts.append(label + f": cvxpy status {program.status}")
                 continue
-            solution = attrs.evolve(
-                self._certify(problem, form, float(program.value), raw, n_iter, scale),
-                conic_seconds=seconds,
-            )
-            if solution.model.status == "converged":
-                return attrs.evolve(solution, model=attrs.evolve(solution.model, message=label))
-            attempts.append(label + ": " + solution.model.message)
-            if best is None or abs(solution.gap) < abs(best.gap):
-                best = solution
+            coef, intercept, weights = form.recover()
+            objective = objectives.evaluate(problem, coef, intercept, weights)
+            lower = max(lower, lower_bound(problem, form.dual_point(scale)))
+            if best is None or objective < best.objective:
+                best = ReferenceSolution(
+                    model=Model(coef=coef, intercept=intercept, kernel_weights=weights),
+                    objective=objective, cvxpy_value=float(program.value) * scale, gap=math.nan,
+                )
+            best = self._certify(problem, best, lower, n_iter, seconds)
+            attempts.append(f"{label}: {best.model.message}")
+            if best.model.status == "converged" or "invalid" in best.model.message:
+                break
         limit = f"the time limit of {self.time_limit:g} s ended the attempts" if out_of_time else ""
-        if best is not None:
-            message = (limit or "no attempt certified") + "; returning the smallest gap. " \
-                + " | ".join(attempts)
-            model = attrs.evolve(best.model, n_iter=n_iter, message=message,
-                                 status="time_limit" if out_of_time else best.model.status)
-            return attrs.evolve(best, model=model)
-        raise SolverError(
-            f"cvxpy/Clarabel did not solve family {problem.family.name}: "
-            + " | ".join(attempts + ([limit] if limit else []))
-            + (" (raise max_iter)" if any("MaxIterations" in a for a in attempts) else "")
-        )
-
-    def _certify(
-        self, problem: Problem, form: Formulation, value: float, raw: Any, n_iter: int,
-        objective_scale: float,
-    ) -> ReferenceSolution:
-        """The model of one attempt, ``converged`` if its objective and dual certify it.
-
-        ``value`` and Clarabel's objectives are of the program divided by
-        ``objective_scale``; they are scaled back here.
-        """
-        dual = (float(raw.obj_val_dual) + (value - float(raw.obj_val))) * objective_scale
-        value *= objective_scale
-        coef, intercept, weights = form.recover()
-        objective = objectives.evaluate(problem, coef, intercept, weights)
-        scale = max(1.0, abs(objective))
-        limit = 1e3 * self.tol
-        problems = []
-        gap = (objective - dual) / scale
-        if not abs(gap) <= limit:
-            problems.append(f"relative gap {gap:.3g} to the dual objective exceeds {limit:.3g}")
-        if not float(raw.r_dual) <= limit:
-            problems.append(f"dual residual {float(raw.r_dual):.3g} exceeds {limit:.3g}")
-        mismatch = abs(objective - value) / scale
-        if not mismatch <= limit:
-            problems.append(
-                f"objective at the returned model {objective:.12g} differs from cvxpy's "
-                f"value {value:.12g} (relative {mismatch:.3g} > {limit:.3g})"
+        if best is None:
+            raise SolverError(
+                f"cvxpy/Clarabel did not solve family {problem.family.name}: "
+                + " | ".join(attempts + ([limit] if limit else []))
+                + (" (raise max_iter)" if any("MaxIterations" in a for a in attempts) else "")
             )
-        model = Model(
-            coef=coef, intercept=intercept, kernel_weights=weights, dual_objective=dual,
-            n_iter=n_iter, status="numerical_failure" if problems else "converged",
-            message="; ".join(problems),
-        )
-        return ReferenceSolution(model=model, objective=objective, cvxpy_value=value, gap=gap)
+        if best.model.status == "converged":
+            return best
+        message = (limit or "no attempt certified") + "; returning the best interval. " \
+            + " | ".join(attempts)
+        status = "time_limit" if out_of_time else "numerical_failure"
+        return attrs.evolve(best, model=attrs.evolve(best.model, message=message, status=status))
+
+    def _certify(self, problem: Problem, best: ReferenceSolution, lower: float, n_iter: int,
+                 seconds: float) -> ReferenceSolution:
+        """``best`` with the lower bound ``lower``: ``converged`` when :func:`certified`
+        at ``1000 * tol`` (the message then states the interval, and any round-off)."""
+        verdict, message = certified(best.objective, lower, 1e3 * self.tol, problem.n_samples)
+        model = attrs.evolve(best.model, dual_objective=lower, n_iter=n_iter, message=message,
+                             status="converged" if verdict else "numerical_failure")
+        return attrs.evolve(best, model=model, gap=relative_gap(best.objective, lower),
+                            conic_seconds=seconds)
+
+
+def certified(upper: float, lower: float, tol: float, n_samples: int) -> tuple[bool, str]:
+    """Whether ``[lower, upper]`` certifies the optimum to the relative gap ``tol``, and why.
+
+    ``lower > upper`` within :func:`~kernelfuse.result.roundoff` is the interval ``[upper, lower]``
+    (the message states by how much); beyond it the lower bound is invalid.
+    """
+    scale = max(1.0, abs(upper))
+    gap = (upper - lower) / scale
+    slack = roundoff(upper, n_samples) / scale
+    interval = f"certified interval [{min(lower, upper):.12g}, {max(lower, upper):.12g}]"
+    if not math.isfinite(gap):
+        return False, f"no finite lower bound (upper bound {upper:.12g})"
+    if gap < -slack:
+        return False, (f"invalid certificate: the lower bound {lower:.12g} exceeds the objective "
+                       f"{upper:.12g} by {-gap:.3g} (relative), more than round-off ({slack:.3g})")
+    if gap > tol:
+        return False, f"{interval}: relative gap {gap:.3g} exceeds {tol:.3g}"
+    if gap < 0:
+        return True, f"{interval} (lower bound above the objective by round-off, {-gap:.3g})"
+    return True, f"{interval}, relative gap {gap:.3g}"
