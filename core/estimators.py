@@ -66,7 +66,7 @@ from kernelfuse.kernel_storage import (
     memmap_stack,
     training_stack,
 )
-from kernelfuse.parallel import check_n_jobs, map_jobs, shared_empty, shares_files
+from kernelfuse.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import Result
 
@@ -262,7 +262,7 @@ class MKLEstimator(BaseEstimator):
         check_stack_request(len(specs), X, None, self.kernel_dtype, self._budget_bytes())
         shape = (len(specs), X.shape[0], X.shape[0])
         if shares_files(self.n_jobs):  # worker processes build it in, and solve from, one shared file
-            out, self._stack_file = shared_empty(shape, self.kernel_dtype, self.storage_dir)
+            out, self._shared_file = shared_empty(shape, self.kernel_dtype, self.storage_dir)
         else:
             out = empty_aligned(shape, self.kernel_dtype)  # where the shared file's starts
         # Blocks of at most 1/32 of the stack: building it costs little beyond the stack itself.
@@ -310,16 +310,19 @@ class MKLEstimator(BaseEstimator):
 
     @contextlib.contextmanager
     def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows | FactorKernels]:
-        """The training kernels in the storage chosen; a memory-mapped stack's file is removed
-        when the fit is done with it."""
+        """The training kernels in the storage chosen; a memory-mapped stack's file, or the
+        file a parallel fit shares with its workers, is removed when the fit is done with it."""
         self._stack_file: str | None = None
+        self._shared_file: str | None = None
         try:
             yield self._train_stack(X)
         finally:
             if self._stack_file is not None:
                 with contextlib.suppress(OSError):
                     os.remove(self._stack_file)
-            del self._stack_file
+            if self._shared_file is not None:
+                remove_shared(self._shared_file)
+            del self._stack_file, self._shared_file
 
     def _test_input(self, X: Any) -> np.ndarray:
         """``X`` at predict time, checked: features (standardised as in training), or a

@@ -77,6 +77,7 @@ through :func:`map_jobs`, a thin layer over ``joblib.Parallel`` /
 
 from __future__ import annotations
 
+import contextlib
 import copyreg
 import mmap
 import os
@@ -266,7 +267,9 @@ def shared_empty(shape: tuple[int, ...], dtype: np.dtype | type | str = np.float
     copied, nothing is sent), and what a job writes into it the caller reads.  It starts on
     a page boundary (:data:`~kernelfuse.kernel.ALIGNMENT` included) here and in every
     worker, and is a plain array (not a ``numpy.memmap``: solvers treat it as in memory).
-    The caller removes the file when done; the array stays valid after.
+    The caller removes the file with :func:`remove_shared` when done (the array stays
+    valid); a caller that dies first leaves it to loky's resource tracker, which removes
+    it once the caller and its workers have exited.
     """
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
@@ -279,7 +282,22 @@ def shared_empty(shape: tuple[int, ...], dtype: np.dtype | type | str = np.float
         os.ftruncate(handle, max(nbytes, 1))
     finally:
         os.close(handle)
+    _resource_tracker().register(path, "file")
     return _map_file(path, 0, tuple(shape), dtype, writeable=True), path
+
+
+def remove_shared(path: str) -> None:
+    """Remove a file of :func:`shared_empty` (the arrays mapping it stay valid)."""
+    _resource_tracker().unregister(path, "file")
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
+def _resource_tracker() -> Any:
+    """loky's resource tracker (a process that removes registered files left by a dead caller)."""
+    from joblib.externals.loky.backend import resource_tracker
+
+    return resource_tracker
 
 
 @attrs.frozen

@@ -27,6 +27,7 @@ from kernelfuse.parallel import (
     compute_kernels_blocked,
     effective_n_jobs,
     map_jobs,
+    remove_shared,
     row_blocks,
     shared_empty,
     shared_with_jobs,
@@ -183,7 +184,8 @@ def test_workers_build_the_stack_in_a_shared_file_and_map_it(wine, tmp_path):
     # A job maps the same file (read-only, at the caller's offset modulo 64): nothing sent, nothing copied.
     views = map_jobs(np.sum, [(shared[1:],), (shared[:2],)], n_jobs=2)
     assert views == [np.sum(shared[1:]), np.sum(shared[:2])]
-    os.remove(path)
+    remove_shared(path)
+    assert not os.path.exists(path)
     assert np.array_equal(shared, serial)  # the caller's array outlives its file
     with pytest.raises(kernelfuse.ValidationError, match="does not see"):
         MappedFile(path, 0, (2,), "<f8", False, False, 0, 0).open()
