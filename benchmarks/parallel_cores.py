@@ -192,6 +192,18 @@ def dask_row(data: dict[str, Any], workers: int, timer: StackTimer, serial: dict
     return row
 
 
+def shared_memory_free_gb() -> float | None:
+    """Free space of the folder a parallel fit's stack file goes to when it has room (memory)."""
+    import shutil
+
+    from kernelfuse.parallel import SHARED_MEMORY_FOLDER
+
+    try:
+        return shutil.disk_usage(SHARED_MEMORY_FOLDER).free / 1e9
+    except OSError:
+        return None
+
+
 def versions() -> dict[str, str | None]:
     out = {}
     for package in ("numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "dask", "distributed"):
@@ -285,6 +297,7 @@ def main() -> None:
                "n_kernels": M, "stack_gb": 8 * M * N * N / 1e9,
                "rows": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows],
                "imported_optional": [p for p in OPTIONAL_SOLVER_PACKAGES if p in sys.modules],
+               "shared_memory_free_gb": shared_memory_free_gb(),
                "total_seconds": time.perf_counter() - began}
     payload["targets"] = targets(payload)
     print("\n" + table(payload))
