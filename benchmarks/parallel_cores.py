@@ -1,7 +1,8 @@
 """One-vs-rest on all the cores of a machine: loky and a Dask LocalCluster against n_jobs=1 (issue 30).
 
 Run: ``python benchmarks/parallel_cores.py [--out DIR] [--smoke] [--jobs 1,2,4,10,16]
-[--dask-workers 16]``
+[--dask-workers 16] [--commit SHA]`` (``--commit``: the commit measured, recorded
+where the tree is a copy without git).
 
 Data: scikit-learn's digits (bundled with it, no download: 1,797 images of
 64 pixels), a seeded subset of N = 1,200 for training and the other 597 for
@@ -262,6 +263,7 @@ def main() -> None:
     parser.add_argument("--dask-workers", type=int, default=None, help="workers of the LocalCluster (0: none)")
     parser.add_argument("--n-train", type=int, default=None, help="training digits (1,200; smoke: 150)")
     parser.add_argument("--seed", type=int, default=0, help="training subset seed")
+    parser.add_argument("--commit", default=None, help="the commit measured, where the tree has no git")
     parser.add_argument("--budget", type=float, default=BUDGET_SECONDS,
                         help="seconds after which no further parallel configuration starts")
     args = parser.parse_args()
@@ -274,6 +276,7 @@ def main() -> None:
         cfg["dask_workers"] = args.dask_workers
     began = time.perf_counter()
     machine = common.machine_info()
+    machine["git_commit"] = machine["git_commit"] or args.commit
     data = digits(cfg, args.seed)
     M, N = len(data["specs"]), cfg["N"]
     log(f"digits N = {N}, {M} kernels ({8 * M * N * N / 1e9:.2f} GB), 10 classes one-vs-rest; "
