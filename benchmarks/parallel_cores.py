@@ -237,10 +237,10 @@ def table(payload: dict[str, Any]) -> str:
     cells = []
     for r in payload["rows"]:
         if "skipped" in r:
-            cells.append([r["config"], r["workers"], "-", "-", "-", "-", "-", "-", f"skipped: {r['skipped']}"])
+            cells.append([r["config"], r["workers"], "-", "-", "-", "-", "-", "-", f"skipped: {r['skipped']}", "-"])
             continue
         cells.append([r["config"], r["workers"], r["wall"], r["stack"], r.get("cpu"), r.get("first"),
-                      r.get("speedup", 1.0), r.get("identical", "-"), r["test_accuracy"]])
+                      r.get("speedup", 1.0), r.get("identical", "-"), r["test_accuracy"], r["loadavg_1min"]])
     cfg = payload["config"]
     head = (f"Digits, N = {cfg['N']:,}, {payload['n_kernels']} kernels, 10 classes one-vs-rest "
             f"({payload['stack_gb']:.2f} GB stack); {machine['cpu']}, {machine['cpu_count']} CPUs; "
@@ -248,7 +248,7 @@ def table(payload: dict[str, Any]) -> str:
     lines = common.target_lines(payload["targets"])
     return head + common.markdown_table(
         ["configuration", "workers", "fit (s)", "of which stack (s)", "CPU (s)", "first fit (s)",
-         "speed-up vs n_jobs=1", "coef bit-identical", "test accuracy"], cells) + (
+         "speed-up vs n_jobs=1", "coef bit-identical", "test accuracy", "load (1 min) after"], cells) + (
         "\n\n" + "\n".join(lines) if lines else "")
 
 
