@@ -46,6 +46,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import mlmkl_labels
     import obscure_factors
     import obscure_pendigits
+    import parallel_cores
     import peers
     import spicymkl_factors
     import spicymkl_scaling
@@ -70,6 +71,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "gpu": gpu.TABLES,
         "obscure_pendigits": obscure_pendigits.TABLES,
         "obscure_factors": obscure_factors.TABLES,
+        "parallel_cores": parallel_cores.TABLES,
         "spicymkl_factors": spicymkl_factors.TABLES,
         "mikl_titanic": mikl_titanic.TABLES,
         "low_rank": low_rank.TABLES,

@@ -44,7 +44,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.errors import IncompatiblePartsError, SolverError, ValidationError
 from kernelfuse.families import get_family
-from kernelfuse.kernel import DEFAULT_MEMORY_BUDGET, KernelSpec, aligned, check_stack_request, compute_kernels
+from kernelfuse.kernel import (
+    DEFAULT_MEMORY_BUDGET,
+    KernelSpec,
+    aligned,
+    check_stack_request,
+    compute_kernels,
+    empty_aligned,
+)
 from kernelfuse.kernel_factors import FactorKernels, has_features
 from kernelfuse.kernel_grid import kernel_grid
 from kernelfuse.kernel_normalization import KernelNormalizer
@@ -59,7 +66,7 @@ from kernelfuse.kernel_storage import (
     memmap_stack,
     training_stack,
 )
-from kernelfuse.parallel import check_n_jobs, map_jobs
+from kernelfuse.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import Result
 
@@ -251,12 +258,18 @@ class MKLEstimator(BaseEstimator):
             os.close(handle)
             self._stack_file = path
             return memmap_stack(specs, X, path, self.normalizer_, dtype=self.kernel_dtype,
-                                block_bytes=block_bytes)
+                                block_bytes=block_bytes, n_jobs=self.n_jobs)
         check_stack_request(len(specs), X, None, self.kernel_dtype, self._budget_bytes())
-        out = np.empty((len(specs), X.shape[0], X.shape[0]), dtype=self.kernel_dtype)
+        shape = (len(specs), X.shape[0], X.shape[0])
+        if shares_files(self.n_jobs):  # worker processes build it in, and solve from, one shared file
+            out, self._shared_file = shared_empty(shape, self.kernel_dtype, self.storage_dir)
+        else:
+            out = empty_aligned(shape, self.kernel_dtype)  # where the shared file's starts
         # Blocks of at most 1/32 of the stack: building it costs little beyond the stack itself.
-        return training_stack(specs, X, out, self.normalizer_,
-                              block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
+        training_stack(specs, X, out, self.normalizer_, n_jobs=self.n_jobs,
+                       block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
+        out.flags.writeable = False  # the solves share it: mapped read-only in the workers
+        return out
 
     def _choose_storage(self, specs: Sequence[KernelSpec], n_samples: int) -> StorageChoice:
         if self.storage not in ("auto", *STORAGES):
@@ -297,16 +310,19 @@ class MKLEstimator(BaseEstimator):
 
     @contextlib.contextmanager
     def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows | FactorKernels]:
-        """The training kernels in the storage chosen; a memory-mapped stack's file is removed
-        when the fit is done with it."""
+        """The training kernels in the storage chosen; a memory-mapped stack's file, or the
+        file a parallel fit shares with its workers, is removed when the fit is done with it."""
         self._stack_file: str | None = None
+        self._shared_file: str | None = None
         try:
             yield self._train_stack(X)
         finally:
             if self._stack_file is not None:
                 with contextlib.suppress(OSError):
                     os.remove(self._stack_file)
-            del self._stack_file
+            if self._shared_file is not None:
+                remove_shared(self._shared_file)
+            del self._stack_file, self._shared_file
 
     def _test_input(self, X: Any) -> np.ndarray:
         """``X`` at predict time, checked: features (standardised as in training), or a

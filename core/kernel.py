@@ -165,11 +165,20 @@ def aligned(array: np.ndarray) -> np.ndarray:
     its file: their predictions are bit-identical.
     """
     array = np.asarray(array)
-    buffer = np.empty(array.nbytes + ALIGNMENT, dtype=np.uint8)
-    start = -buffer.ctypes.data % ALIGNMENT
-    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out = empty_aligned(array.shape, array.dtype)
     out[...] = array
     return out
+
+
+def empty_aligned(shape: tuple[int, ...], dtype: np.dtype | type | str = np.float64) -> np.ndarray:
+    """An uninitialised C-contiguous array starting on an :data:`ALIGNMENT`-byte boundary
+    (see :func:`aligned`): a training stack starts there in a serial fit and in the file
+    a parallel fit shares with its workers (:func:`kernelfuse.parallel.shared_empty`)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buffer = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -buffer.ctypes.data % ALIGNMENT
+    return buffer[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def readable_bytes(n: int, exact: bool = False) -> str:

@@ -112,16 +112,22 @@ def block_rows(n_kernels: int, n_samples: int, block_bytes: int = BLOCK_BYTES) -
 
 
 def training_stack(specs: Sequence[KernelSpec], X: np.ndarray, out: np.ndarray,
-                   normalizer: KernelNormalizer | None = None, *, block_bytes: int = BLOCK_BYTES
-                   ) -> np.ndarray:
+                   normalizer: KernelNormalizer | None = None, *, block_bytes: int = BLOCK_BYTES,
+                   n_jobs: int | None = None) -> np.ndarray:
     """Fill ``out`` (M, N, N), of any float dtype, with the training stack of ``specs`` on ``X``.
 
     Written by blocks of rows (each at most ``block_bytes`` in float64): block
     ``b`` is ``K[:, rows_b, :] = specs(X[rows_b], X)``, normalised as the
     whole stack would be by a ``normalizer`` fitted on ``X`` (its scales are
     per kernel and per training point, so a block normalises alone), then
-    stored in ``out``'s dtype.  Beyond ``out``, memory holds one block.
+    stored in ``out``'s dtype.  Beyond ``out``, memory holds one block per worker.
+    The blocks are jobs of :func:`~kernelfuse.parallel.map_jobs` on ``n_jobs``
+    workers where the workers write into ``out`` itself (threads, or processes
+    mapping the file of :func:`~kernelfuse.parallel.shared_empty`), else computed
+    here one after the other; each block is the same computation either way.
     """
+    from kernelfuse.parallel import map_jobs, shared_with_jobs
+
     X = np.asarray(X, dtype=np.float64)
     M, N = len(specs), X.shape[0]
     if out.shape != (M, N, N):
@@ -130,23 +136,32 @@ def training_stack(specs: Sequence[KernelSpec], X: np.ndarray, out: np.ndarray,
     if normalizer is not None and normalizer.train_diagonal_ is None:
         raise ValidationError("the stack needs a normalizer fitted on X")
     step = block_rows(M, N, block_bytes)
-    for start in range(0, N, step):
-        rows = slice(start, min(N, start + step))
-        block = compute_kernels(specs, X, X[rows], memory_budget=max(block_bytes, stack_bytes(M, 1, N)))
-        if normalizer is not None:
-            block = normalizer.transform(block, specs, X[rows])
-        out[:, rows, :] = block
+    method, diagonal = (None, None) if normalizer is None else (normalizer.method, normalizer.train_diagonal_)
+    map_jobs(_fill_rows, [(specs, X, diagonal, out, start, min(N, start + step)) for start in range(0, N, step)],
+             n_jobs if shared_with_jobs(out, n_jobs) else 1, {"method": method, "block_bytes": block_bytes})
     return out
+
+
+def _fill_rows(specs: Sequence[KernelSpec], X: np.ndarray, diagonal: np.ndarray | None, out: np.ndarray,
+               start: int, stop: int, method: str | None, block_bytes: int) -> None:
+    """Rows ``start:stop`` of :func:`training_stack`, normalised by ``method`` from the training
+    ``diagonal`` (a job of :func:`~kernelfuse.parallel.map_jobs`: the arrays are arguments of
+    their own, so that each reaches a worker where it starts in the caller)."""
+    rows = slice(start, stop)
+    block = compute_kernels(specs, X, X[rows], memory_budget=max(block_bytes, stack_bytes(len(specs), 1, len(X))))
+    if method is not None:
+        block = KernelNormalizer(method).fit_diagonal(diagonal).transform(block, specs, X[rows])
+    out[:, rows, :] = block
 
 
 def memmap_stack(specs: Sequence[KernelSpec], X: np.ndarray, path: str | os.PathLike[str],
                  normalizer: KernelNormalizer | None = None, *, dtype: str = "float64",
-                 block_bytes: int = BLOCK_BYTES) -> np.memmap:
-    """The training stack of ``specs`` on ``X`` (:func:`training_stack`) as a memory-mapped
-    ``.npy`` file of ``dtype`` at ``path``, returned opened read-only."""
+                 block_bytes: int = BLOCK_BYTES, n_jobs: int | None = None) -> np.memmap:
+    """The training stack of ``specs`` on ``X`` (:func:`training_stack`, its blocks on ``n_jobs``
+    workers) as a memory-mapped ``.npy`` file of ``dtype`` at ``path``, returned opened read-only."""
     N = np.shape(X)[0]
     out = np.lib.format.open_memmap(os.fspath(path), mode="w+", dtype=dtype, shape=(len(specs), N, N))
-    training_stack(specs, X, out, normalizer, block_bytes=block_bytes)
+    training_stack(specs, X, out, normalizer, block_bytes=block_bytes, n_jobs=n_jobs)
     out.flush()
     del out
     return np.load(os.fspath(path), mmap_mode="r")

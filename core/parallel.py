@@ -33,11 +33,21 @@ through :func:`map_jobs`, a thin layer over ``joblib.Parallel`` /
   13th digit).  Each job therefore gets its array arguments at the same
   address offset modulo 64 as in the caller, copying an array that arrived
   elsewhere (loky: once per job; Dask: once per worker and array, kept
-  while the worker keeps the array).  The price: a process or Dask worker
-  holds its own copy of the kernel stack while it solves (``n_jobs``
-  copies besides the caller's); the threading backend shares the caller's
-  and copies nothing.  The jobs sharing one array (the stack) get it sent
-  once per run: joblib memory-maps it (loky) or scatters it (Dask) once.
+  while the worker keeps the array).  The jobs sharing one array get it
+  sent once per run: joblib memory-maps it (loky) or scatters it (Dask).
+* Arrays that live in a file are not sent at all when the workers are
+  processes of this machine (loky, multiprocessing, a Dask cluster whose
+  workers are all local): :func:`shared_empty` makes such an array (in
+  ``/dev/shm``, memory, when it has room), and a ``numpy.memmap`` is one;
+  a job gets a :class:`MappedFile` (the file's name and the array's place
+  in it) and maps the same pages, read-only unless the caller's array is
+  writeable.  The estimators build a parallel fit's training stack so:
+  the workers compute its row blocks into the file
+  (:func:`~kernelfuse.kernel_storage.training_stack`), then solve from it,
+  and the machine holds one stack however many workers there are (the
+  threading backend shares the caller's array and copies nothing either).
+  A page-aligned map starts where the file's array starts modulo 64 in
+  every process, so no job copies it into place.
 * Warnings raised in a worker process (a solver's ``ConvergenceWarning``)
   would stay in that worker's stderr: each job records its warnings and the
   caller's process re-issues them, in job order, through its own warning
@@ -67,16 +77,23 @@ through :func:`map_jobs`, a thin layer over ``joblib.Parallel`` /
 
 from __future__ import annotations
 
+import contextlib
 import copyreg
+import mmap
 import os
 import pickle
+import shutil
+import socket
 import sys
+import tempfile
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from numbers import Integral
 from typing import Any
+from urllib.parse import urlsplit
 
+import attrs
 import numpy as np
 
 from kernelfuse.errors import ValidationError
@@ -145,6 +162,7 @@ def map_jobs(
     from threadpoolctl import threadpool_limits
 
     backend, _ = get_active_backend(prefer=prefer)
+    files = _maps_files(backend)
     # BLAS pinned to one thread in this process, once, around the whole run: jobs run in
     # threads of this process (the threading backend, an in-process Dask cluster) would
     # otherwise enter and leave the solvers' own process-wide (and not thread-safe) limits
@@ -159,7 +177,8 @@ def map_jobs(
                     joblib.delayed(function)(*args, **kwargs) for args in jobs
                 ))
             outputs = joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
-                joblib.delayed(_run_job)(function, kwargs, os.getpid(), _offsets(args), *args)
+                joblib.delayed(_run_job)(function, kwargs, os.getpid(), _offsets(args),
+                                         *(_by_file(a) if files else a for a in args))
                 for args in jobs
             )
     finally:
@@ -209,6 +228,166 @@ def blas_threads(threads: int) -> Any:
     return _CONTROLLER.limit(limits=threads, user_api="blas")
 
 
+#: Where :func:`shared_empty` puts its files when no folder is given, if it has room: memory.
+SHARED_MEMORY_FOLDER = "/dev/shm"
+
+
+def shares_files(n_jobs: int | None = None) -> bool:
+    """Whether a parallel run of ``n_jobs`` would run its jobs in processes of this machine,
+    which map the files of :func:`shared_empty` instead of receiving copies: loky (joblib's
+    default), multiprocessing, or a Dask cluster whose workers are all on this machine."""
+    if effective_n_jobs(n_jobs) == 1:
+        return False
+    from joblib.parallel import get_active_backend
+
+    return _maps_files(get_active_backend()[0])
+
+
+def shared_with_jobs(array: np.ndarray, n_jobs: int | None = None) -> bool:
+    """Whether the jobs of a parallel run of ``n_jobs`` would see ``array`` itself, so that
+    what they write into it reaches the caller: threads of this process, or worker processes
+    mapping the file it lives in (:func:`shared_empty`, a ``numpy.memmap``)."""
+    if effective_n_jobs(n_jobs) == 1:
+        return True
+    from joblib.parallel import get_active_backend
+
+    backend = get_active_backend()[0]
+    if getattr(backend, "uses_threads", False):
+        return True
+    return _maps_files(backend) and _by_file(array) is not array
+
+
+def shared_empty(shape: tuple[int, ...], dtype: np.dtype | type | str = np.float64,
+                 folder: str | None = None) -> tuple[np.ndarray, str]:
+    """An uninitialised C-contiguous array in a new file, and the file's path.
+
+    The file goes to ``folder``, by default :data:`SHARED_MEMORY_FOLDER` (memory) when it
+    has room, else the temporary folder.  :func:`map_jobs` hands such an array to worker
+    processes of this machine by the file's name: they map the same pages (nothing is
+    copied, nothing is sent), and what a job writes into it the caller reads.  It starts on
+    a page boundary (:data:`~kernelfuse.kernel.ALIGNMENT` included) here and in every
+    worker, and is a plain array (not a ``numpy.memmap``: solvers treat it as in memory).
+    The caller removes the file with :func:`remove_shared` when done (the array stays
+    valid); a caller that dies first leaves it to loky's resource tracker, which removes
+    it once the caller and its workers have exited.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if folder is None:
+        roomy = (os.path.isdir(SHARED_MEMORY_FOLDER)
+                 and shutil.disk_usage(SHARED_MEMORY_FOLDER).free >= nbytes + 2**30)
+        folder = SHARED_MEMORY_FOLDER if roomy else tempfile.gettempdir()
+    handle, path = tempfile.mkstemp(prefix="kernelfuse-shared-", suffix=".bin", dir=folder)
+    try:
+        os.ftruncate(handle, max(nbytes, 1))
+    finally:
+        os.close(handle)
+    _resource_tracker().register(path, "file")
+    return _map_file(path, 0, tuple(shape), dtype, writeable=True), path
+
+
+def remove_shared(path: str) -> None:
+    """Remove a file of :func:`shared_empty` (the arrays mapping it stay valid)."""
+    _resource_tracker().unregister(path, "file")
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
+def _resource_tracker() -> Any:
+    """loky's resource tracker (a process that removes registered files left by a dead caller)."""
+    from joblib.externals.loky.backend import resource_tracker
+
+    return resource_tracker
+
+
+@attrs.frozen
+class MappedFile:
+    """An array argument of a job sent as the file it lives in (:func:`map_jobs`): the worker
+    maps the file (``open``) instead of receiving the bytes.  ``device`` and ``inode`` identify
+    the file: a worker that finds another file at ``path`` (on another machine) says so."""
+
+    path: str
+    offset: int
+    shape: tuple[int, ...]
+    dtype: str
+    writeable: bool
+    memory_mapped: bool  # a numpy.memmap in the caller: one in the worker too
+    device: int
+    inode: int
+
+    def open(self) -> np.ndarray:
+        try:
+            status = os.stat(self.path)
+        except OSError:
+            status = None
+        if status is None or (status.st_dev, status.st_ino) != (self.device, self.inode):
+            raise ValidationError(
+                f"a job's array lives in the file {self.path}, which this worker process "
+                f"({socket.gethostname()}) does not see: workers on other machines need the "
+                "arrays sent (a stack in memory, not in a file)")
+        if self.memory_mapped:
+            return np.memmap(self.path, dtype=self.dtype, mode="r+" if self.writeable else "r",
+                             offset=self.offset, shape=self.shape)
+        return _map_file(self.path, self.offset, self.shape, np.dtype(self.dtype), self.writeable)
+
+
+def _map_file(path: str, offset: int, shape: tuple[int, ...], dtype: np.dtype,
+              writeable: bool) -> np.ndarray:
+    """``shape`` of ``dtype`` at ``offset`` of the file ``path``, mapped shared (a plain array
+    viewing the map), recorded in :data:`_SHARED_FILES` for :func:`_by_file`."""
+    count = int(np.prod(shape, dtype=np.int64))
+    with open(path, "r+b" if writeable else "rb") as file:
+        mapped = mmap.mmap(file.fileno(), offset + max(count * dtype.itemsize, 1),
+                           access=mmap.ACCESS_WRITE if writeable else mmap.ACCESS_READ)
+    start = np.frombuffer(mapped, dtype=np.uint8, count=1).ctypes.data
+    key = id(mapped)
+    _SHARED_FILES[key] = (weakref.ref(mapped, lambda _: _SHARED_FILES.pop(key, None)), path, start)
+    array = np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
+    return array
+
+
+#: The maps :func:`_map_file` made, by id: (the map, its file's path, its first byte's address).
+_SHARED_FILES: dict[int, tuple[weakref.ref[mmap.mmap], str, int]] = {}
+
+
+def _by_file(array: Any) -> Any:
+    """A C-contiguous array viewing a file's map (:func:`shared_empty`, a ``numpy.memmap``)
+    as a :class:`MappedFile`; anything else as it is."""
+    if not isinstance(array, np.ndarray) or not array.flags.c_contiguous or array.dtype.hasobject:
+        return array
+    top = array
+    while isinstance(top.base, np.ndarray):
+        top = top.base
+    if isinstance(top, np.memmap) and isinstance(top.base, mmap.mmap) and top.filename:
+        path, offset = top.filename, top.offset + array.ctypes.data - top.ctypes.data
+    else:
+        mapped = top.base.obj if isinstance(top.base, memoryview) else None
+        known = _SHARED_FILES.get(id(mapped)) if mapped is not None else None
+        if known is None or known[0]() is not mapped:
+            return array
+        path, offset = known[1], array.ctypes.data - known[2]
+    status = os.stat(path)
+    return MappedFile(path, int(offset), tuple(array.shape), array.dtype.str, bool(array.flags.writeable),
+                      isinstance(top, np.memmap), status.st_dev, status.st_ino)
+
+
+def _maps_files(backend: Any) -> bool:
+    """Whether ``backend``'s workers are processes of this machine (which map its files)."""
+    if getattr(backend, "uses_threads", False):
+        return False
+    client = getattr(backend, "client", None)  # joblib's Dask backend
+    if client is None:
+        return True  # loky, multiprocessing
+    local = {"127.0.0.1", "localhost", "::1", socket.gethostname()}
+    try:
+        local.update(socket.gethostbyname_ex(socket.gethostname())[2])
+    except OSError:
+        pass
+    workers = client.scheduler_info().get("workers", {})
+    return bool(workers) and all(
+        address.startswith("inproc://") or urlsplit(address).hostname in local for address in workers)
+
+
 def _offsets(args: Sequence[Any]) -> tuple[int | None, ...]:
     """Where each array argument starts in memory, modulo :data:`~kernelfuse.kernel.ALIGNMENT`."""
     return tuple(a.ctypes.data % ALIGNMENT if isinstance(a, np.ndarray) and not a.dtype.hasobject
@@ -254,6 +433,7 @@ def _run_job(function: Callable[..., Any], kwargs: dict[str, Any], caller: int,
     In the caller's own process (``caller``, its pid: an in-process Dask cluster's worker
     threads) the job just runs: its warnings are issued where the caller sees them, and
     recording them would not be thread-safe."""
+    args = tuple(a.open() if isinstance(a, MappedFile) else a for a in args)
     if os.getpid() == caller:
         return function(*args, **kwargs), []
     args = tuple(_placed(a, offset) for a, offset in zip(args, offsets))

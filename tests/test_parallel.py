@@ -3,7 +3,9 @@ threads and a real Dask LocalCluster; warnings, errors and n_jobs validation."""
 
 from __future__ import annotations
 
+import os
 import warnings
+from pathlib import Path
 
 import joblib
 import numpy as np
@@ -15,14 +17,21 @@ from threadpoolctl import threadpool_info
 
 import kernelfuse
 from kernelfuse.estimators import MKLClassifier, MultiLabelMKLClassifier
-from kernelfuse.kernel import compute_kernels
+from kernelfuse.kernel import compute_kernels, empty_aligned
 from kernelfuse.kernel_grid import kernel_grid
+from kernelfuse.kernel_normalization import KernelNormalizer
+from kernelfuse.kernel_storage import training_stack
 from kernelfuse.parallel import (
+    MappedFile,
     check_n_jobs,
     compute_kernels_blocked,
     effective_n_jobs,
     map_jobs,
+    remove_shared,
     row_blocks,
+    shared_empty,
+    shared_with_jobs,
+    shares_files,
 )
 from kernelfuse.persistence import load_model
 
@@ -53,10 +62,17 @@ def assert_same_search(a, b):
     assert_same_fit(a.best_estimator_, b.best_estimator_)
 
 
+def shared_files() -> set[Path]:
+    return {p for folder in ("/dev/shm", os.environ.get("TMPDIR", "/tmp")) if os.path.isdir(folder)
+            for p in Path(folder).glob("kernelfuse-shared-*")}
+
+
 def test_one_vs_rest_with_two_workers_is_the_serial_fit(wine):
     X, y = wine
     serial = MKLClassifier(kernels=SPECS, n_jobs=1).fit(X, y)
+    before = shared_files()
     parallel = MKLClassifier(kernels=SPECS, n_jobs=2).fit(X, y)
+    assert shared_files() == before  # the stack's shared file is removed after the fit
     assert len(parallel.results_) == 3
     assert_same_fit(parallel, serial)
     assert np.array_equal(parallel.decision_function(X), serial.decision_function(X))
@@ -149,6 +165,38 @@ def test_kernel_row_blocks_match_the_one_shot_stack(wine):
     assert row_blocks(100, 4) == [slice(0, 100)]  # blocks keep at least 64 rows
     with pytest.raises(kernelfuse.ValidationError, match="over the memory budget"):
         compute_kernels_blocked(specs, Xtr, Z, n_jobs=2, memory_budget=2**16)
+
+
+def test_workers_build_the_stack_in_a_shared_file_and_map_it(wine, tmp_path):
+    X, _ = wine
+    normalizer = KernelNormalizer("unit-trace").fit(SPECS, X)
+    serial = training_stack(SPECS, X, empty_aligned((len(SPECS), len(X), len(X))), normalizer,
+                            block_bytes=2**16)
+    assert shares_files(2) and not shares_files(1)
+    shared, path = shared_empty(serial.shape, folder=str(tmp_path))
+    plain = np.empty(serial.shape)
+    assert shared_with_jobs(shared, 2) and not shared_with_jobs(plain, 2) and shared_with_jobs(plain, 1)
+    with joblib.parallel_config(backend="threading"):
+        assert shared_with_jobs(plain, 2)
+    # 16 blocks written by the workers into the file: the serial stack, bit for bit
+    assert np.array_equal(training_stack(SPECS, X, shared, normalizer, block_bytes=2**16, n_jobs=2), serial)
+    shared.flags.writeable = False
+    # A job maps the same file (read-only, at the caller's offset modulo 64): nothing sent, nothing copied.
+    views = map_jobs(np.sum, [(shared[1:],), (shared[:2],)], n_jobs=2)
+    assert views == [np.sum(shared[1:]), np.sum(shared[:2])]
+    remove_shared(path)
+    assert not os.path.exists(path)
+    assert np.array_equal(shared, serial)  # the caller's array outlives its file
+    with pytest.raises(kernelfuse.ValidationError, match="does not see"):
+        MappedFile(path, 0, (2,), "<f8", False, False, 0, 0).open()
+
+
+def test_a_memory_mapped_stack_is_built_and_solved_in_parallel(wine, tmp_path):
+    X, y = wine
+    serial = MKLClassifier(kernels=SPECS, storage="memmap", storage_dir=str(tmp_path)).fit(X, y)
+    parallel = MKLClassifier(kernels=SPECS, storage="memmap", storage_dir=str(tmp_path), n_jobs=2).fit(X, y)
+    assert_same_fit(parallel, serial)
+    assert not list(tmp_path.iterdir())
 
 
 def test_grid_search_with_n_jobs_is_the_serial_search(wine):
