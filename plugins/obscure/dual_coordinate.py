@@ -16,6 +16,15 @@ Euclidean one.  Along the line each block norm is a quadratic,
 ``b_m = <e, theta_m(x_i)>`` read from the expansion's inner products at ``i``
 (``O(C M)``), so ``D(delta) - D(0) = lin delta / N - (lam / (2 q^2)) (G(delta) - G(0))``
 with ``G = (sum_m n_m(delta)^(q/2))^(2/q)``, and ``D'(0) = (lin - <e, f(x_i)>) / N``.
+
+At the model ``w = grad h*(theta)`` the gap is ``P(w) - D(tau) = (1/N) sum_i
+(loss_i - s_i + <tau_i, f(x_i)>)`` (Fenchel-Young holds with equality for the
+regulariser), and example ``i``'s term is at most its violation: the
+``N D'(0)`` of the direction :func:`direction` picks (hinge: ``|1 - y_i f_i|``
+where ``a_i`` may move that way; Crammer-Singer: ``g_sink - g_source``).  So
+examples whose violation is below ``threshold`` leave at most ``threshold``
+of gap, and an epoch that skips those below a tenth of the current gap
+still moves some example while the gap is positive.
 """
 
 from __future__ import annotations
@@ -26,9 +35,11 @@ import numpy as np
 NEWTON_STEPS = 30
 
 
-def direction(y_i: float | int, f_i: np.ndarray, tau_i: np.ndarray) -> tuple[np.ndarray, float, float] | None:
+def direction(y_i: float | int, f_i: np.ndarray, tau_i: np.ndarray,
+              threshold: float = 0.0) -> tuple[np.ndarray, float, float] | None:
     """``(e, lin, upper)``: move ``tau_i`` by ``delta e``, ``0 <= delta <= upper``, the dual's
-    linear part gaining ``lin delta / N``; None where no move increases ``D``.
+    linear part gaining ``lin delta / N``; None where no move increases ``D`` by a violation
+    above ``threshold`` (module docstring).
 
     Binary (``f_i``, ``tau_i`` of shape (1,)): ``a_i = y_i tau_i`` up (``e = y_i``, ``lin = 1``)
     while the margin is below 1, down otherwise.  Crammer-Singer: the mass ``beta_ic`` moves
@@ -38,9 +49,9 @@ def direction(y_i: float | int, f_i: np.ndarray, tau_i: np.ndarray) -> tuple[np.
     if f_i.size == 1:
         y, a = float(y_i), float(y_i * tau_i[0])
         slope = 1.0 - y * float(f_i[0])
-        if slope > 0.0 and a < 1.0:
+        if slope > threshold and a < 1.0:
             return np.array([y]), 1.0, 1.0 - a
-        if slope < 0.0 and a > 0.0:
+        if slope < -threshold and a > 0.0:
             return np.array([-y]), -1.0, a
         return None
     y = int(y_i)
@@ -53,7 +64,7 @@ def direction(y_i: float | int, f_i: np.ndarray, tau_i: np.ndarray) -> tuple[np.
         return None
     source = int(sources[np.argmin(gain[sources])])
     sink = int(np.argmax(gain))
-    if sink == source or gain[sink] <= gain[source]:
+    if sink == source or gain[sink] - gain[source] <= threshold:
         return None
     e = np.zeros(f_i.size)
     e[source], e[sink] = 1.0, -1.0
