@@ -39,6 +39,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import low_rank
     import mikl_titanic
     import mlmkl_labels
+    import obscure_certificate
     import obscure_factors
     import obscure_pendigits
     import peers
@@ -64,6 +65,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "default_solver": default_solver.TABLES,
         "obscure_pendigits": obscure_pendigits.TABLES,
         "obscure_factors": obscure_factors.TABLES,
+        "obscure_certificate": obscure_certificate.TABLES,
         "spicymkl_factors": spicymkl_factors.TABLES,
         "mikl_titanic": mikl_titanic.TABLES,
         "low_rank": low_rank.TABLES,

@@ -1,4 +1,4 @@
-"""OBSCURE's optimiser: an online stage (Algorithm 1), a stochastic proximal stage (Algorithm 2), then dual coordinate ascent.
+"""OBSCURE's optimiser: an online stage (Algorithm 1), a stochastic stage (Algorithm 2), then dual coordinate ascent.
 
 Family ``pnorm_mkl`` (OBJECTIVES.md family 4),
 ``P(w) = (lam/2) ||w||_{2,p}^2 + (1/N) sum_i loss_i``, with the mirror map
