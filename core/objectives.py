@@ -111,8 +111,8 @@ def _pnorm_mkl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: n
 
 def group_norm(norms: np.ndarray, exponent: float) -> float:
     """``(sum_m norms_m^exponent)^(1/exponent)``, scaled by the largest so nothing overflows."""
-    top = float(norms.max(initial=0.0))
-    return 0.0 if top == 0 else top * float(np.sum((norms / top) ** exponent)) ** (1 / exponent)
+    top = float(np.max(norms, initial=0.0))
+    return 0.0 if top == 0.0 else top * float(np.sum((norms / top) ** exponent)) ** (1.0 / exponent)
 
 
 def mixed_norm_power(alpha: np.ndarray, p: float, q: float, r: float) -> float:
