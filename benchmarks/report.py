@@ -44,6 +44,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import low_rank
     import mikl_titanic
     import mlmkl_labels
+    import obscure_certificate
     import obscure_factors
     import obscure_pendigits
     import parallel_cores
@@ -72,6 +73,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "obscure_pendigits": obscure_pendigits.TABLES,
         "obscure_factors": obscure_factors.TABLES,
         "parallel_cores": parallel_cores.TABLES,
+        "obscure_certificate": obscure_certificate.TABLES,
         "spicymkl_factors": spicymkl_factors.TABLES,
         "mikl_titanic": mikl_titanic.TABLES,
         "low_rank": low_rank.TABLES,

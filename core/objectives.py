@@ -106,11 +106,13 @@ def _pnorm_mkl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: n
     """Family 4: (lam/2) (sum_m ||f_m||^p)^(2/p) + (1/N) sum_i loss_i."""
     if sq.ndim == 2:
         sq = sq.sum(axis=1)
-    exponent = p.params["p"]
-    norms = np.sqrt(sq)
-    top = norms.max()
-    group_norm = 0.0 if top == 0 else top * np.sum((norms / top) ** exponent) ** (1 / exponent)
-    return 0.5 * p.params["lam"] * group_norm**2 + p.loss.total(p.y, f) / p.n_samples
+    return 0.5 * p.params["lam"] * group_norm(np.sqrt(sq), p.params["p"]) ** 2 + p.loss.total(p.y, f) / p.n_samples
+
+
+def group_norm(norms: np.ndarray, exponent: float) -> float:
+    """``(sum_m norms_m^exponent)^(1/exponent)``, scaled by the largest so nothing overflows."""
+    top = float(np.max(norms, initial=0.0))
+    return 0.0 if top == 0.0 else top * float(np.sum((norms / top) ** exponent)) ** (1.0 / exponent)
 
 
 def mixed_norm_power(alpha: np.ndarray, p: float, q: float, r: float) -> float:

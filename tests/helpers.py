@@ -51,3 +51,41 @@ def traced_peak(call: Callable[[], T]) -> tuple[T, int]:
         return result, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def random_pnorm_problem(seed: int, max_n: int = 400, max_m: int = 30) -> dict:  # type: ignore[type-arg]
+    """A small ``pnorm_mkl`` problem no test was written for: a random subset of a scikit-learn
+    data set (breast cancer or digits 3 vs 8: binary; wine or iris: 3 classes), ``N`` in
+    36-``max_n`` rows, ``M`` in 8-``max_m`` Gaussian and polynomial kernels (random widths,
+    degrees and feature subsets, spherically normalised), ``p`` in [1.1, 2], ``lam`` in
+    1e-3.5-1e-2.  ``K``, ``y``, ``p``, ``lam`` and the data set's name."""
+    from sklearn.datasets import load_digits, load_iris
+
+    from kernelfuse.kernel import KernelSpec, compute_kernels
+    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.plugins.kernels.gaussian import Gaussian
+    from kernelfuse.plugins.kernels.polynomial import Polynomial
+
+    rng = np.random.default_rng(seed)
+    name = ("breast-cancer", "digits", "wine", "iris")[seed % 4]
+    data = {"breast-cancer": load_breast_cancer, "digits": load_digits, "wine": load_wine,
+            "iris": load_iris}[name]()
+    X, target = data.data, data.target
+    if name == "digits":
+        keep = np.isin(target, (3, 8))
+        X, target = X[keep], np.where(target[keep] == 3, 1.0, -1.0)
+    elif name == "breast-cancer":
+        target = np.where(target == 1, 1.0, -1.0)
+    n = int(rng.integers(36, min(max_n, target.size) + 1))
+    rows = rng.permutation(target.size)[:n]
+    X = StandardScaler().fit_transform(X[rows][:, X.std(axis=0) > 0])
+    specs = []
+    for _ in range(int(rng.integers(8, max_m + 1))):
+        features = tuple(int(j) for j in rng.choice(X.shape[1], size=min(X.shape[1], int(rng.integers(1, 6))),
+                                                    replace=False))
+        function = Gaussian(width=float(rng.uniform(0.3, 4.0)) * np.sqrt(len(features))) \
+            if rng.random() < 0.7 else Polynomial(degree=int(rng.integers(1, 4)))
+        specs.append(KernelSpec(function, features, 0, ""))
+    K = KernelNormalizer("spherical").fit(specs, X).transform(compute_kernels(specs, X))
+    return {"K": K, "y": target[rows], "p": float(rng.uniform(1.1, 2.0)),
+            "lam": float(10 ** rng.uniform(-3.5, -2.0)), "data": name}

@@ -42,13 +42,14 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
                  description="OBSCURE: the model of a kernel expansion under the (2,p) map and its objective")
     parts = {"optimizer": ("optimizer", "online-batch"), "oracle": ("oracle", "expansion-model"),
              "optimizer.sampler": ("sampler", "example-subgradient")}
-    defaults = {"stop": "objective_change", "tol": 1e-4, "max_iter": 50}
+    defaults = {"stop": "gap", "tol": 1e-3, "max_iter": 1000}
     for recipe in (
         Recipe("obscure", OuterLoop, parts=parts, families=frozenset({"pnorm_mkl"}), defaults=defaults,
                description="OBSCURE: p-norm MKL in the primal, online then stochastic stage "
                            "(binary hinge, multiclass Crammer-Singer)"),
         Recipe("pegasos-mkl", OuterLoop, parts=parts, families=frozenset({"pnorm_mkl"}),
-               defaults={**defaults, "optimizer.adaptive": False, "optimizer.online_epochs": 0},
+               defaults={**defaults, "max_iter": 100, "optimizer.adaptive": False, "optimizer.online_epochs": 0,
+                         "optimizer.stochastic_epochs": None},
                description="Pegasos-MKL: OBSCURE's stochastic stage with s_t = 0 and no online stage"),
     ):
         registry.add("solver", recipe.name, recipe, description=recipe.description)

@@ -203,11 +203,15 @@ class Expansion(ABC):
         (B, C) to the examples predicted to update (here: nothing to prepare; an expansion reading
         kernel rows computed on demand computes those examples' rows together)."""
 
+    def inner_products(self, i: int) -> np.ndarray:
+        """``<theta_{m,c}, phi_m(x_i)>`` at true scale, deferred adds included, shape (C, M)."""
+        inner = self._inner(i) if self._block is None else self._inner_now(np.array([i]))[:, :, 0]
+        return self.scale * inner
+
     def add(self, i: int, u: np.ndarray) -> None:
         """``theta_{., c} += u_c phi(x_i)`` for every output (``u`` shape (C,)), reading example ``i``'s kernels."""
         self.updates += 1
-        inner = self._inner(i) if self._block is None else self._inner_now(np.array([i]))[:, :, 0]
-        cross = self.scale * inner  # <theta_{m,c}, phi_m(x_i)>, true scale, (C, M)
+        cross = self.inner_products(i)
         self.squared_norms += 2.0 * (u @ cross) + float(u @ u) * self.diagonal[i]
         np.maximum(self.squared_norms, 0.0, out=self.squared_norms)
         stored = u / self.scale
@@ -238,7 +242,11 @@ class Expansion(ABC):
 
     def model_squared_norms(self, weights: np.ndarray) -> np.ndarray:
         """``coef[m, c] @ K_m @ coef[m, c]``: (M,) for one output, else (M, C)."""
-        self.flush()
-        per_output = self.scale**2 * self._block_squares()
-        sq = np.maximum(per_output, 0.0) * (weights**2)[:, None]
+        sq = self.output_squared_norms() * (weights**2)[:, None]
         return sq[:, 0] if sq.shape[1] == 1 else sq
+
+    def output_squared_norms(self) -> np.ndarray:
+        """``||theta_{m,c}||^2 = A_c' K_m A_c`` recomputed from the image (not the running
+        :attr:`squared_norms`), shape (M, C)."""
+        self.flush()
+        return np.maximum(self.scale**2 * self._block_squares(), 0.0)

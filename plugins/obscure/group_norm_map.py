@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse import objectives
 from kernelfuse.errors import ValidationError
 from kernelfuse.mirror_map import MirrorMap
 
@@ -37,10 +38,7 @@ def _check_p(instance: Any, attribute: Any, value: float) -> None:
 
 def lp_norm(values: np.ndarray, exponent: float) -> float:
     """``(sum |v|^exponent)^(1/exponent)``, scaled by the largest entry so nothing overflows."""
-    top = float(np.max(np.abs(values), initial=0.0))
-    if top == 0.0:
-        return 0.0
-    return top * float(np.sum((np.abs(values) / top) ** exponent)) ** (1.0 / exponent)
+    return objectives.group_norm(np.abs(values), exponent)
 
 
 @attrs.frozen

@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from kernelfuse.combined_kernel import quadratic_forms
-from kernelfuse.duality import feasible_dual_point, l1_mkl_lower_bound
+from kernelfuse.duality import feasible_dual_point, l1_mkl_lower_bound, pnorm_mkl_lower_bound
 from kernelfuse.plugins.mikl.squared_hinge_gradient import (
     SquaredHingeGradient,
     adjoint,
@@ -62,7 +62,8 @@ def lower_bound(problem: Problem, u: np.ndarray) -> float:
     if family in ("l1_mkl_sq", "vskl"):
         return _group_bound(problem, u)
     if family == "pnorm_mkl":
-        return _pnorm_bound(problem, u)
+        # u holds the multipliers of z = f: duality's tau is -u ((N,) or, transposed, (C, N)).
+        return pnorm_mkl_lower_bound(problem, -u.T)[0]
     if family == "mikl":
         point = feasible_dual_point(problem, u)[0]  # type: ignore[index]  # no intercept: a clip
         return SquaredHingeGradient.dual_bound(problem, penalty_of(problem), point,
@@ -81,37 +82,6 @@ def _group_bound(problem: Problem, u: np.ndarray) -> float:
         return vskl_lower_bound(alpha, forms, np.zeros(problem.n_kernels, dtype=int), 1.0)
     assert problem.groups is not None
     return vskl_lower_bound(alpha, forms, problem.groups, problem.params["q"])
-
-
-def _pnorm_bound(problem: Problem, u: np.ndarray) -> float:
-    n, p = problem.n_samples, problem.params["p"]
-    y = problem.y
-    if u.ndim == 1:  # hinge: s = -y u in [0, 1]
-        s = np.clip(-y * u, 0.0, 1.0)
-        point = -y * s
-    else:  # Crammer-Singer: u_ic >= 0 off the label, u_iy = -sum of the others
-        labels = np.asarray(y, dtype=int)
-        point = np.maximum(u, 0.0)
-        point[np.arange(n), labels] = 0.0
-        s = point.sum(axis=1)
-        point[np.arange(n), labels] = -s
-    forms = quadratic_forms(problem.K, point)
-    norms = np.sqrt(np.maximum(forms if forms.ndim == 1 else forms.sum(axis=1), 0.0))
-    linear = float(s.sum()) / n
-    quadratic = _norm(norms, p / (p - 1.0)) ** 2 / (2.0 * problem.params["lam"] * n**2)
-    cap = 1.0 / float(s.max()) if s.max() > 0 else math.inf
-    c = min(cap, linear / (2.0 * quadratic)) if quadratic > 0 else cap
-    if not math.isfinite(c):
-        return 0.0  # u = 0: the bound D(0) = 0
-    return c * linear - c**2 * quadratic
-
-
-def _norm(v: np.ndarray, p: float) -> float:
-    """``||v||_p`` of ``v >= 0`` without overflow for large ``p``."""
-    top = float(v.max())
-    if top <= 0.0:
-        return 0.0
-    return top * float(np.sum((v / top) ** p)) ** (1.0 / p)
 
 
 def _multilabel_bound(problem: Problem, u: np.ndarray) -> float:
