@@ -17,7 +17,10 @@ until the stopping rule named by ``stop`` (a registered component of kind
 
 An optimiser that returns its point unchanged has found no decrease; under
 a rule that needs a lower bound (``gap``) the loop then ends with status
-``stalled`` (and a warning) rather than spin until ``max_iter``.  A
+``stalled`` (and a warning) rather than spin until ``max_iter``.  Once ``time_limit`` has passed, an oracle call inside a step (a line
+search's trial) raises :class:`~kernelfuse.deadline.DeadlineReached` and the
+loop ends with status ``time_limit``; the oracle's inner solvers see the same
+deadline (:mod:`kernelfuse.deadline`) and stop their own loops at it.  A
 numerical failure inside a step (a non-finite oracle answer, a singular
 system) ends the loop with status ``numerical_failure`` and the best model
 seen before it; at the starting point, with no model yet, it is a
@@ -44,6 +47,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse.deadline import DeadlineReached, deadline, expired
 from kernelfuse.optimizer import OuterOptimizer
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.problem import Problem
@@ -116,6 +120,10 @@ class OuterLoop(Solver):
         return {"optimizer": self.optimizer, "oracle": self.oracle}
 
     def run(self, problem: Problem, history: History) -> Model:
+        with deadline(self.time_limit - history.elapsed()):
+            return self._run(problem, history)
+
+    def _run(self, problem: Problem, history: History) -> Model:
         rule = _stopping_rule(self.stop)
         point, oracle_state = self.oracle.init(problem)
         totals: Counter[str] = Counter()
@@ -133,6 +141,8 @@ class OuterLoop(Solver):
 
         def evaluate(trial: np.ndarray) -> OracleAnswer:
             nonlocal oracle_state
+            if best and expired():  # a model exists: the time limit ends the step here
+                raise DeadlineReached
             answer, oracle_state = self.oracle.query(trial, oracle_state)
             if not (np.isfinite(answer.value) and np.isfinite(answer.gradient).all()):
                 raise FloatingPointError(
@@ -163,7 +173,7 @@ class OuterLoop(Solver):
                     break
                 if steps >= self.max_iter:
                     break
-                if history.elapsed() >= self.time_limit:
+                if expired():
                     status = "time_limit"
                     break
                 before = now
@@ -174,6 +184,8 @@ class OuterLoop(Solver):
                     status = "stalled"
                     break
                 point = new_point
+        except DeadlineReached:
+            status = "time_limit"
         except NUMERICAL_ERRORS as exc:  # the best model so far is still a model
             status, failure = "numerical_failure", f"{type(exc).__name__}: {exc}"
         estimate = self.optimizer.estimate(point, state)

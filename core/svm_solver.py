@@ -23,11 +23,14 @@ import numpy as np
 
 @attrs.frozen(eq=False)
 class SVMSolution:
-    """Dual variables ``alpha``, intercept ``b``, and the work it took."""
+    """Dual variables ``alpha``, intercept ``b``, the work it took, and whether the solver
+    met its own optimality test (False: its iteration bound or the solve's deadline,
+    :mod:`kernelfuse.deadline`, stopped it first; ``alpha`` is feasible but not optimal)."""
 
     alpha: np.ndarray
     intercept: float
     n_iter: int = 0
+    converged: bool = True
 
 
 def svm_dual_value(K: np.ndarray, y: np.ndarray, alpha: np.ndarray) -> float:
@@ -63,6 +66,24 @@ class SVMSolver(ABC):
         warm_start: SVMSolution | None = None,
     ) -> SVMSolution:
         """Solve the dual on kernel ``K`` (N, N) with labels ``y`` in {-1, +1}."""
+
+
+def centred_kernel(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(H K H, K 1 / N)`` with ``H = I - 11'/N``: the same SVM dual where ``y'a = 0``.
+
+    With ``beta = a * y`` and ``1'beta = 0``, ``beta' H K H beta = beta' K beta``
+    and ``K beta = H K H beta + (r'beta) 1`` for the row means ``r = K 1 / N``:
+    the dual on ``H K H`` has the same solutions, its intercept is ``b + r'beta``.
+    A constant part ``c 11'`` of ``K``, which adds nothing under ``y'a = 0``, is
+    removed before it can swamp the rest in rounding: kernels weighted by up to
+    ``1 / gamma_floor`` (VSKL with q = inf, :mod:`kernelfuse.plugins.oracles.vskl_bca`)
+    are nearly constant where their group carries no signal, and single precision
+    (libsvm's kernel cache) then kept nothing of the other kernels.
+    """
+    rows = K.mean(axis=1)
+    centred = K - rows[:, None]
+    centred -= rows[None, :] - rows.mean()
+    return centred, rows
 
 
 def margins(K: np.ndarray, y: np.ndarray, alpha: np.ndarray, b: float) -> np.ndarray:
