@@ -144,3 +144,16 @@ def test_an_interrupt_is_served_within_a_second() -> None:
     stderr = process.stderr.read()
     assert "KeyboardInterrupt" in stderr, stderr[-2000:]
     assert served <= 1.5, f"the interrupt took {served:.2f} s"
+
+
+def test_a_nested_deadline_can_only_come_sooner() -> None:
+    from kernelfuse.deadline import deadline, expired, remaining
+
+    assert remaining() == math.inf and not expired()
+    with deadline(100.0):
+        with deadline(0.0):
+            assert expired()
+        with deadline(1000.0):
+            assert 0.0 < remaining() <= 100.0
+        assert not expired()
+    assert remaining() == math.inf

@@ -166,7 +166,8 @@ class LabelSVMs(Oracle):
         answer = OracleAnswer(
             value=value, gradient=gradient, coef=coef, objective=objective,
             kernel_weights=point.copy(), lower_bound=lower if math.isfinite(lower) else math.nan,
-            counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1},
+            counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1,
+                      "svm_truncated": sum(not solution.converged for solution in state.warm)},
             active_kernels=int(np.sum(point > 1e-6 * top)),
         )
         return answer, state
