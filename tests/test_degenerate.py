@@ -36,7 +36,7 @@ REGISTRY = get_registry()
 #: call, the final model and the objective's evaluation; a machine shared with other work).
 TIME_LIMIT, SLACK = 0.5, 3.0
 TOL = 1e-4
-SEEDS = range(int(os.environ.get("KERNELFUSE_DEGENERATE_SEEDS", 1)))
+SEEDS = range(int(os.environ.get("KERNELFUSE_DEGENERATE_SEEDS", "1")))
 
 
 def _recipe(solver: str):  # type: ignore[no-untyped-def]
