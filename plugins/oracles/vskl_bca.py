@@ -52,7 +52,7 @@ import attrs
 import numpy as np
 
 from kernelfuse import objectives
-from kernelfuse.combined_kernel import combined_kernel, expansion_products
+from kernelfuse.combined_kernel import combined_kernel, expansion_products, included_kernels
 from kernelfuse.deadline import expired
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
@@ -162,9 +162,12 @@ class VSKLBlockCoordinateAscent(Oracle):
                 break
         scale = used[groups] ** (-t)
         value = float(solution.alpha.sum() - 0.5 * np.sum(scale * point * a))
-        coef = weights[:, None] * beta[None, :]
+        used_weights = np.zeros_like(weights)  # the kernels K_w holds: the model is the SVM's
+        kept = included_kernels(weights)
+        used_weights[kept] = weights[kept]
+        coef = used_weights[:, None] * beta[None, :]
         f = K_w @ beta + solution.intercept
-        objective = objectives.evaluate_parts(problem, coef, f, weights**2 * a)
+        objective = objectives.evaluate_parts(problem, coef, f, used_weights**2 * a)
         answer = OracleAnswer(
             value=value,
             gradient=-0.5 * scale * a,
