@@ -59,7 +59,9 @@ RUNS = [(solver, family, case, seed)
 def test_degenerate_problem_returns_in_time_with_an_honest_status(
         solver: str, family: str, case: str, seed: int) -> None:
     K, y, kw = degenerate_problem(family, case, seed)
-    accepted = _recipe(solver).parameters(REGISTRY)
+    # The reference keeps its own settings: a time limit that ends its attempts before one
+    # finishes is a SolverError there (it has no model), and it is fast at this size.
+    accepted = set() if solver == "cvxpy" else _recipe(solver).parameters(REGISTRY)
     limits = {name: value for name, value in (("time_limit", TIME_LIMIT), ("tol", TOL)) if name in accepted}
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -120,7 +122,7 @@ LONG_SOLVE = textwrap.dedent("""
         if row.iteration == 2:
             print("running", flush=True)
 
-    kernelfuse.solve(K, y, solver="mlmkl-max-md", callback=started, tol=1e-12, **kw)
+    kernelfuse.solve(K, y, solver="mlmkl-max-md", callback=started, tol=1e-12, max_iter=10**9, **kw)
     print("finished", flush=True)
 """)
 
