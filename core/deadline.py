@@ -3,9 +3,11 @@
 :meth:`kernelfuse.outer_loop.OuterLoop.run` opens :func:`deadline` for its
 ``time_limit``; inner solvers and line searches ask :func:`expired` between
 their steps (an SVM solve, a Newton step, a block-coordinate sweep) and stop
-early with what they have, and the outer loop's oracle calls raise
-:class:`DeadlineReached` once it has passed, so that the run ends with
-status ``time_limit`` and its best model within one inner step of the limit.
+early with what they have.  Where a model already exists (the outer loop's
+steps, inside :func:`cuttable`), :func:`check` raises :class:`DeadlineReached`
+once it has passed, from an oracle call or between the inner solves of one
+answer (the labels' SVMs of ML-MKL), so that the run ends with status
+``time_limit`` and its best model within one inner solve of the limit.
 The deadline is a :class:`contextvars.ContextVar`: solves in other threads or
 tasks keep their own, and a nested :func:`deadline` can only bring it closer.
 """
@@ -19,6 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 _DEADLINE: ContextVar[float] = ContextVar("kernelfuse_deadline", default=math.inf)
+_CUTTABLE: ContextVar[bool] = ContextVar("kernelfuse_cuttable", default=False)
 
 
 class DeadlineReached(Exception):
@@ -33,6 +36,22 @@ def deadline(seconds: float) -> Iterator[None]:
         yield
     finally:
         _DEADLINE.reset(token)
+
+
+@contextmanager
+def cuttable() -> Iterator[None]:
+    """Work that :func:`check` may abandon at the deadline (a model exists outside it)."""
+    token = _CUTTABLE.set(True)
+    try:
+        yield
+    finally:
+        _CUTTABLE.reset(token)
+
+
+def check() -> None:
+    """Raise :class:`DeadlineReached` when the deadline has passed inside :func:`cuttable` work."""
+    if _CUTTABLE.get() and expired():
+        raise DeadlineReached
 
 
 def remaining() -> float:

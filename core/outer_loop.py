@@ -17,13 +17,15 @@ until the stopping rule named by ``stop`` (a registered component of kind
 
 An optimiser that returns its point unchanged has found no decrease; under
 a rule that needs a lower bound (``gap``) the loop then ends with status
-``stalled`` (and a warning) rather than spin until ``max_iter``.  Once ``time_limit`` has passed, an oracle call inside a step (a line
-search's trial) raises :class:`~kernelfuse.deadline.DeadlineReached` and the
-loop ends with status ``time_limit``; the oracle's inner solvers see the same
-deadline (:mod:`kernelfuse.deadline`) and stop their own loops at it.
-Where the final estimate needs one more complete answer (an average of
-iterates, below), the steps stop earlier by the time the first answer took,
-so that answer too fits in the limit.  A
+``stalled`` (and a warning) rather than spin until ``max_iter``.  Once
+``time_limit`` has passed, an oracle call inside a step (a line search's
+trial, or the next inner solve of one answer) raises
+:class:`~kernelfuse.deadline.DeadlineReached` and the loop ends with status
+``time_limit``; the oracle's inner solvers see the same deadline
+(:mod:`kernelfuse.deadline`) and stop their own loops at it.  Where the
+final estimate needs one more complete answer (an average of iterates,
+below), the steps stop earlier by the time the first answer took, so that
+answer too fits in the limit.  A
 numerical failure inside a step (a non-finite oracle answer, a singular
 system) ends the loop with status ``numerical_failure`` and the best model
 seen before it; at the starting point, with no model yet, it is a
@@ -50,7 +52,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.deadline import DeadlineReached, deadline, expired, remaining
+from kernelfuse.deadline import DeadlineReached, check, cuttable, deadline, expired, remaining
 from kernelfuse.optimizer import OuterOptimizer
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.problem import Problem
@@ -144,8 +146,7 @@ class OuterLoop(Solver):
 
         def evaluate(trial: np.ndarray) -> OracleAnswer:
             nonlocal oracle_state
-            if best and expired():  # a model exists: the time limit ends the step here
-                raise DeadlineReached
+            check()  # inside a step (a model exists), the time limit ends it here
             answer, oracle_state = self.oracle.query(trial, oracle_state)
             if not (np.isfinite(answer.value) and np.isfinite(answer.gradient).all()):
                 raise FloatingPointError(
@@ -168,7 +169,7 @@ class OuterLoop(Solver):
         # An estimate the oracle never answered at (an average of iterates) costs one more
         # complete answer at the end: the steps stop that much earlier (the first answer's time).
         final_answer = self.optimizer.estimate(point, state) is not point
-        with deadline(remaining() - (history.elapsed() if final_answer else 0.0)):
+        with deadline(remaining() - (history.elapsed() if final_answer else 0.0)), cuttable():
             try:
                 while True:
                     estimate = self.optimizer.estimate(point, state)

@@ -148,13 +148,16 @@ def test_an_interrupt_is_served_within_a_second() -> None:
     assert served <= 1.5, f"the interrupt took {served:.2f} s"
 
 
-def test_a_nested_deadline_can_only_come_sooner() -> None:
-    from kernelfuse.deadline import deadline, expired, remaining
+def test_a_nested_deadline_can_only_come_sooner_and_cuts_only_cuttable_work() -> None:
+    from kernelfuse.deadline import DeadlineReached, check, cuttable, deadline, expired, remaining
 
     assert remaining() == math.inf and not expired()
     with deadline(100.0):
         with deadline(0.0):
             assert expired()
+            check()  # no model outside cuttable work: the first answer completes
+            with cuttable(), pytest.raises(DeadlineReached):
+                check()
         with deadline(1000.0):
             assert 0.0 < remaining() <= 100.0
         assert not expired()
