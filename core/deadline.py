@@ -9,7 +9,9 @@ once it has passed, from an oracle call or between the inner solves of one
 answer (the labels' SVMs of ML-MKL), so that the run ends with status
 ``time_limit`` and its best model within one inner solve of the limit.
 The deadline is a :class:`contextvars.ContextVar`: solves in other threads or
-tasks keep their own, and a nested :func:`deadline` can only bring it closer.
+tasks keep their own (jobs :func:`kernelfuse.parallel.map_jobs` runs in
+threads get a copy of the caller's), and a nested :func:`deadline` can only
+bring it closer.
 """
 
 from __future__ import annotations

@@ -162,3 +162,13 @@ def test_a_nested_deadline_can_only_come_sooner_and_cuts_only_cuttable_work() ->
             assert 0.0 < remaining() <= 100.0
         assert not expired()
     assert remaining() == math.inf
+
+
+def test_threaded_jobs_see_the_solves_deadline() -> None:
+    """Label SVMs solved in threads (n_jobs) stop at the same deadline as the serial ones."""
+    from kernelfuse.deadline import deadline, remaining
+    from kernelfuse.parallel import map_jobs
+
+    with deadline(100.0):
+        left = map_jobs(remaining, [()] * 4, n_jobs=2, prefer="threads")
+    assert all(0.0 < value <= 100.0 for value in left)
