@@ -216,8 +216,11 @@ class OuterLoop(Solver):
             "numerical_failure": f"{failure} after {steps} iterations; returning the best model "
                                  "before it",
         }
+        message = messages.get(status, f"stopped by {status} before tol={self.tol:g}")
+        if status != "converged" and totals["svm_truncated"]:  # the inner answers' accuracy, said
+            message += (f"; {totals['svm_truncated']:g} inner SVM solves stopped at their iteration "
+                        "bound or the deadline (the history's svm_truncated)")
         return Model(
             coef=top.coef, intercept=top.intercept, kernel_weights=top.kernel_weights,
-            dual_objective=lower, n_iter=steps, status=status,
-            message=messages.get(status, f"stopped by {status} before tol={self.tol:g}"),
+            dual_objective=lower, n_iter=steps, status=status, message=message,
         )

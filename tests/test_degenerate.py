@@ -172,3 +172,18 @@ def test_threaded_jobs_see_the_solves_deadline() -> None:
     with deadline(100.0):
         left = map_jobs(remaining, [()] * 4, n_jobs=2, prefer="threads")
     assert all(0.0 < value <= 100.0 for value in left)
+
+
+def test_truncated_inner_svms_are_counted_and_named_in_the_message() -> None:
+    """An SVM stopped at its iteration bound is a non-converged inner answer: counted in the
+    history (svm_truncated), named in a non-converged run's message; the certificate holds."""
+    K, y, kw = degenerate_problem("l1_mkl_sq", "C huge", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = kernelfuse.solve(K, y, solver="simplemkl", svm_solver="libsvm", max_iter=3,
+                                  **{"oracle.svm_solver.max_iter": 2}, **kw)
+    assert result.history[-1].counters["svm_truncated"] >= 1
+    assert result.status != "converged" and "svm_truncated" in result.message
+    exact = kernelfuse.solve(K, y, solver="simplemkl", **kw)
+    assert exact.status == "converged"
+    assert result.dual_objective <= exact.objective + 1e-9 * abs(exact.objective)
