@@ -20,9 +20,20 @@ from kernelfuse.stack_products import kernel_times, weighted_sum
 NEGLIGIBLE_WEIGHT = 1e-13
 
 
+def included_kernels(weights: np.ndarray) -> np.ndarray:
+    """Indices of the weights :func:`combined_kernel` sums (the non-negligible ones).
+
+    A model built from the SVM on ``K(w)`` uses these kernels only: with weights
+    spread over many orders of magnitude (VSKL, q = inf) a kernel left out can
+    still matter beside a huge weight on a kernel with no signal, and a model
+    that kept it would not be the one whose objective the oracle computed.
+    """
+    return np.flatnonzero(weights > NEGLIGIBLE_WEIGHT * weights.max())
+
+
 def combined_kernel(K: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, float]:
     """``sum_m w_m K_m`` (float64) over the non-negligible weights, and the fraction of a pass it read."""
-    active = np.flatnonzero(weights > NEGLIGIBLE_WEIGHT * weights.max())
+    active = included_kernels(weights)
     if active.size > K.shape[0] // 2:
         return weighted_sum(K, weights), 1.0
     # one axpy per kernel: memory traffic in proportion to the active ones

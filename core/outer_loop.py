@@ -22,7 +22,15 @@ otherwise (a change-based rule held first, or there is no lower bound) it
 is ``stalled``, the message giving the gap.  An optimiser that returns its
 point unchanged has found no decrease; under a rule that needs a lower
 bound (``gap``) the loop then ends with status ``stalled`` (and a warning)
-rather than spin until ``max_iter``.  A
+rather than spin until ``max_iter``.  Once
+``time_limit`` has passed, an oracle call inside a step (a line search's
+trial, or the next inner solve of one answer) raises
+:class:`~kernelfuse.deadline.DeadlineReached` and the loop ends with status
+``time_limit``; the oracle's inner solvers see the same deadline
+(:mod:`kernelfuse.deadline`) and stop their own loops at it.  Where the
+final estimate needs one more complete answer (an average of iterates,
+below), the steps stop earlier by the time the first answer took, so that
+answer too fits in the limit.  A
 numerical failure inside a step (a non-finite oracle answer, a singular
 system) ends the loop with status ``numerical_failure`` and the best model
 seen before it; at the starting point, with no model yet, it is a
@@ -49,6 +57,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse.deadline import DeadlineReached, check, cuttable, deadline, expired, remaining
 from kernelfuse.optimizer import OuterOptimizer
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.problem import Problem
@@ -126,6 +135,10 @@ class OuterLoop(Solver):
         return {"optimizer": self.optimizer, "oracle": self.oracle}
 
     def run(self, problem: Problem, history: History) -> Model:
+        with deadline(self.time_limit - history.elapsed()):
+            return self._run(problem, history)
+
+    def _run(self, problem: Problem, history: History) -> Model:
         rule = _stopping_rule(self.stop)
         point, oracle_state = self.oracle.init(problem)
         totals: Counter[str] = Counter()
@@ -143,6 +156,7 @@ class OuterLoop(Solver):
 
         def evaluate(trial: np.ndarray) -> OracleAnswer:
             nonlocal oracle_state
+            check()  # inside a step (a model exists), the time limit ends it here
             answer, oracle_state = self.oracle.query(trial, oracle_state)
             if not (np.isfinite(answer.value) and np.isfinite(answer.gradient).all()):
                 raise FloatingPointError(
@@ -162,32 +176,39 @@ class OuterLoop(Solver):
         state = self.optimizer.init(problem, point, answer)
         before: Progress | None = None
         status, failure = "max_iter", ""
-        try:
-            while True:
-                estimate = self.optimizer.estimate(point, state)
-                now = Progress(units * (best[0].objective if best else math.nan), units * lower,
-                               units * answer.objective, estimate)
-                record(estimate, answer)
-                if rule.reached(self.tol, now, before):
-                    status = "converged"
-                    break
-                if steps >= self.max_iter:
-                    break
-                if history.elapsed() >= self.time_limit:
-                    status = "time_limit"
-                    break
-                before = now
-                new_point, answer, state = self.optimizer.step(point, answer, state, evaluate)
-                steps += 1
-                if np.array_equal(new_point, point) and rule.needs_lower_bound:
+        # An estimate the oracle never answered at (an average of iterates) costs one more
+        # complete answer at the end: the steps stop that much earlier (the first answer's time).
+        final_answer = self.optimizer.estimate(point, state) is not point
+        with deadline(remaining() - (history.elapsed() if final_answer else 0.0)), cuttable():
+            try:
+                while True:
+                    estimate = self.optimizer.estimate(point, state)
+                    now = Progress(units * (best[0].objective if best else math.nan), units * lower,
+                                   units * answer.objective, estimate)
                     record(estimate, answer)
-                    status = "stalled"
-                    break
-                point = new_point
-        except NUMERICAL_ERRORS as exc:  # the best model so far is still a model
-            status, failure = "numerical_failure", f"{type(exc).__name__}: {exc}"
+                    if rule.reached(self.tol, now, before):
+                        status = "converged"
+                        break
+                    if steps >= self.max_iter:
+                        break
+                    if expired():
+                        status = "time_limit"
+                        break
+                    before = now
+                    new_point, answer, state = self.optimizer.step(point, answer, state, evaluate)
+                    steps += 1
+                    if np.array_equal(new_point, point) and rule.needs_lower_bound:
+                        record(estimate, answer)
+                        status = "stalled"
+                        break
+                    point = new_point
+            except DeadlineReached:  # mid-step: the history's last row shows the best model of its trials
+                status = "time_limit"
+                record(self.optimizer.estimate(point, state), answer)
+            except NUMERICAL_ERRORS as exc:  # the best model so far is still a model
+                status, failure = "numerical_failure", f"{type(exc).__name__}: {exc}"
         estimate = self.optimizer.estimate(point, state)
-        if not best or estimate is not point:
+        if not best or not np.array_equal(estimate, point):
             try:
                 final, oracle_state = self.oracle.model(estimate, oracle_state)
             except NUMERICAL_ERRORS as exc:
@@ -211,8 +232,11 @@ class OuterLoop(Solver):
             "numerical_failure": f"{failure} after {steps} iterations; returning the best model "
                                  "before it",
         }
+        message = messages.get(status, f"stopped by {status} before tol={self.tol:g}")
+        if status != "converged" and totals["svm_truncated"]:  # the inner answers' accuracy, said
+            message += (f"; {totals['svm_truncated']:g} inner SVM solves stopped at their iteration "
+                        "bound or the deadline (the history's svm_truncated)")
         return Model(
             coef=top.coef, intercept=top.intercept, kernel_weights=top.kernel_weights,
-            dual_objective=lower, n_iter=steps, status=status,
-            message=messages.get(status, f"stopped by {status} before tol={self.tol:g}"),
+            dual_objective=lower, n_iter=steps, status=status, message=message,
         )

@@ -78,6 +78,7 @@ through :func:`map_jobs`, a thin layer over ``joblib.Parallel`` /
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import copyreg
 import mmap
 import os
@@ -173,8 +174,10 @@ def map_jobs(
     try:
         with threadpool_limits(limits=1, user_api="blas"):
             if getattr(backend, "uses_threads", False):  # the caller's arrays, warnings issued here
+                # each job in a copy of this context: the solve's deadline (kernelfuse.deadline)
                 return list(joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
-                    joblib.delayed(function)(*args, **kwargs) for args in jobs
+                    joblib.delayed(contextvars.copy_context().run)(function, *args, **kwargs)
+                    for args in jobs
                 ))
             outputs = joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
                 joblib.delayed(_run_job)(function, kwargs, os.getpid(), _offsets(args),

@@ -23,11 +23,14 @@ import numpy as np
 
 @attrs.frozen(eq=False)
 class SVMSolution:
-    """Dual variables ``alpha``, intercept ``b``, and the work it took."""
+    """Dual variables ``alpha``, intercept ``b``, the work it took, and whether the solver
+    met its own optimality test (False: its iteration bound or the solve's deadline,
+    :mod:`kernelfuse.deadline`, stopped it first; ``alpha`` is feasible but not optimal)."""
 
     alpha: np.ndarray
     intercept: float
     n_iter: int = 0
+    converged: bool = True
 
 
 def svm_dual_value(K: np.ndarray, y: np.ndarray, alpha: np.ndarray) -> float:
@@ -63,6 +66,35 @@ class SVMSolver(ABC):
         warm_start: SVMSolution | None = None,
     ) -> SVMSolution:
         """Solve the dual on kernel ``K`` (N, N) with labels ``y`` in {-1, +1}."""
+
+
+#: The constant part of ``K`` (its mean) is removed before an SVM with an intercept when it
+#: exceeds this many times the spread ``trace(H K H) / N``: libsvm's single-precision cache
+#: keeps about 7 digits, and below it the pass and the copy would cost more than they save.
+CONSTANT_DOMINANCE = 100.0
+
+
+def centred_kernel(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(H K H, K 1 / N)`` with ``H = I - 11'/N`` where a constant part dominates ``K``; else ``(K, 0)``.
+
+    With ``beta = a * y`` and ``1'beta = 0``, ``beta' H K H beta = beta' K beta``
+    and ``K beta = H K H beta + (r'beta) 1`` for the row means ``r = K 1 / N``:
+    the SVM dual with an intercept has the same solutions on ``H K H``, and its
+    intercept there is ``b + r'beta``.  A constant part ``c 11'``, which adds
+    nothing under ``y'a = 0``, is so removed before it swamps the rest in
+    rounding (:data:`CONSTANT_DOMINANCE`): kernels weighted by up to
+    ``1 / gamma_floor`` (VSKL with q = inf, :mod:`kernelfuse.plugins.oracles.vskl_bca`)
+    are nearly constant where their group carries no signal, and libsvm's
+    single-precision cache then kept nothing of the other kernels.
+    """
+    n = K.shape[0]
+    rows = K @ np.full(n, 1.0 / n)  # one matrix-vector product
+    mean = float(rows.mean())
+    if not abs(mean) > CONSTANT_DOMINANCE * max(float(np.trace(K)) / n - mean, 0.0):
+        return K, np.zeros(n)
+    centred = K - rows[:, None]
+    centred -= rows[None, :] - mean
+    return centred, rows
 
 
 def margins(K: np.ndarray, y: np.ndarray, alpha: np.ndarray, b: float) -> np.ndarray:

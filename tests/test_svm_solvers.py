@@ -122,3 +122,37 @@ def test_duplicate_points_make_singular_systems_and_still_solve():
     assert svm_dual_value(K, y, solution.alpha) == pytest.approx(optimum, rel=1e-8)
     primal = svm_primal_value(K, y, 2.0, solution.alpha, solution.intercept)
     assert primal == pytest.approx(optimum, rel=1e-8)
+
+
+def test_libsvm_bounded_steps_report_a_feasible_unconverged_answer():
+    """libsvm's SMO is bounded (``max_iter``): stopped early its answer is feasible (a valid
+    lower bound on the dual optimum) and says converged=False."""
+    from kernelfuse.plugins.svm.libsvm import LibSVM
+
+    K, y = kernel(0)
+    C = 100.0
+    full = LibSVM().solve(K, y, C)
+    cut = LibSVM(max_iter=3).solve(K, y, C)
+    assert full.converged and 3 < full.n_iter
+    assert not cut.converged and cut.n_iter == 3
+    assert cut.alpha.min() >= 0 and cut.alpha.max() <= C and abs(cut.alpha @ y) <= 1e-9 * C
+    optimum = exact_dual(K, y, C, intercept=True)
+    assert svm_dual_value(K, y, cut.alpha) < optimum - 1e-3 * abs(optimum)
+    assert abs(svm_dual_value(K, y, full.alpha) - optimum) <= TOLERANCE["libsvm"] * max(1.0, abs(optimum))
+
+
+@pytest.mark.parametrize("name", ["active-set", "libsvm"])
+def test_a_large_constant_part_of_the_kernel_changes_nothing(name):
+    """With an intercept the dual ignores ``c 11'``; the solvers work on the centred kernel,
+    so a constant part 1e8 times the rest (a constant group weighted by 1/gamma_j, VSKL with
+    q = inf) leaves the answer and the decision values as on K alone."""
+    K, y = kernel(1)
+    C = 1.0
+    solver = get_registry().create("svm_solver", name)
+    plain = solver.solve(K, y, C)
+    shifted = solver.solve(K + 1e8 * K.max(), y, C)
+    optimum = exact_dual(K, y, C, intercept=True)
+    assert abs(svm_dual_value(K, y, shifted.alpha) - optimum) <= TOLERANCE[name] * max(1.0, optimum)
+    f_plain = K @ (plain.alpha * y) + plain.intercept
+    f_shifted = (K + 1e8 * K.max()) @ (shifted.alpha * y) + shifted.intercept
+    assert np.max(np.abs(f_shifted - f_plain)) <= 1e-3

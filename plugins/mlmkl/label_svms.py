@@ -43,6 +43,7 @@ import scipy.optimize
 
 from kernelfuse import objectives
 from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
+from kernelfuse.deadline import check
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.parallel import check_n_jobs, map_jobs
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
@@ -84,7 +85,9 @@ def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
 
 def solve_label_svm(svm_solver: SVMSolver, K_p: np.ndarray, y: np.ndarray, C: float,
                     warm_start: SVMSolution | None) -> SVMSolution:
-    """One label's SVM on ``K(p)``, without intercept (a job of :func:`kernelfuse.parallel.map_jobs`)."""
+    """One label's SVM on ``K(p)``, without intercept (a job of :func:`kernelfuse.parallel.map_jobs`);
+    inside an outer step, past the solve's deadline, :class:`~kernelfuse.deadline.DeadlineReached`."""
+    check()
     return svm_solver.solve(K_p, y, C, intercept=False, warm_start=warm_start)
 
 
@@ -166,7 +169,8 @@ class LabelSVMs(Oracle):
         answer = OracleAnswer(
             value=value, gradient=gradient, coef=coef, objective=objective,
             kernel_weights=point.copy(), lower_bound=lower if math.isfinite(lower) else math.nan,
-            counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1},
+            counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1,
+                      "svm_truncated": sum(not solution.converged for solution in state.warm)},
             active_kernels=int(np.sum(point > 1e-6 * top)),
         )
         return answer, state

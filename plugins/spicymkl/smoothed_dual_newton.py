@@ -50,6 +50,7 @@ import attrs
 import numpy as np
 
 from kernelfuse import objectives
+from kernelfuse.deadline import expired
 from kernelfuse.duality import feasible_dual_point, l1_mkl_dual_value
 from kernelfuse.errors import ValidationError
 from kernelfuse.oracle import Oracle, OracleAnswer
@@ -254,7 +255,7 @@ class SmoothedDualNewton(Oracle):
             return -b_t * total + 0.5 * gamma_b * total * total
 
         steps, value = 0, None  # value: phi at rho, once the line search has computed it
-        while steps < self.max_newton:
+        while steps < self.max_newton and not expired():  # the deadline: the model so far stands
             rho = terms.rho
             grad = loss_term.gradient(rho) + terms.gradient() + (gamma_b * rho.sum() - b_t)
             residual = float(np.max(np.abs(grad)))

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import warnings
+
 import attrs
 import numpy as np
 
-from kernelfuse.svm_solver import SVMSolution, SVMSolver
-from kernelfuse.validation import positive
+from kernelfuse.svm_solver import SVMSolution, SVMSolver, centred_kernel
+from kernelfuse.validation import positive, positive_count
+
+
+def default_max_iter(n: int) -> int:
+    """libsvm's iteration bound on ``n`` examples: ``max(100_000, 100 n)`` SMO steps.
+
+    scikit-learn's default (-1) removes libsvm's own bound, and an SMO loop
+    whose steps are lost in rounding never ends.  Healthy solves measured
+    far below it (docs/reliability.md); one step costs O(n) on cached
+    columns, so the bound is also what keeps one call short enough for the
+    solve's deadline and an interrupt to be served.
+    """
+    return max(100_000, 100 * n)
 
 
 @attrs.frozen
@@ -14,8 +28,13 @@ class LibSVM(SVMSolver):
     """libsvm's SMO via scikit-learn SVC on a precomputed kernel; no warm start, intercept only.
 
     libsvm caches kernel columns in single precision, so its solution is
-    accurate to about 1e-7 relative; scikit-learn adds about 3 ms of Python
-    per call (partly removed here by skipping its input validation).
+    accurate to about 1e-7 relative; it solves on the centred kernel
+    (:func:`~kernelfuse.svm_solver.centred_kernel`, the same dual), so that a
+    large constant part of ``K`` cannot swamp the rest in that cache.
+    scikit-learn adds about 3 ms of Python per call (partly removed here by
+    skipping its input validation).  ``max_iter`` (default
+    :func:`default_max_iter`) bounds the SMO steps; a solve it stops is
+    returned with ``converged=False``.
     """
 
     name = "libsvm"
@@ -23,17 +42,27 @@ class LibSVM(SVMSolver):
     warm_starts = False
     tol: float = attrs.field(default=1e-8, converter=float, validator=positive)
     cache_size: float = attrs.field(default=500.0, converter=float, validator=positive)
+    max_iter: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(positive_count))
 
     def solve(self, K, y, C, *, intercept=True, warm_start=None):  # type: ignore[no-untyped-def]
         import sklearn
+        from sklearn.exceptions import ConvergenceWarning
         from sklearn.svm import SVC
 
         if not intercept:
             raise ValueError("libsvm always fits an intercept; use svm_solver 'active-set' or 'osqp'")
-        model = SVC(C=C, kernel="precomputed", tol=self.tol, cache_size=self.cache_size)
-        with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
-            model.fit(K, y)
+        bound = default_max_iter(y.shape[0]) if self.max_iter is None else self.max_iter
+        model = SVC(C=C, kernel="precomputed", tol=self.tol, cache_size=self.cache_size, max_iter=bound)
+        centred, rows = centred_kernel(K)
+        with sklearn.config_context(assume_finite=True, skip_parameter_validation=True), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # reported as converged=False
+            model.fit(centred, y)
         alpha = np.zeros(y.shape[0])
         # dual_coef_ holds y_i a_i of the support vectors; classes_ is [-1, +1].
         alpha[model.support_] = model.dual_coef_[0] * y[model.support_]
-        return SVMSolution(np.clip(alpha, 0.0, C), float(model.intercept_[0]), int(model.n_iter_[0]))
+        alpha = np.clip(alpha, 0.0, C)
+        n_iter = int(model.n_iter_[0])
+        return SVMSolution(alpha, float(model.intercept_[0]) - float(rows @ (alpha * y)), n_iter,
+                           converged=n_iter < bound)

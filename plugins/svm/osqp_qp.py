@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 import scipy.sparse as sp
 
+from kernelfuse.deadline import remaining
 from kernelfuse.errors import SolverError
 from kernelfuse.svm_solver import SVMSolution, SVMSolver, intercept_from_alpha
 from kernelfuse.validation import positive, positive_count
@@ -18,6 +21,9 @@ class OSQPSolver(SVMSolver):
     ``min 0.5 a' Q a - 1'a`` with ``Q = (y y') * K``, ``0 <= a <= C``, and
     ``y'a = 0`` with an intercept.  The intercept is recovered from the
     margin support vectors (:func:`~kernelfuse.svm_solver.intercept_from_alpha`).
+    ``max_iter`` ADMM steps and the solve's deadline (:mod:`kernelfuse.deadline`,
+    OSQP's ``time_limit``) bound it; a solve either stops is returned with
+    ``converged=False``.
     """
 
     name = "osqp"
@@ -37,11 +43,13 @@ class OSQPSolver(SVMSolver):
             rows.append(sp.csc_matrix(y[None, :]))
             lower.append(np.zeros(1))
             upper.append(np.zeros(1))
+        left = remaining()
+        limit = {"time_limit": max(left, 1e-3)} if math.isfinite(left) else {}
         solver = osqp.OSQP()
         solver.setup(
             Q, -np.ones(n), sp.vstack(rows, format="csc"), np.concatenate(lower),
             np.concatenate(upper), eps_abs=self.eps, eps_rel=self.eps, polishing=True,
-            max_iter=self.max_iter, verbose=False,
+            max_iter=self.max_iter, verbose=False, **limit,
         )
         if warm_start is not None:
             solver.warm_start(x=warm_start.alpha)
@@ -50,4 +58,4 @@ class OSQPSolver(SVMSolver):
             raise SolverError(f"OSQP did not solve the SVM dual: {res.info.status}")
         alpha = np.clip(np.asarray(res.x, dtype=float), 0.0, C)
         b = intercept_from_alpha(K, y, C, alpha) if intercept else 0.0
-        return SVMSolution(alpha, b, int(res.info.iter))
+        return SVMSolution(alpha, b, int(res.info.iter), converged=res.info.status == "solved")
