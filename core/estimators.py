@@ -71,6 +71,25 @@ _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 L1_MKL_DEFAULT_C = 0.3
 
 
+#: Tile of :func:`kernels_first`: rows of the stack and kernels moved at a time (a tile of
+#: 4 x 455 x 128 float64 is 1.8 MiB, in cache; the destination gets runs of a whole row).
+_TILE_ROWS, _TILE_KERNELS = 4, 128
+
+
+def kernels_first(X: np.ndarray) -> np.ndarray:
+    """A precomputed stack ``X`` (n, n', M) as the C-contiguous (M, n, n') the solvers take.
+
+    Copied tile by tile: numpy's copy of ``moveaxis(X, 2, 0)`` reads ``X`` with a stride of
+    ``M`` entries, and at n = 455, M = 837 took 10 times the solve it precedes.
+    """
+    out = np.empty((X.shape[2], X.shape[0], X.shape[1]), dtype=X.dtype)
+    for i in range(0, X.shape[0], _TILE_ROWS):
+        for m in range(0, X.shape[2], _TILE_KERNELS):
+            out[m:m + _TILE_KERNELS, i:i + _TILE_ROWS] = np.moveaxis(
+                X[i:i + _TILE_ROWS, :, m:m + _TILE_KERNELS], 2, 0)
+    return out
+
+
 def _solve_one(K: np.ndarray, target: np.ndarray, progress: bool = False, **kwargs: Any) -> Result:
     """One problem of a fit (a job of :func:`kernelfuse.parallel.map_jobs`: module-level, so
     that process and Dask workers unpickle it by name), with its own progress printer."""
@@ -227,7 +246,7 @@ class MKLEstimator(BaseEstimator):
         if self._precomputed():
             if X.shape[0] != X.shape[1]:
                 raise ValidationError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
-            return np.ascontiguousarray(np.moveaxis(X, 2, 0))
+            return kernels_first(X)
         if self.standardize:
             self.feature_mean_ = X.mean(axis=0)
             scale = X.std(axis=0)
@@ -337,7 +356,7 @@ class MKLEstimator(BaseEstimator):
     def _test_kernels(self, X: np.ndarray) -> np.ndarray:
         """The test kernels (M, n_test, N) of checked rows (:meth:`_test_input`)."""
         if self._precomputed():
-            return np.ascontiguousarray(np.moveaxis(X, 2, 0))
+            return kernels_first(X)
         K = compute_kernels(self.kernels_, self.X_fit_, X, memory_budget=self._budget_bytes())
         return self.normalizer_.transform(K, self.kernels_, X)
 

@@ -283,15 +283,15 @@ def test_symmetry_is_checked_by_probes_without_the_exact_check():
 ])
 def test_the_certificate_refuses_indefinite_kernels(kind, size, seed, monkeypatch):
     """Kinds and sizes the certificate caught in every draw of benchmarks/psd_certificate.py,
-    at N = 455 (96 of 455 rows sampled); the refusal quotes the exact eigenvalues."""
+    at N = 455 (here 300, 96 rows sampled); the refusal quotes the exact eigenvalues."""
     from kernelfuse.testing import indefinite_kernel
 
     calls = count_checks(monkeypatch)
-    bad = indefinite_kernel(kind, 455, size or 0.0, np.random.default_rng(seed))
+    bad = indefinite_kernel(kind, 300, size or 0.0, np.random.default_rng(seed))
     w = np.linalg.eigvalsh(bad)
     assert w[0] < -PSD_TOL * w[-1]  # indefinite by the exact rule
-    K = np.stack([np.eye(455), bad])
-    y = np.where(np.arange(455) % 2 == 0, 1.0, -1.0)
+    K = np.stack([np.eye(300), bad])
+    y = np.where(np.arange(300) % 2 == 0, 1.0, -1.0)
     with pytest.raises(ValidationError, match=f"kernel 1 of K is not positive semidefinite \\(smallest eigenvalue {w[0]:.3g}"):
         create(K, y)
     assert calls == {"sample": 2, "exact": 1}
