@@ -39,7 +39,9 @@ that much.  Any other dtype is converted to float64.
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.blas import idamax, isamax
 from scipy.linalg.lapack import dpotrf
+from threadpoolctl import threadpool_limits
 
 from kernelfuse.errors import ValidationError
 
@@ -115,19 +117,26 @@ def check_kernels(
     rows, probes = sample_rows(N), symmetry_probes(N)
     sample = rows[:, None] * N + rows  # flat indices of the principal submatrix
     exact, certify = require_psd and check_psd is True, require_psd and check_psd == "auto"
-    # One kernel at a time, each read from memory once (the checks after the first read it
-    # from cache), with temporaries of N x N at most, never of the stack's size (a
-    # memory-mapped stack may exceed memory).  The largest |K_ij| is NaN or inf exactly when
-    # the kernel holds one.
+    # One kernel at a time, each read from memory once (by BLAS's i_amax; the checks after it
+    # read the kernel from cache), with temporaries of N x N at most, never of the stack's size
+    # (a memory-mapped stack may exceed memory).  NaN or inf anywhere in a kernel shows in its
+    # probes; its largest |K_ij| is then set to NaN.
+    iamax = isamax if K.dtype == np.float32 else idamax
     buffer = np.empty((N, N)) if exact else None
     largest, asym, flagged = np.empty(M), np.zeros(M), []
-    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in a kernel refused below
+    # One BLAS thread: the products are small and read from cache, where a second thread costs
+    # more than it gives (benchmarks/README.md, "Timing caveat").
+    with np.errstate(invalid="ignore", over="ignore"), threadpool_limits(limits=1, user_api="blas"):
         for m, Km in enumerate(K):
-            largest[m] = max(Km.max(), -Km.min())
+            flat = Km.reshape(-1)
+            largest[m] = abs(float(flat[iamax(flat)]))
+            quadratic = probes.T @ (Km @ probes)
+            if not np.isfinite(quadratic).all() and not np.isfinite(flat).all():
+                largest[m] = np.nan
             if not require_psd or not np.isfinite(largest[m]):
                 continue
             asym[m] = (np.subtract(Km, Km.T, out=buffer).max() if exact  # antisymmetric: max = max||
-                       else _asymmetry(Km, probes, largest[m]))
+                       else _asymmetry(quadratic, N, largest[m]))
             if certify and sample_fails(Km, sample, psd_tol):
                 flagged.append(m)
     bad = np.flatnonzero(~np.isfinite(largest))
@@ -156,16 +165,16 @@ def check_kernels(
     return K, float(largest.max())
 
 
-def _asymmetry(Km: np.ndarray, probes: np.ndarray, largest: float) -> float:
-    """``max_ij |w_i' (K - K') w_j|`` over unit random probes ``w``, less its rounding bound.
+def _asymmetry(quadratic: np.ndarray, n: int, largest: float) -> float:
+    """``max_ij |w_i' (K - K') w_j|`` from ``quadratic = W' K W`` (``W`` the unit random
+    probes, length ``n``), less its rounding bound.
 
     ``w_i' E w_j`` for an antisymmetric ``E`` has the scale of ``||E||_F / N``: this sees an
     asymmetry spread over the kernel as the exact check does, one confined to a few entries
     only when ``N`` times larger.  Computing ``w_i' K w_j`` and ``w_j' K w_i`` of a symmetric
     ``K`` differs by at most ``2 N eps |w_i|'|K||w_j| <= 2 N^2 eps max|K|``, subtracted.
     """
-    quadratic = probes.T @ (Km @ probes)
-    rounding = 2.0 * Km.shape[0] ** 2 * np.finfo(float).eps * largest  # float64 arithmetic
+    rounding = 2.0 * n**2 * np.finfo(float).eps * largest  # float64 arithmetic
     return max(0.0, float(np.abs(quadratic - quadratic.T).max()) - rounding)
 
 
