@@ -36,12 +36,14 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     """Benchmark (the JSON name before ``_quick`` / ``_10splits``) -> table name -> renderer."""
     import common
     import default_solver
+    import input_checks
     import low_rank
     import mikl_titanic
     import mlmkl_labels
     import obscure_factors
     import obscure_pendigits
     import peers
+    import psd_certificate
     import spicymkl_factors
     import spicymkl_scaling
     import storage
@@ -68,6 +70,8 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "mikl_titanic": mikl_titanic.TABLES,
         "low_rank": low_rank.TABLES,
         "storage": storage.TABLES,
+        "input_checks": input_checks.TABLES,
+        "psd_certificate": psd_certificate.TABLES,
         "vskl_scaling": {"scaling": vskl_report.scaling_tables},
         "vskl_accuracy": {"accuracy": vskl_report.accuracy_table},
     }
