@@ -115,15 +115,15 @@ TABLES = {"rates": rates_table}
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10 kernels per case instead of 40")
+    parser.add_argument("--quick", action="store_true", help="10 kernels per case instead of 30")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     out = args.out or common.RESULTS_DIR / ("psd_certificate_quick.json" if args.quick else "psd_certificate.json")
     machine = common.machine_info()
     payload = {"machine": machine, "n": N, "sample_rows": SAMPLE_ROWS, "samples": list(SAMPLES),
-               "trials": 10 if args.quick else 40, "seed": args.seed,
-               **measure(10 if args.quick else 40, args.seed)}
+               "trials": 10 if args.quick else 30, "seed": args.seed,
+               **measure(10 if args.quick else 30, args.seed)}
     payload["machine"]["loadavg_end"] = list(__import__("os").getloadavg())
     print()
     print(rates_table(payload))
