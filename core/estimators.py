@@ -79,8 +79,9 @@ _TILE_ROWS, _TILE_KERNELS = 4, 128
 def kernels_first(X: np.ndarray) -> np.ndarray:
     """A precomputed stack ``X`` (n, n', M) as the C-contiguous (M, n, n') the solvers take.
 
-    Copied tile by tile: numpy's copy of ``moveaxis(X, 2, 0)`` reads ``X`` with a stride of
-    ``M`` entries, and at n = 455, M = 837 took 10 times the solve it precedes.
+    Copied tile by tile, each tile read from cache: numpy's copy of ``moveaxis(X, 2, 0)``
+    reads ``X`` with a stride of ``M`` entries, a cache miss for every entry (its cost is in
+    docs/reliability.md, "Input checks and their cost").
     """
     out = np.empty((X.shape[2], X.shape[0], X.shape[1]), dtype=X.dtype)
     for i in range(0, X.shape[0], _TILE_ROWS):
