@@ -41,6 +41,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import common
     import default_solver
     import gpu
+    import input_checks
     import low_rank
     import mikl_titanic
     import mlmkl_labels
@@ -49,6 +50,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import obscure_pendigits
     import parallel_cores
     import peers
+    import psd_certificate
     import spicymkl_factors
     import spicymkl_scaling
     import storage
@@ -78,6 +80,8 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "mikl_titanic": mikl_titanic.TABLES,
         "low_rank": low_rank.TABLES,
         "storage": storage.TABLES,
+        "input_checks": input_checks.TABLES,
+        "psd_certificate": psd_certificate.TABLES,
         "vskl_scaling": {"scaling": vskl_report.scaling_tables},
         "vskl_accuracy": {"accuracy": vskl_report.accuracy_table},
     }

@@ -13,6 +13,7 @@ from kernelfuse.recipe import Recipe
 from kernelfuse.registry import Registry, get_registry
 from kernelfuse.result import Iteration, Result
 from kernelfuse.solver import Solver, solver_parameters
+from kernelfuse.validation import check_psd_value
 
 
 def solve(
@@ -24,7 +25,7 @@ def solve(
     loss: str | Loss | None = None,
     groups: Any = None,
     callback: Callable[[Iteration], object] | None = None,
-    check_psd: bool = True,
+    check_psd: str | bool = "auto",
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
@@ -42,6 +43,13 @@ def solve(
     accepted ones.  ``family`` may be left out when the solver solves one
     family only.  ``loss`` is a registered name or a :class:`Loss` object.  ``callback`` receives each :class:`Iteration` as recorded.
 
+    ``check_psd`` (families that need PSD kernels; ``mikl`` takes any): ``"auto"`` a
+    certificate costing about one read of the stack (symmetry by random probes, a
+    Cholesky factorisation of a sampled principal submatrix, the exact check for a kernel
+    it flags); True the exact check (every kernel's eigenvalues, ``O(M N^3)``); False no
+    PSD check, for kernels known to be PSD (docs/reliability.md, "Input checks and their
+    cost").
+
     ```python
     import numpy as np, kernelfuse
     rng = np.random.default_rng(0)
@@ -51,6 +59,7 @@ def solve(
     assert result.gap < 1e-6
     ```
     """
+    check_psd = check_psd_value(check_psd)
     registry = get_registry() if registry is None else registry
     if isinstance(solver, Solver):  # already built: its own settings (tol, max_iter, ...) may change
         recipe, families = None, solver.families

@@ -2,7 +2,8 @@
 
 ``kernelfuse solve PROBLEM.npz --solver NAME [--family F] [--loss L] [--C X]
 [--C2 X] [--lam X] [--p X] [--q X] [--r X] [--eps X] [--tol X] [--max-iter N]
-[--seed S] [--set NAME=VALUE ...] [--kernels K.npy] --output RESULT.npz``
+[--seed S] [--set NAME=VALUE ...] [--kernels K.npy] [--check-psd {auto,true,false}]
+--output RESULT.npz``
 solves one problem (``--set`` passes any other parameter of the solver or its
 parts, e.g. ``--set growth=3``; ``--kernels`` memory-maps a stack too large
 for memory from a ``.npy`` file, float64 or float32, and PROBLEM.npz then
@@ -82,6 +83,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         name: getattr(args, name) for name in PARAMETER_OPTIONS if getattr(args, name) is not None
     }
     for name, value in args.set or ():
+        if name == "check_psd":
+            raise ValidationError("check_psd is an option of its own: --check-psd {auto,true,false}")
         if name in params:
             raise ValidationError(f"parameter {name!r} given twice (an option and --set)")
         params[name] = value
@@ -98,7 +101,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     result = solve(
         arrays["K"], arrays["y"] if "y" in arrays else arrays["Y"],
         solver=args.solver, family=args.family, loss=args.loss,
-        groups=groups, check_psd=not args.no_check_psd,
+        groups=groups, check_psd=args.check_psd,
         callback=None if args.quiet else ProgressPrinter(), **params,
     )
     result.save(output)
@@ -231,6 +234,14 @@ def _number(text: str) -> float:
     return value
 
 
+def _check_psd(text: str) -> str | bool:
+    """``--check-psd``: auto, true or false."""
+    choices = {"auto": "auto", "true": True, "false": False}
+    if text.strip().lower() not in choices:
+        raise argparse.ArgumentTypeError(f"--check-psd must be auto, true or false, got {text!r}")
+    return choices[text.strip().lower()]
+
+
 def _setting(text: str) -> tuple[str, Any]:
     """``NAME=VALUE`` with VALUE read as an integer, a number, true/false, or else text."""
     name, sep, raw = text.partition("=")
@@ -279,8 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "memory-mapped instead of read into memory; PROBLEM.npz then holds no K")
     solve.add_argument("--output", required=True, metavar="RESULT.npz")
     solve.add_argument("--quiet", action="store_true", help="print nothing on success")
-    solve.add_argument("--no-check-psd", action="store_true",
-                       help="skip the O(M N^3) PSD check for kernels known to be PSD")
+    solve.add_argument("--check-psd", type=_check_psd, default="auto", metavar="{auto,true,false}",
+                       help="how hard the kernels are checked for PSD: auto (default) a certificate "
+                            "costing about one read of the stack, true the exact O(M N^3) "
+                            "eigenvalues, false none (kernels known to be PSD)")
     solve.set_defaults(run=_cmd_solve)
 
     plugins = commands.add_parser("plugins", help="list registered components")

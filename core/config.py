@@ -26,6 +26,7 @@
     loss = "logistic"
     C = 0.3
     standardize = true
+    check_psd = "auto"           # or true (exact eigenvalues) / false (no PSD check)
 
     [solver]                     # optional: a solver composed from registered parts
     optimizer = "mirror-descent" # (role = registered name; replaces [model] solver)
@@ -62,7 +63,8 @@ SECTIONS: dict[str, set[str] | None] = {
     "kernels": {"grid", "widths", "degrees", "group_by", "spec"},
     "model": {"estimator", "solver", "family", "C", "C2", "lam", "p", "q", "r", "eps", "loss",
               "normalization", "standardize", "tol", "max_iter", "time_limit", "memory_budget",
-              "random_state", "solver_params", "n_jobs", "storage", "storage_dir", "kernel_dtype"},
+              "random_state", "solver_params", "n_jobs", "storage", "storage_dir", "kernel_dtype",
+              "check_psd"},
     "output": {"model"},
     "solver": None,  # role names are open: checked by kernelfuse.recipe.compose
 }

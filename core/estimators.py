@@ -69,12 +69,35 @@ from kernelfuse.kernel_storage import (
 from kernelfuse.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import Result
+from kernelfuse.validation import check_psd_value
 
 #: Family parameters an estimator passes on when set (None: the family's default).
 _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 #: ``C`` of ``l1_mkl`` when left at None: chosen by measurement on the main job's grid
 #: (``benchmarks/default_solver.py``, docs/estimators.md).
 L1_MKL_DEFAULT_C = 0.3
+
+
+#: Tile of :func:`kernels_first`: entries x kernels moved at a time (256 x 128 float64, 256 KiB,
+#: in a core's cache).
+_TILE_ENTRIES, _TILE_KERNELS = 256, 128
+
+
+def kernels_first(X: np.ndarray) -> np.ndarray:
+    """A precomputed stack ``X`` (n, n', M) as the C-contiguous (M, n, n') the solvers take.
+
+    The transpose of ``X`` as an (n n', M) matrix, copied tile by tile so that each tile is
+    read and written in cache: numpy's copy of ``moveaxis(X, 2, 0)`` reads ``X`` with a
+    stride of ``M`` entries, a cache miss for every entry (docs/reliability.md, "Input
+    checks and their cost").
+    """
+    entries = X.reshape(-1, X.shape[2])
+    out = np.empty((X.shape[2], X.shape[0], X.shape[1]), dtype=X.dtype)
+    flat = out.reshape(X.shape[2], -1)
+    for i in range(0, entries.shape[0], _TILE_ENTRIES):
+        for m in range(0, entries.shape[1], _TILE_KERNELS):
+            flat[m:m + _TILE_KERNELS, i:i + _TILE_ENTRIES] = entries[i:i + _TILE_ENTRIES, m:m + _TILE_KERNELS].T
+    return out
 
 
 def _solve_one(K: np.ndarray, target: np.ndarray, progress: bool = False, **kwargs: Any) -> Result:
@@ -124,6 +147,11 @@ class MKLEstimator(BaseEstimator):
     random_state : seed of a stochastic solver (passed as ``seed`` where the solver
         takes one; the deterministic solvers ignore it)
     solver_params : other solver keywords (e.g. ``{"svm_solver": "libsvm"}``)
+    check_psd : "auto", True or False: how hard the training kernels are checked for PSD
+        (families other than ``mikl``).  "auto": not at all when every kernel function
+        declares ``psd`` (the grid's do), a certificate costing about one read of the stack
+        otherwise and for ``kernels="precomputed"``; True: every kernel's eigenvalues
+        (``O(M n^3)``); False: none (docs/reliability.md, "Input checks and their cost")
     verbose : print progress (iteration, objective, gap, time) to stderr
     n_jobs : workers solving the independent problems of one fit at once (the
         one-vs-rest classes, the labels of a non-shared multi-label fit; in a fit of one
@@ -172,6 +200,7 @@ class MKLEstimator(BaseEstimator):
         kernel_dtype: str = "float64",
         random_state: int | None = None,
         solver_params: dict[str, Any] | None = None,
+        check_psd: str | bool = "auto",
         verbose: bool = False,
         n_jobs: int | None = None,
     ) -> None:
@@ -198,6 +227,7 @@ class MKLEstimator(BaseEstimator):
         self.kernel_dtype = kernel_dtype
         self.random_state = random_state
         self.solver_params = solver_params
+        self.check_psd = check_psd
         self.verbose = verbose
         self.n_jobs = n_jobs
 
@@ -208,6 +238,7 @@ class MKLEstimator(BaseEstimator):
     def _validated(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """``X`` (features, or a precomputed stack) and ``y`` checked; sets ``n_features_in_``."""
         check_n_jobs(self.n_jobs)
+        check_psd_value(self.check_psd)
         if self.standardize and self._precomputed():
             raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
         if not self._precomputed():
@@ -225,7 +256,7 @@ class MKLEstimator(BaseEstimator):
         if self._precomputed():
             if X.shape[0] != X.shape[1]:
                 raise ValidationError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
-            return np.ascontiguousarray(np.moveaxis(X, 2, 0))
+            return kernels_first(X)
         if self.standardize:
             self.feature_mean_ = X.mean(axis=0)
             scale = X.std(axis=0)
@@ -344,7 +375,7 @@ class MKLEstimator(BaseEstimator):
     def _test_kernels(self, X: np.ndarray) -> np.ndarray:
         """The test kernels (M, n_test, N) of checked rows (:meth:`_test_input`)."""
         if self._precomputed():
-            return np.ascontiguousarray(np.moveaxis(X, 2, 0))
+            return kernels_first(X)
         K = compute_kernels(self.kernels_, self.X_fit_, X, memory_budget=self._budget_bytes())
         return self.normalizer_.transform(K, self.kernels_, X)
 
@@ -368,6 +399,9 @@ class MKLEstimator(BaseEstimator):
             params["seed"] = self.random_state
         if len(targets) == 1 and self.n_jobs is not None and "n_jobs" in takes:
             params["n_jobs"] = self.n_jobs  # one problem: its own independent parts in parallel
+        if "check_psd" in (self.solver_params or {}):
+            raise ValidationError(f"check_psd is an estimator parameter, not a solver's: "
+                                  f"{type(self).__name__}(check_psd=...) instead of solver_params")
         params.update(self.solver_params or {})
         groups = self.groups
         if groups is None and not self._precomputed() and self.family == "vskl":
@@ -376,9 +410,19 @@ class MKLEstimator(BaseEstimator):
         if loss is None and get_family(self.family).losses is None:  # the family takes any loss
             loss = self.default_loss
         common = dict(solver=self.solver, family=self.family, loss=loss, groups=groups,
-                      check_psd=self._precomputed(), progress=self.verbose, **params)
+                      check_psd=self._psd_check(), progress=self.verbose, **params)
         self._adopt_results(map_jobs(_solve_one, [(K, target) for target in targets],
                                      self.n_jobs, common))
+
+    def _psd_check(self) -> str | bool:
+        """``check_psd`` for the solves of a fit: "auto" becomes False when kernelfuse
+        computed every kernel from a kernel function that declares ``psd`` (normalising by
+        positive factors keeps a kernel PSD)."""
+        check_psd = check_psd_value(self.check_psd)
+        if check_psd == "auto" and not self._precomputed() \
+                and all(spec.function.psd for spec in self.kernels_):
+            return False
+        return check_psd
 
     def _solve_labels(self, K: np.ndarray, signs: np.ndarray) -> None:
         """Labels as +-1 columns: one problem for a multi-label family (one shared

@@ -81,7 +81,13 @@ class Pairwise:
 
 
 class KernelFunction(ABC):
-    """``k(x, z)`` on feature vectors; ``psd`` says whether every Gram matrix is PSD."""
+    """``k(x, z)`` on feature vectors; ``psd`` says whether every Gram matrix is PSD.
+
+    ``psd`` is a promise the input checks trust: a stack computed from kernel functions that
+    declare it is not checked for PSD (``check_psd="auto"``, docs/reliability.md).  Declare
+    it False for a kernel that is indefinite for some inputs or parameters (a property where
+    it depends on the parameters, as the polynomial kernel's ``coef0 >= 0``).
+    """
 
     name: ClassVar[str]
     psd: ClassVar[bool] = True

@@ -13,7 +13,7 @@ from kernelfuse.errors import ValidationError
 from kernelfuse.families import Family, get_family
 from kernelfuse.kernel_rows import KernelRows
 from kernelfuse.loss import Loss
-from kernelfuse.validation import check_groups, check_kernels, check_targets
+from kernelfuse.validation import check_groups, check_kernels, check_psd_value, check_targets
 
 
 @attrs.frozen(eq=False)
@@ -75,7 +75,7 @@ class Problem:
         loss: str | Loss | None = None,
         loss_params: Mapping[str, Any] | None = None,
         groups: object = None,
-        check_psd: bool = True,
+        check_psd: str | bool = "auto",
         registry: Any = None,
         **params: Any,
     ) -> Problem:
@@ -83,9 +83,12 @@ class Problem:
 
         ``loss`` is a registered loss name or a :class:`Loss`; by default the
         family's own (``pnorm_mkl`` picks Crammer-Singer for more than two
-        classes).  ``params`` are the family parameters of OBJECTIVES.md.
+        classes).  ``params`` are the family parameters of OBJECTIVES.md.  ``check_psd``:
+        how hard PSD kernels are checked (:data:`kernelfuse.validation.CHECK_PSD`: ``"auto"``
+        a certificate, True the exact eigenvalues, False none).
         """
         fam = get_family(family)
+        check_psd = check_psd_value(check_psd)
         largest_entry = None
         if isinstance(K, KernelRows):  # rows on demand: shape and diagonal checked, not PSD
             if not np.isfinite(K.diagonal()).all():

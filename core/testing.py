@@ -21,6 +21,9 @@ capabilities it has):
   (:func:`small_problem`) the solver's objective is within ``rtol`` of the
   exact ``cvxpy`` optimum's certified interval (:func:`assert_within_certified`),
   and equals the family objective recomputed from the returned model.
+
+:func:`indefinite_kernel` and :func:`near_singular_kernel` generate kernels for
+testing PSD checks (``tests/test_validation.py``, ``benchmarks/psd_certificate.py``).
 """
 
 from __future__ import annotations
@@ -301,3 +304,82 @@ def _family_params(family: str) -> set[str]:
     from kernelfuse.families import get_family
 
     return {p.name for p in get_family(family).params} | {"loss"}
+
+
+#: Kinds of :func:`indefinite_kernel`.
+INDEFINITE_KINDS = ("one-negative", "one-negative-smooth", "low-rank-minus-one", "noisy", "sigmoid")
+#: Kinds of :func:`near_singular_kernel`.
+NEAR_SINGULAR_KINDS = ("wide-gaussian", "linear", "polynomial", "duplicated-points", "constant",
+                       "within-tolerance")
+
+
+def _gaussian(X: np.ndarray, width: float) -> np.ndarray:
+    """``exp(-||x - z||^2 / (2 width^2 d))`` on the rows of X (d columns)."""
+    sq = (X * X).sum(1)
+    D = np.maximum(sq[:, None] + sq[None] - 2.0 * X @ X.T, 0.0)
+    return np.exp(-D / (2.0 * width**2 * X.shape[1]))
+
+
+def _with_eigenvalue(K: np.ndarray, index: int, value: float) -> np.ndarray:
+    """``K`` (symmetric) with its ``index``-th smallest eigenvalue replaced by ``value``."""
+    w, V = np.linalg.eigh(K)
+    w[index] = value
+    K = (V * w) @ V.T
+    return (K + K.T) / 2
+
+
+def indefinite_kernel(kind: str, n: int, size: float, rng: np.random.Generator) -> np.ndarray:
+    """A symmetric (n, n) kernel with negative eigenvalues, for testing PSD checks.
+
+    ``size`` is the negative part relative to the largest eigenvalue, on 10-d Gaussian
+    points: ``one-negative`` a Gaussian kernel with one eigenvalue (of a random direction
+    among its eigenvectors) set to ``-size lambda_max``; ``one-negative-smooth`` the same
+    among its 10 leading directions; ``low-rank-minus-one`` ``F F' - size lambda_max(F F')
+    g g'`` with F of random rank 2-40 and g a random unit vector; ``noisy`` a Gaussian
+    kernel plus symmetric Gaussian noise of spectral norm about ``size lambda_max``;
+    ``sigmoid`` ``tanh(a x'z / d + c)`` with random ``a`` in [0.5, 3], ``c`` in [-1, 1]
+    (``size`` unused; indefinite for most draws, not all).
+    """
+    X = rng.normal(size=(n, 10))
+    if kind == "sigmoid":
+        return np.tanh(rng.uniform(0.5, 3.0) * (X @ X.T) / X.shape[1] + rng.uniform(-1.0, 1.0))
+    if kind == "low-rank-minus-one":
+        F = rng.normal(size=(n, int(rng.integers(2, 41))))
+        A = F @ F.T
+        g = rng.normal(size=n)
+        g /= np.linalg.norm(g)
+        return A - size * np.linalg.eigvalsh(A)[-1] * np.outer(g, g)
+    A = _gaussian(X, rng.uniform(0.5, 2.0))
+    top = np.linalg.eigvalsh(A)[-1]
+    if kind == "one-negative":
+        return _with_eigenvalue(A, int(rng.integers(n - 1)), -size * top)
+    if kind == "one-negative-smooth":
+        return _with_eigenvalue(A, n - 1 - int(rng.integers(1, 11)), -size * top)
+    if kind == "noisy":
+        G = rng.normal(size=(n, n))
+        return A + (G + G.T) * (size * top / (2.0 * np.sqrt(2.0 * n)))
+    raise ValueError(f"unknown kind {kind!r}; one of {', '.join(INDEFINITE_KINDS)}")
+
+
+def near_singular_kernel(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """A PSD (n, n) kernel with many (numerically) zero eigenvalues, which a PSD check must
+    accept: ``wide-gaussian`` (width 5-20 on 10-d points), ``linear`` (rank 10),
+    ``polynomial`` (degree 2, rank 66), ``duplicated-points`` (a Gaussian kernel on points
+    each given twice), ``constant`` (rank 1), ``within-tolerance`` (a Gaussian kernel with
+    one eigenvalue set to ``-0.5e-8 lambda_max``, inside the exact check's tolerance).
+    """
+    X = rng.normal(size=(n, 10))
+    if kind == "wide-gaussian":
+        return _gaussian(X, rng.uniform(5.0, 20.0))
+    if kind == "linear":
+        return X @ X.T
+    if kind == "polynomial":
+        return (X @ X.T / X.shape[1] + 1.0) ** 2
+    if kind == "duplicated-points":
+        return _gaussian(np.repeat(X[: (n + 1) // 2], 2, axis=0)[:n], rng.uniform(0.5, 2.0))
+    if kind == "constant":
+        return np.ones((n, n))
+    if kind == "within-tolerance":
+        A = _gaussian(X, rng.uniform(0.5, 2.0))
+        return _with_eigenvalue(A, 0, -0.5e-8 * np.linalg.eigvalsh(A)[-1])
+    raise ValueError(f"unknown kind {kind!r}; one of {', '.join(NEAR_SINGULAR_KINDS)}")

@@ -7,10 +7,26 @@ altered input.
 Tolerances (documented in docs/architecture.md):
 
 * symmetry: ``max|K_m - K_m'| <= SYMMETRY_TOL * max(1, max|K_m|)``;
-* PSD: ``lambda_min(K_m) >= -PSD_TOL * max(lambda_max(K_m), tiny)``, checked
-  with a batched symmetric eigensolver in float64 (cost O(M N^3); pass
-  ``check_psd=False`` for kernels known to be PSD, e.g. computed by a PSD
-  kernel function).
+* PSD: ``lambda_min(K_m) >= -PSD_TOL * max(lambda_max(K_m), tiny)``.
+
+How hard the kernels are checked is ``check_psd`` (:data:`CHECK_PSD`;
+docs/reliability.md, "Input checks and their cost"):
+
+* ``True``: exactly.  Symmetry entry by entry; PSD by a batched symmetric
+  eigensolver in float64, ``O(M N^3)`` (about 6 ms a kernel at N = 455).
+* ``"auto"``: a certificate costing about one read of the stack.  Symmetry
+  by :data:`SYMMETRY_PROBES` random probes (:func:`_asymmetry`); PSD by a
+  Cholesky factorisation of a principal submatrix ``K_SS`` on
+  :data:`SAMPLE_ROWS` random rows, shifted by ``2 PSD_TOL trace(K)``
+  (:func:`sample_fails`).  By Cauchy interlacing
+  ``lambda_min(K_SS) >= lambda_min(K)``, so a failing factorisation flags a
+  kernel whose smallest eigenvalue lies below the shift's negative; a
+  flagged kernel then gets the exact check,
+  which decides: "auto" refuses no kernel the exact check accepts.  It can
+  accept an indefinite kernel whose negative directions miss the rows
+  sampled (rates measured in ``benchmarks/psd_certificate.py``).
+* ``False``: no PSD check (symmetry by the probes), for kernels known to be
+  PSD (computed by a kernel function that declares ``psd``).
 
 A float32 stack stays float32 (half the memory; solvers read it in float64
 arithmetic, :mod:`kernelfuse.stack_products`); its symmetry and PSD
@@ -23,6 +39,9 @@ that much.  Any other dtype is converted to float64.
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.blas import idamax, isamax
+from scipy.linalg.lapack import dpotrf
+from threadpoolctl import threadpool_limits
 
 from kernelfuse.errors import ValidationError
 
@@ -36,6 +55,24 @@ FLOAT32_TOL = 1e-6
 #: Kernels per batched eigensolver call, and the bytes of a batch (bound the temporary memory).
 _EIG_BATCH = 64
 _EIG_BATCH_BYTES = 512 * 2**20
+#: The values of ``check_psd``: exact check, certificate (or nothing, for kernels known PSD), none.
+CHECK_PSD = ("auto", True, False)
+#: Rows of the principal submatrix the "auto" certificate factorises (all rows when N is smaller).
+SAMPLE_ROWS = 96
+#: Unit random vectors ``W`` of the symmetry probes: ``W' K_m W`` must be symmetric.
+SYMMETRY_PROBES = 4
+#: Seed of the rows sampled and of the probes: the same stack gets the same verdict.
+_SEED = 0
+
+
+def check_psd_value(value: object) -> str | bool:
+    """``check_psd`` checked: one of :data:`CHECK_PSD`."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, str) and value == "auto"):
+        return value if isinstance(value, str) else bool(value)
+    raise ValidationError(
+        f"check_psd must be 'auto' (a certificate for a given stack), True (exact "
+        f"eigenvalues) or False (kernels known to be PSD), got {value!r}"
+    )
 
 
 def _as_float_array(value: object, what: str) -> np.ndarray:
@@ -53,16 +90,17 @@ def _as_float_array(value: object, what: str) -> np.ndarray:
 
 
 def check_kernels(
-    K: object, *, require_psd: bool, check_psd: bool = True
+    K: object, *, require_psd: bool, check_psd: str | bool = True
 ) -> tuple[np.ndarray, float]:
     """The kernel stack as float64 (float32 when given float32) of shape (M, N, N), after all
     checks, and its largest entry in magnitude (read by the checks; the solvers' unit scale).
 
     A single (N, N) matrix is accepted as a stack of one kernel.  Kernels must
     be finite and at most :data:`MAX_KERNEL_ENTRY` in magnitude; where
-    ``require_psd``, also symmetric and PSD (see the module docstring for the
-    tolerances).
+    ``require_psd``, also symmetric and PSD, as hard as ``check_psd`` says
+    (see the module docstring).
     """
+    check_psd = check_psd_value(check_psd)
     K = K if isinstance(K, np.ndarray) and K.dtype == np.float32 else _as_float_array(K, "K")
     symmetry_tol, psd_tol = (FLOAT32_TOL, FLOAT32_TOL) if K.dtype == np.float32 else (SYMMETRY_TOL, PSD_TOL)
     shape = K.shape
@@ -75,17 +113,32 @@ def check_kernels(
         )
     if K.shape[0] == 0 or K.shape[1] == 0:
         raise ValidationError(f"K is empty: shape {K.shape}")
-    # One kernel at a time, each read once (its transpose is read while it is in cache): a
-    # temporary of N x N, never of the stack's size (a memory-mapped stack may exceed memory).
-    # The largest |K_ij| is NaN or inf exactly when the kernel holds one.
-    buffer = np.empty(K.shape[1:])
-    largest = np.empty(K.shape[0])
-    asym = np.zeros(K.shape[0])
-    with np.errstate(invalid="ignore"):  # inf - inf in a kernel refused below
+    M, N = K.shape[0], K.shape[1]
+    rows, probes = sample_rows(N), symmetry_probes(N)
+    sample = rows[:, None] * N + rows  # flat indices of the principal submatrix
+    exact, certify = require_psd and check_psd is True, require_psd and check_psd == "auto"
+    # One kernel at a time, each read from memory once (by BLAS's i_amax; the checks after it
+    # read the kernel from cache), with temporaries of N x N at most, never of the stack's size
+    # (a memory-mapped stack may exceed memory).  NaN or inf anywhere in a kernel shows in its
+    # probes; its largest |K_ij| is then set to NaN.
+    iamax = isamax if K.dtype == np.float32 else idamax
+    buffer = np.empty((N, N)) if exact else None
+    largest, asym, flagged = np.empty(M), np.zeros(M), []
+    # One BLAS thread: the products are small and read from cache, where a second thread costs
+    # more than it gives (benchmarks/README.md, "Timing caveat").
+    with np.errstate(invalid="ignore", over="ignore"), threadpool_limits(limits=1, user_api="blas"):
         for m, Km in enumerate(K):
-            largest[m] = np.abs(Km, out=buffer).max()
-            if require_psd:
-                asym[m] = np.abs(np.subtract(Km, Km.T, out=buffer), out=buffer).max()
+            flat = Km.reshape(-1)
+            largest[m] = abs(float(flat[iamax(flat)]))
+            quadratic = probes.T @ (Km @ probes)
+            if not np.isfinite(quadratic).all() and not np.isfinite(flat).all():
+                largest[m] = np.nan
+            if not require_psd or not np.isfinite(largest[m]):
+                continue
+            asym[m] = (np.subtract(Km, Km.T, out=buffer).max() if exact  # antisymmetric: max = max||
+                       else _asymmetry(quadratic, N, largest[m]))
+            if certify and sample_fails(Km, sample, psd_tol):
+                flagged.append(m)
     bad = np.flatnonzero(~np.isfinite(largest))
     if bad.size:
         raise ValidationError(
@@ -101,27 +154,70 @@ def check_kernels(
     if require_psd:
         bad = np.flatnonzero(asym > symmetry_tol * np.maximum(1.0, largest))
         if bad.size:
+            how = "max |K - K'|" if exact else "asymmetry seen by random probes, |v'(K - K')w|"
             raise ValidationError(
-                f"kernel(s) {_list(bad)} of K are not symmetric (max |K - K'| = "
+                f"kernel(s) {_list(bad)} of K are not symmetric ({how} = "
                 f"{asym[bad[0]]:.3g} in kernel {bad[0]}); this family needs symmetric "
                 "PSD kernels (only family 'mikl' accepts indefinite ones)"
             )
-        if check_psd:
-            _check_psd(K, psd_tol)
+        if exact or flagged:
+            _check_psd(K, psd_tol, np.arange(M) if exact else np.array(flagged))
     return K, float(largest.max())
 
 
-def _check_psd(K: np.ndarray, tol: float) -> None:
+def _asymmetry(quadratic: np.ndarray, n: int, largest: float) -> float:
+    """``max_ij |w_i' (K - K') w_j|`` from ``quadratic = W' K W`` (``W`` the unit random
+    probes, length ``n``), less its rounding bound.
+
+    ``w_i' E w_j`` for an antisymmetric ``E`` has the scale of ``||E||_F / N``: this sees an
+    asymmetry spread over the kernel as the exact check does, one confined to a few entries
+    only when ``N`` times larger.  Computing ``w_i' K w_j`` and ``w_j' K w_i`` of a symmetric
+    ``K`` differs by at most ``2 N eps |w_i|'|K||w_j| <= 2 N^2 eps max|K|``, subtracted.
+    """
+    rounding = 2.0 * n**2 * np.finfo(float).eps * largest  # float64 arithmetic
+    return max(0.0, float(np.abs(quadratic - quadratic.T).max()) - rounding)
+
+
+def sample_rows(n: int) -> np.ndarray:
+    """The rows (sorted) of the principal submatrix the "auto" certificate factorises: a
+    seeded draw of :data:`SAMPLE_ROWS` of ``n`` (all when fewer), the same for every stack."""
+    return np.sort(np.random.default_rng(_SEED).choice(n, min(n, SAMPLE_ROWS), replace=False))
+
+
+def symmetry_probes(n: int) -> np.ndarray:
+    """:data:`SYMMETRY_PROBES` seeded unit random vectors of length ``n``, as columns."""
+    probes = np.random.default_rng(_SEED + 1).standard_normal((n, SYMMETRY_PROBES))
+    return probes / np.linalg.norm(probes, axis=0)
+
+
+def sample_fails(Km: np.ndarray, sample: np.ndarray, tol: float) -> bool:
+    """Whether ``K_SS + 2 tol trace(K) I`` has no Cholesky factor, ``K_SS`` the principal
+    submatrix of ``Km`` at the flat indices ``sample`` (``S[:, None] * N + S``).
+
+    Then ``lambda_min(K) <= lambda_min(K_SS) < -2 tol trace(K)`` (Cauchy interlacing), and
+    ``K`` may fail the exact check, which decides.  A ``K`` the exact check accepts has
+    ``lambda_min >= -tol lambda_max`` and ``lambda_max <= trace(K) (1 + N tol)``: its
+    ``K_SS`` shifted so factorises (Cholesky's rounding, about ``|S| eps max|K_SS|``, is far
+    below the shift).
+    """
+    principal = np.take(Km, sample).astype(np.float64, copy=False)
+    shift = 2.0 * tol * max(float(np.trace(Km)), np.finfo(float).tiny)
+    principal.flat[:: principal.shape[0] + 1] += shift
+    return dpotrf(principal, lower=True, clean=False, overwrite_a=True)[1] != 0
+
+
+def _check_psd(K: np.ndarray, tol: float, kernels: np.ndarray) -> None:
+    """The exact check of ``K[kernels]``: smallest eigenvalue against the largest."""
     batch = max(1, min(_EIG_BATCH, _EIG_BATCH_BYTES // max(1, 8 * K.shape[1] ** 2)))
-    for start in range(0, K.shape[0], batch):
-        block = np.asarray(K[start : start + batch], dtype=np.float64)
+    for start in range(0, kernels.size, batch):
+        which = kernels[start : start + batch]
+        block = np.asarray(K[which], dtype=np.float64)
         eig = np.linalg.eigvalsh(0.5 * (block + block.transpose(0, 2, 1)))
         lo, hi = eig[:, 0], eig[:, -1]
         bad = np.flatnonzero(lo < -tol * np.maximum(hi, np.finfo(float).tiny))
         if bad.size:
-            m = start + bad[0]
             raise ValidationError(
-                f"kernel {m} of K is not positive semidefinite (smallest eigenvalue "
+                f"kernel {which[bad[0]]} of K is not positive semidefinite (smallest eigenvalue "
                 f"{lo[bad[0]]:.3g}, largest {hi[bad[0]]:.3g}; tolerance {tol:g} "
                 "relative); this family needs PSD kernels (only family 'mikl' "
                 "accepts indefinite ones)"

@@ -100,6 +100,7 @@ def test_bad_problem_files_exit_2(problem_file, tmp_path, capsys, change, messag
         (["--solver", "spicymkl", "--set", "growht=3"], "did you mean 'growth'"),
         (["--solver", "spicymkl", "--family", "l1_mkl", "--set", "growth=0.5"], "growth must be >= 1"),
         (["--solver", "spicymkl", "--tol", "1e-3", "--set", "tol=1e-4"], "given twice"),
+        (["--solver", "average", "--family", "l1_mkl_sq", "--set", "check_psd=false"], "--check-psd"),
     ],
 )
 def test_bad_options_exit_2(problem_file, tmp_path, capsys, args, message):
@@ -227,3 +228,22 @@ def test_kernels_option_memory_maps_a_float32_stack(tmp_path, capsys, monkeypatc
     assert main(["solve", str(tmp_path / "targets.npz"), "--kernels", str(tmp_path / "ints.npy"),
                  "--solver", "spicymkl", "--output", str(out)]) == 2
     assert "must be float64 or float32" in capsys.readouterr().err
+
+
+def test_check_psd_option(problem_file, tmp_path, capsys):
+    """--check-psd auto (the default) refuses an indefinite kernel, false takes it as given,
+    anything else is a usage error."""
+    data = dict(np.load(problem_file))
+    data["K"][1] -= 2.0 * np.eye(data["K"].shape[1]) * data["K"][1].max()
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **data)
+    solve = ["solve", str(bad), "--solver", "average", "--family", "l1_mkl_sq", "--quiet",
+             "--output", str(tmp_path / "r.npz")]
+    assert main(solve) == 2
+    assert "kernel 1 of K is not positive semidefinite" in capsys.readouterr().err
+    assert main(solve + ["--check-psd", "true"]) == 2
+    assert main(solve + ["--check-psd", "false"]) == 0
+    with pytest.raises(SystemExit) as exit_:
+        main(solve + ["--check-psd", "maybe"])
+    assert exit_.value.code == 2
+    assert "--check-psd must be auto, true or false, got 'maybe'" in capsys.readouterr().err

@@ -49,6 +49,11 @@ def test_fit_and_predict_round_trip(workdir):
     assert [r.split(",")[0] for r in rows[1:]] == ["no", "yes"]
 
 
+def test_check_psd_from_a_config(workdir):
+    config = write(workdir, model_extra="check_psd = true")
+    assert main(["fit", config, "--quiet"]) == 0
+
+
 def test_a_regression_model_from_a_config(workdir):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 3))
@@ -77,6 +82,7 @@ def test_a_regression_model_from_a_config(workdir):
         ({"kernels": '[[kernels.spec]]\nwidth = 1.0'}, "unknown key in \\[\\[kernels.spec\\]\\] number 1"),
         ({"model_extra": "q = 0.5\nfamily = \"vskl\""}, "q must be >= 1"),
         ({"model_extra": 'estimator = "MKLRegresor"'}, "unknown \\[model\\] estimator.*did you mean 'MKLRegressor'"),
+        ({"model_extra": 'check_psd = "maybe"'}, "check_psd must be 'auto'.*got 'maybe'"),
     ],
 )
 def test_errors_name_the_offending_key_or_column(workdir, capsys, kwargs, message):

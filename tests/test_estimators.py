@@ -186,3 +186,45 @@ def test_obscure_fits_multiclass_natively_and_random_state_reproduces_it():
     assert model.results_[0].solver == "obscure" and model.score(X[90:], y[90:]) >= 0.8
     np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
     assert not np.array_equal(fits[0].coef_, fits[2].coef_)
+
+
+def test_check_psd_skips_kernels_known_psd_and_certifies_the_others(monkeypatch):
+    from kernelfuse import validation
+    from kernelfuse.plugins.kernels import Gaussian, Polynomial, Sigmoid
+
+    calls = {"sample": 0, "exact": 0}
+
+    def sample(*args):
+        calls["sample"] += 1
+        return False
+
+    def exact(*args):
+        calls["exact"] += 1
+
+    monkeypatch.setattr(validation, "sample_fails", sample)
+    monkeypatch.setattr(validation, "_check_psd", exact)
+    X, y = make_blobs(n_samples=40, centers=2, random_state=0)
+    known = [KernelSpec(Gaussian(width=2.0)), KernelSpec(Polynomial(degree=2))]
+    MKLClassifier(kernels=known).fit(X, y)
+    assert calls == {"sample": 0, "exact": 0}  # computed from functions declaring psd: not checked
+    MKLClassifier(kernels=[*known, KernelSpec(Sigmoid(scale=0.01))]).fit(X, y)
+    assert calls == {"sample": 3, "exact": 0}  # a sigmoid among them: the certificate, every kernel
+    MKLClassifier(kernels=known, check_psd=True).fit(X, y)
+    assert calls == {"sample": 3, "exact": 1}
+    stack = np.moveaxis(compute_kernels(known, X), 0, 2)
+    MKLClassifier(kernels="precomputed").fit(stack, y)
+    assert calls == {"sample": 5, "exact": 1}  # given a stack: the certificate
+    MKLClassifier(kernels="precomputed", check_psd=False).fit(stack, y)
+    assert calls == {"sample": 5, "exact": 1}
+
+
+def test_check_psd_refusals_name_the_parameter():
+    X, y = make_blobs(n_samples=30, centers=2, random_state=0)
+    with pytest.raises(kernelfuse.ValidationError, match="check_psd must be 'auto'.*got 'no'"):
+        MKLClassifier(check_psd="no").fit(X, y)
+    with pytest.raises(kernelfuse.ValidationError, match="check_psd is an estimator parameter"):
+        MKLClassifier(solver_params={"check_psd": False}).fit(X, y)
+    stack = np.moveaxis(compute_kernels([KernelSpec(kernelfuse.get_registry().create("kernel", "linear"))], X), 0, 2)
+    stack[..., 0] -= 3.0 * np.eye(30) * stack.max()
+    with pytest.raises(kernelfuse.ValidationError, match="kernel 0 of K is not positive semidefinite"):
+        MKLRegressor(kernels="precomputed").fit(stack, y.astype(float))

@@ -472,7 +472,7 @@ CLI_CALLS: dict[str, list[str]] = {
 
 @given(name=st.sampled_from(sorted(CLI_CALLS)), extra=st.lists(
     st.sampled_from(["--quiet", "--tol", "0", "-1", "nan", "--max-iter", "x", "--family", "mikl",
-                     "--time-limit", "1e-9", "--no-check-psd", "--q", "inf", "--set", "a=b"]),
+                     "--time-limit", "1e-9", "--check-psd", "false", "--q", "inf", "--set", "a=b"]),
     max_size=4))
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 def test_the_command_line_exits_cleanly(tmp_path, name, extra):

@@ -209,3 +209,21 @@ def test_precomputed_kernel_indexes_its_matrix():
         kernel(np.array([[8.0]]), idx)
     with pytest.raises(ValidationError, match="finite 2-D matrix"):
         get_registry().create("kernel", "precomputed", matrix=np.ones(3))
+
+
+@pytest.mark.parametrize("name, params, psd", [
+    ("linear", {}, True), ("gaussian", {"width": 0.7}, True), ("laplacian", {"width": 0.5}, True),
+    ("chi2", {"gamma": 0.5}, True), ("constant", {}, True),
+    ("polynomial", {"degree": 3, "coef0": 1.0}, True), ("polynomial", {"degree": 3, "coef0": -1.0}, False),
+    ("polynomial", {"degree": 1, "scale": -1.0, "coef0": 1.0}, False),
+    ("polynomial", {"degree": 2.5}, False), ("laplacian", {"width": -1.0}, False),
+    ("sigmoid", {"scale": 1.0, "coef0": -1.0}, False), ("negative-distance", {}, False),
+])
+def test_kernels_declare_whether_they_are_psd(name, params, psd):
+    """``psd`` is what the input checks trust: a Gram matrix of a kernel declaring it is PSD,
+    and the ones declaring False here are indefinite on these points."""
+    kernel = get_registry().create("kernel", name, **params)
+    X = np.abs(np.random.default_rng(0).normal(size=(60, 4)))  # non-negative: chi2's domain
+    w = np.linalg.eigvalsh(kernel(X, X))
+    assert kernel.psd is psd
+    assert bool(w[0] >= -1e-8 * max(w[-1], 1.0)) is psd

@@ -148,8 +148,8 @@ def test_a_file_changed_after_saving_is_refused_by_its_digest(fitted, tmp_path):
         load_model(tmp_path / "plain.npz")
     data = path.read_bytes()
     expected = model.predict(X * 3 + 1)
-    refused = 0
-    for offset in range(0, len(data), max(1, len(data) // 60)):  # one flipped byte anywhere:
+    refused, offsets = 0, range(0, len(data), max(1, len(data) // 60))
+    for offset in offsets:                                       # one flipped byte anywhere:
         flipped = bytearray(data)                                # refused, or (a byte no array
         flipped[offset] ^= 0xFF                                  # reads, e.g. a zip timestamp)
         (tmp_path / "flipped.npz").write_bytes(bytes(flipped))   # the very same model
@@ -159,7 +159,7 @@ def test_a_file_changed_after_saving_is_refused_by_its_digest(fitted, tmp_path):
             refused += 1
         else:
             np.testing.assert_array_equal(loaded.predict(X * 3 + 1), expected)
-    assert refused >= 50
+    assert refused >= 0.75 * len(offsets)  # where the zip's own fields fall moves with the header's size
 
 
 @pytest.mark.parametrize("change, message", [

@@ -217,3 +217,104 @@ def test_solver_asked_for_a_family_it_does_not_solve():
     assert result.family == "l1_mkl" and result.objective == pytest.approx(12.0)  # 12 hinges of 1
     with pytest.raises(UnknownNameError, match="parameter of solver only-l1"):
         Recipe("only-l1", OnlyL1).build(local, tol=1.0)
+
+
+# ---------------------------------------------------------------- check_psd: "auto", True, False
+
+
+@pytest.mark.parametrize("value", ["yes", "exact", 1, 0, None, "True"])
+def test_check_psd_takes_auto_true_or_false_only(value):
+    K, y = good_data()
+    with pytest.raises(ValidationError, match="check_psd must be 'auto'.*got"):
+        kernelfuse.solve(K, y, solver="average", family="l1_mkl_sq", check_psd=value)
+    with pytest.raises(ValidationError, match="check_psd"):
+        create(K, y, check_psd=value)
+
+
+def count_checks(monkeypatch):
+    """Counters of the certificate's factorisations and of the exact check's calls."""
+    from kernelfuse import validation
+
+    calls = {"sample": 0, "exact": 0}
+
+    def counted(name, key):
+        original = getattr(validation, name)
+
+        def wrapper(*args, **kwargs):
+            calls[key] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(validation, name, wrapper)
+
+    counted("sample_fails", "sample")
+    counted("_check_psd", "exact")
+    return calls
+
+
+def test_each_value_runs_its_check(monkeypatch):
+    calls = count_checks(monkeypatch)
+    K, y = good_data(m=3)
+    create(K, y, check_psd=True)
+    assert calls == {"sample": 0, "exact": 1}  # every kernel's eigenvalues, one batch
+    create(K, y, check_psd="auto")
+    assert calls == {"sample": 3, "exact": 1}  # a certificate per kernel, none flagged
+    create(K, y, check_psd=False)
+    create(K, y, "mikl", check_psd=True)  # mikl takes indefinite kernels: never checked
+    assert calls == {"sample": 3, "exact": 1}
+
+
+def test_symmetry_is_checked_by_probes_without_the_exact_check():
+    K, y = good_data(m=3)
+    K[1, 0, 1] += 1e-3
+    for check_psd in ("auto", False):
+        with pytest.raises(ValidationError, match=r"kernel\(s\) 1 of K are not symmetric .*random probes"):
+            create(K, y, check_psd=check_psd)
+    with pytest.raises(ValidationError, match=r"kernel\(s\) 1 of K are not symmetric \(max \|K - K'\|"):
+        create(K, y, check_psd=True)
+    K, y = good_data(m=3)
+    K[2] += 1e-10 * np.random.default_rng(0).normal(size=K[2].shape)  # within the tolerance, spread out
+    assert create(K, y, check_psd="auto").n_kernels == 3
+
+
+@pytest.mark.parametrize("kind, size, seed", [
+    ("sigmoid", None, 0), ("sigmoid", None, 1),
+    ("low-rank-minus-one", 1e-3, 0), ("low-rank-minus-one", 1e-1, 1),
+    ("noisy", 1e-2, 0), ("one-negative", 1e-1, 0), ("one-negative-smooth", 1e-1, 0),
+])
+def test_the_certificate_refuses_indefinite_kernels(kind, size, seed, monkeypatch):
+    """Kinds and sizes the certificate caught in every draw of benchmarks/psd_certificate.py,
+    at N = 455 (here 300, 96 rows sampled); the refusal quotes the exact eigenvalues."""
+    from kernelfuse.testing import indefinite_kernel
+
+    calls = count_checks(monkeypatch)
+    bad = indefinite_kernel(kind, 300, size or 0.0, np.random.default_rng(seed))
+    w = np.linalg.eigvalsh(bad)
+    assert w[0] < -PSD_TOL * w[-1]  # indefinite by the exact rule
+    K = np.stack([np.eye(300), bad])
+    y = np.where(np.arange(300) % 2 == 0, 1.0, -1.0)
+    with pytest.raises(ValidationError, match=f"kernel 1 of K is not positive semidefinite \\(smallest eigenvalue {w[0]:.3g}"):
+        create(K, y)
+    assert calls == {"sample": 2, "exact": 1}
+
+
+@pytest.mark.parametrize("kind", ["wide-gaussian", "linear", "polynomial", "duplicated-points", "constant",
+                                  "within-tolerance"])
+def test_the_certificate_passes_psd_kernels_near_singular_without_the_exact_check(kind, monkeypatch):
+    from kernelfuse.testing import near_singular_kernel
+
+    calls = count_checks(monkeypatch)
+    K = near_singular_kernel(kind, 200, np.random.default_rng(0))
+    w = np.linalg.eigvalsh(K)
+    assert w[0] >= -PSD_TOL * w[-1]
+    y = np.where(np.arange(200) % 2 == 0, 1.0, -1.0)
+    assert create(K[None], y).n_kernels == 1
+    assert calls == {"sample": 1, "exact": 0}
+
+
+def test_a_flagged_kernel_the_exact_check_accepts_is_accepted(monkeypatch):
+    """"auto" refuses only what the exact check refuses: a flag is a question, not a verdict."""
+    from kernelfuse import validation
+
+    monkeypatch.setattr(validation, "sample_fails", lambda *args: True)
+    K, y = good_data(m=2)
+    assert create(K, y, check_psd="auto").n_kernels == 2

@@ -16,6 +16,12 @@ class ChiSquared(KernelFunction):
     name = "chi2"
     gamma: float = 1.0
 
+    @property
+    def psd(self) -> bool:  # type: ignore[override]
+        """``exp(-gamma d)`` of the chi-squared distance ``d`` (conditionally negative definite on
+        non-negative features) is PSD for ``gamma >= 0`` (Schoenberg)."""
+        return self.gamma >= 0
+
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         if (X < 0).any() or (Z < 0).any():
             raise ValidationError("the chi2 kernel needs non-negative features (histograms)")

@@ -16,6 +16,11 @@ class Laplacian(KernelFunction):
     name = "laplacian"
     width: float = 1.0
 
+    @property
+    def psd(self) -> bool:  # type: ignore[override]
+        """A product over features of ``exp(-|x_k - z_k| / width)``, each PSD for ``width > 0``."""
+        return self.width > 0
+
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return np.exp(-cdist(X, Z, metric="cityblock") / self.width)
 

@@ -19,6 +19,12 @@ class Polynomial(KernelFunction):
     scale: float = 1.0
     coef0: float = 1.0
 
+    @property
+    def psd(self) -> bool:  # type: ignore[override]
+        """A non-negative integer power of ``scale x'z + coef0``, a PSD kernel when ``scale`` and
+        ``coef0`` are non-negative (sums and products of PSD kernels are PSD)."""
+        return float(self.degree).is_integer() and self.degree >= 0 and self.scale >= 0 and self.coef0 >= 0
+
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return (self.scale * (X @ Z.T) + self.coef0) ** self.degree
 
