@@ -281,7 +281,7 @@ def machine(device: Device, commit: str | None) -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             pass
     info.update(device.describe())
-    info["git_commit"] = info["git_commit"] or commit
+    info["git_commit"] = commit or info["git_commit"]  # a copied tree may carry a stale .git
     return info
 
 
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (seconds); writes gpu_smoke.json")
     parser.add_argument("--out", type=Path, default=common.RESULTS_DIR,
                         help="the folder of the JSON (default benchmarks/results)")
-    parser.add_argument("--commit", default=None, help="the commit measured, where the copy has no git")
+    parser.add_argument("--commit", default=None, help="the commit measured (recorded in place of the copy's own git HEAD)")
     parser.add_argument("--parts", default="grid,large", help="comma-separated: grid, large")
     args = parser.parse_args(argv)
     cfg = SMOKE if args.smoke else FULL

@@ -263,7 +263,7 @@ def main() -> None:
     parser.add_argument("--dask-workers", type=int, default=None, help="workers of the LocalCluster (0: none)")
     parser.add_argument("--n-train", type=int, default=None, help="training digits (1,200; smoke: 150)")
     parser.add_argument("--seed", type=int, default=0, help="training subset seed")
-    parser.add_argument("--commit", default=None, help="the commit measured, where the tree has no git")
+    parser.add_argument("--commit", default=None, help="the commit measured (recorded in place of the tree's own git HEAD)")
     parser.add_argument("--budget", type=float, default=BUDGET_SECONDS,
                         help="seconds after which no further parallel configuration starts")
     args = parser.parse_args()
@@ -276,7 +276,7 @@ def main() -> None:
         cfg["dask_workers"] = args.dask_workers
     began = time.perf_counter()
     machine = common.machine_info()
-    machine["git_commit"] = machine["git_commit"] or args.commit
+    machine["git_commit"] = args.commit or machine["git_commit"]  # a copied tree may carry a stale .git
     data = digits(cfg, args.seed)
     M, N = len(data["specs"]), cfg["N"]
     log(f"digits N = {N}, {M} kernels ({8 * M * N * N / 1e9:.2f} GB), 10 classes one-vs-rest; "
