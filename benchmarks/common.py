@@ -447,3 +447,27 @@ class Timer:
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self._t0
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int) -> Iterator[float]:
+    """A joblib Dask backend on a LocalCluster of ``workers`` single-threaded processes, all
+    started; yields the seconds the start took."""
+    import warnings
+
+    import joblib
+    from distributed import Client, LocalCluster
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               host="127.0.0.1", dashboard_address=None)
+    try:
+        with Client(cluster) as client:
+            client.wait_for_workers(workers)
+            startup = time.perf_counter() - start
+            with joblib.parallel_config(backend="dask"):
+                yield startup
+    finally:
+        cluster.close()

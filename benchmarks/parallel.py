@@ -149,23 +149,10 @@ def measure(name: str, data: dict[str, Any], n_jobs: int | None, repeats: int,
 
 
 def dask_rows(data: dict[str, Any], repeats: int, reference: Any) -> list[dict[str, Any]]:
-    import joblib
-    from distributed import Client, LocalCluster
-
     rows = []
     for workers in (2,):
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", dashboard_address=None)
-        try:
-            with Client(cluster):
-                startup = time.perf_counter() - start
-                with joblib.parallel_config(backend="dask"):
-                    row = measure(f"dask {workers}", data, None, repeats, reference)
-        finally:
-            cluster.close()
+        with common.local_cluster(workers) as startup:
+            row = measure(f"dask {workers}", data, None, repeats, reference)
         row["cluster_startup"] = startup
         rows.append(row)
     return rows

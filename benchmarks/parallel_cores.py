@@ -170,25 +170,12 @@ def dask_row(data: dict[str, Any], workers: int, timer: StackTimer, serial: dict
              ) -> dict[str, Any]:
     """The fit on a LocalCluster of ``workers`` single-threaded processes, or why it was skipped."""
     try:
-        from distributed import Client, LocalCluster
+        import distributed  # noqa: F401
     except ImportError as exc:  # not installed on every machine
         return {"config": f"dask {workers}", "workers": workers,
                 "skipped": f"distributed not importable: {type(exc).__name__}: {exc}"}
-    import joblib
-
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None)
-    try:
-        with Client(cluster) as client:
-            client.wait_for_workers(workers)
-            startup = time.perf_counter() - start
-            with joblib.parallel_config(backend="dask"):
-                row = measure(f"dask {workers}", data, None, timer, serial, workers)
-    finally:
-        cluster.close()
+    with common.local_cluster(workers) as startup:
+        row = measure(f"dask {workers}", data, None, timer, serial, workers)
     row["cluster_startup"] = startup
     return row
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tracemalloc
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -89,3 +90,14 @@ def random_pnorm_problem(seed: int, max_n: int = 400, max_m: int = 30) -> dict: 
     K = KernelNormalizer("spherical").fit(specs, X).transform(compute_kernels(specs, X))
     return {"K": K, "y": target[rows], "p": float(rng.uniform(1.1, 2.0)),
             "lam": float(10 ** rng.uniform(-3.5, -2.0)), "data": name}
+
+
+def pnorm_reference(K: np.ndarray, y: np.ndarray, p: float, lam: float):  # type: ignore[no-untyped-def]
+    """The cvxpy reference's certified ``pnorm_mkl`` optimum (its interval in ``.interval``)."""
+    import kernelfuse
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = kernelfuse.solve(K, y, solver="cvxpy", family="pnorm_mkl", p=p, lam=lam)
+    assert result.status == "converged", "the exact reference must certify its optimum"
+    return result

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap, lp_nor
 from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
 from kernelfuse.testing import assert_within_certified
 
-from helpers import breast_cancer_kernels, wine_kernels
+from helpers import breast_cancer_kernels, pnorm_reference, wine_kernels
 
 #: Runs stopped by max_iter on purpose (a fixed number of epochs) warn; expected here.
 pytestmark = pytest.mark.filterwarnings("ignore:solver .* stopped with status 'max_iter'")
@@ -76,20 +75,13 @@ def test_the_kernel_expansion_matches_explicit_products():
     np.testing.assert_allclose(fresh.decision_values(weights), expansion.decision_values(weights))
 
 
-def reference(K, y, p, lam):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = kernelfuse.solve(K, y, solver="cvxpy", family="pnorm_mkl", p=p, lam=lam)
-    assert result.status == "converged", "the exact reference must certify its optimum"
-    return result
-
 
 @pytest.mark.parametrize("p", PS)
 @pytest.mark.parametrize("solver", ["obscure", "pegasos-mkl"])
 @pytest.mark.parametrize("data, seed", [("binary", 0), ("binary", 1), ("multiclass", 0)])
 def test_reaches_the_cvxpy_optimum(p, solver, data, seed):
     K, y = (breast_cancer_kernels if data == "binary" else wine_kernels)(n=40, m=4, seed=seed)
-    best = reference(K, y, p, LAM)
+    best = pnorm_reference(K, y, p, LAM)
     result = kernelfuse.solve(K, y, solver=solver, family="pnorm_mkl", p=p, lam=LAM,
                               max_iter=300, tol=1e-12, seed=seed)
     # Within REL_TOL of the certified optimum, never below its lower bound.
@@ -122,7 +114,7 @@ def test_the_online_stage_bounds_the_optimum():
             point, answer, state = optimizer.step(point, answer, state, evaluate)
         assert state.online_epochs_done == 3 and state.t == 3 * 40
         assert state.radius == pytest.approx(math.sqrt(2 * min(answer.objective, 1.0) / LAM))
-        best = reference(K, y, p, LAM)
+        best = pnorm_reference(K, y, p, LAM)
         optimum_norm = lp_norm(objectives.rkhs_norms(K, best.coef), p)
         assert optimum_norm <= state.radius
         point, answer, state = optimizer.step(point, answer, state, evaluate)  # stochastic epochs stay in the ball

@@ -9,7 +9,6 @@ approximated by random Fourier features (even ``m``) and Nystrom (odd
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,6 +25,8 @@ from kernelfuse.plugins.kernels.random_features import RandomFourierFeatures
 from kernelfuse.plugins.obscure.feature_expansion import FeatureExpansion
 from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
 from kernelfuse.testing import assert_within_certified
+
+from helpers import pnorm_reference
 
 #: Runs stopped by max_iter on purpose (a fixed number of epochs) warn; expected here.
 pytestmark = pytest.mark.filterwarnings("ignore:solver .* stopped with status 'max_iter'")
@@ -91,20 +92,13 @@ def test_factors_give_the_iterates_of_the_stack(solver, data, seed, p, ranks):
     assert 0 < recomputed < 1.0  # below P(0) = 1 (hinge, Crammer-Singer at f = 0)
 
 
-def reference(K: np.ndarray, y: np.ndarray, p: float) -> kernelfuse.Result:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = kernelfuse.solve(K, y, solver="cvxpy", family="pnorm_mkl", p=p, lam=LAM)
-    assert result.status == "converged", "the exact reference must certify its optimum"
-    return result
-
 
 @pytest.mark.parametrize("solver", ["obscure", "pegasos-mkl"])
 @pytest.mark.parametrize("data, seed, p", [("binary", 0, 1.5), ("multiclass", 2, 1.25)])
 def test_reaches_the_cvxpy_optimum_on_factors(solver, data, seed, p):
     K, y = factor_kernels(data, n=60, ranks=(8, 4, 10, 6), seed=seed)
     stack = dense(K)
-    best = reference(stack, y, p)
+    best = pnorm_reference(stack, y, p, LAM)
     result = solve(K, y, solver, p, epochs=300, seed=0)
     # Within REL_TOL of the certified optimum, never below its lower bound.
     assert_within_certified(result, best, REL_TOL, scale=abs(best.interval[1]))
