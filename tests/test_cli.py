@@ -231,7 +231,7 @@ def test_kernels_option_memory_maps_a_float32_stack(tmp_path, capsys, monkeypatc
 
 def test_cvxpy_time_limit_ends_with_status_time_limit(tmp_path, capsys):
     """Issue 24 item 8: cvxpy's compilation alone outlasts the limit (N = 300, M = 10, over
-    1.5 s on a 2-core AMD EPYC); the call ends within issue 23's slack, exit status 0,
+    1.5 s on a 2-core Intel Xeon); the call ends within issue 23's slack, exit status 0,
     with the zero model written and its status."""
     import time
 

@@ -107,7 +107,7 @@ def test_cvxpy_under_a_time_limit_certifies_as_without_one(monkeypatch):
 
 @pytest.mark.parametrize("family", ["l1_mkl", "mlmkl_max"])
 def test_cvxpy_time_limit_covers_building_the_cone_program(family):
-    """At N = 300, M = 10 cvxpy's compilation alone takes over 1.5 s (2-core AMD EPYC), before
+    """At N = 300, M = 10 cvxpy's compilation alone takes over 1.5 s (2-core Intel Xeon), before
     Clarabel's clock starts: the limit still ends the call within issue 23's slack, with the
     zero model and status ``time_limit`` (no attempt had a model)."""
     K, y, extra = small_problem(family, seed=0, n=300, n_kernels=10)
@@ -124,7 +124,7 @@ def test_cvxpy_time_limit_covers_building_the_cone_program(family):
 
 def test_mlmkl_sa_time_limit_covers_its_complete_answers():
     """ML-MKL-SA has no model before a complete answer (every label's SVM); at N = 1000 with
-    noisy labels one answer took 2 s (2-core AMD EPYC).  Past the deadline its label SVMs are
+    noisy labels one answer took 2 s (2-core Intel Xeon).  Past the deadline its label SVMs are
     not solved (their last solutions, or a = 0, stand in): the call ends within issue 23's
     slack with status ``time_limit``, a finite model and a valid lower bound."""
     n, limit = 1000, 0.3
