@@ -105,6 +105,20 @@ def test_cvxpy_under_a_time_limit_certifies_as_without_one(monkeypatch):
         kernelfuse.solve(K, y, solver="cvxpy", time_limit=60.0, **extra)
 
 
+def _solve_cvxpy_with_a_limit(problem: tuple) -> str:
+    K, y, extra = problem
+    return kernelfuse.solve(K, y, solver="cvxpy", time_limit=60.0, **extra).status
+
+
+def test_cvxpy_under_a_time_limit_in_a_pool_worker():
+    """A daemonic process (a ``multiprocessing.Pool`` worker) may not fork: the ladder runs in
+    it, as without a limit."""
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_solve_cvxpy_with_a_limit, (_problem("cvxpy"),)) == "converged"
+
+
 @pytest.mark.parametrize("family", ["l1_mkl", "mlmkl_max"])
 def test_cvxpy_time_limit_covers_building_the_cone_program(family):
     """At N = 300, M = 10 cvxpy's compilation alone takes over 1.5 s (2-core Intel Xeon), before

@@ -434,6 +434,13 @@ def zero_solution(problem: Problem) -> ReferenceSolution:
     return ReferenceSolution(model=model, objective=objective, cvxpy_value=math.nan, gap=math.inf)
 
 
+def can_fork() -> bool:
+    """Whether this process can fork a child: not on Windows, not inside a daemonic
+    process (a ``multiprocessing.Pool`` worker may not have children)."""
+    return ("fork" in multiprocessing.get_all_start_methods()
+            and not multiprocessing.current_process().daemon)
+
+
 def _in_child(attempts: Callable[[], Iterator[_Progress]], elapsed: Callable[[], float],
               deadline: float) -> _Progress:
     """Run ``attempts()`` in a forked child process and return the last state it reported
@@ -567,7 +574,7 @@ class CvxpyReference(Solver):
         and the ladder stops once it is :func:`certified`.  ``elapsed`` is the
         run's clock (seconds since it began) that ``time_limit`` applies to; by
         default the clock starts here.  With a finite ``time_limit`` (and
-        ``fork``), the whole of it runs in a child process (:func:`_in_child`), so
+        :func:`can_fork`), the whole of it runs in a child process (:func:`_in_child`), so
         that the formulation and cvxpy's compilation, which Clarabel's clock does not
         cover, are stopped at the limit too.
         """
@@ -575,7 +582,7 @@ class CvxpyReference(Solver):
 
         start = time.perf_counter()
         clock = elapsed or (lambda: time.perf_counter() - start)
-        if math.isfinite(self.time_limit) and "fork" in multiprocessing.get_all_start_methods():
+        if math.isfinite(self.time_limit) and can_fork():
             grace = 0.5 * max(0.1 * self.time_limit, 1.0)  # half the slack issue 23 allows
             progress = _in_child(lambda: self._attempts(problem, clock), clock,
                                  self.time_limit + grace)
