@@ -656,8 +656,6 @@ class CvxpyReference(Solver):
         with the status that ended the ladder; without any model, the zero model at the time
         limit, else :class:`~kernelfuse.errors.SolverError`."""
         best, attempts = progress.best, list(progress.attempts)
-        limit = (f"the time limit of {self.time_limit:g} s ended the attempts"
-                 if progress.out_of_time else "")
         if best is None and progress.out_of_time:
             best = zero_solution(problem)
         if best is None:
@@ -669,11 +667,12 @@ class CvxpyReference(Solver):
         if best.model.status == "converged":
             return best
         if progress.out_of_time:
-            message = limit + ("; returning the best interval. " if progress.best is not None
-                               else " before any model; returning the zero model. ")
+            message = f"the time limit of {self.time_limit:g} s ended the attempts" + (
+                "; returning the best interval." if progress.best is not None
+                else " before any model; returning the zero model.")
         else:
-            message = "no attempt certified; returning the best interval. "
-        message += " | ".join(attempts)
+            message = "no attempt certified; returning the best interval."
+        message = " ".join([message, " | ".join(attempts)]).strip()
         status = "time_limit" if progress.out_of_time else "numerical_failure"
         return attrs.evolve(best, model=attrs.evolve(best.model, message=message, status=status))
 
