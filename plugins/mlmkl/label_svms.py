@@ -43,7 +43,7 @@ import scipy.optimize
 
 from kernelfuse import objectives
 from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
-from kernelfuse.deadline import check
+from kernelfuse.deadline import check, expired
 from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.parallel import check_n_jobs, map_jobs
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
@@ -85,9 +85,18 @@ def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
 
 def solve_label_svm(svm_solver: SVMSolver, K_p: np.ndarray, y: np.ndarray, C: float,
                     warm_start: SVMSolution | None) -> SVMSolution:
-    """One label's SVM on ``K(p)``, without intercept (a job of :func:`kernelfuse.parallel.map_jobs`);
-    inside an outer step, past the solve's deadline, :class:`~kernelfuse.deadline.DeadlineReached`."""
+    """One label's SVM on ``K(p)``, without intercept (a job of :func:`kernelfuse.parallel.map_jobs`).
+
+    Past the solve's deadline: inside an outer step,
+    :class:`~kernelfuse.deadline.DeadlineReached`; in an answer that must be complete (the
+    first, or the final one at an averaged estimate), no solve: the label's last solution, or
+    ``a = 0``, with ``converged=False``.  Either is feasible (``[0, C]^N`` does not depend on
+    ``p``), so the answer's lower bound stays valid and its model finite.
+    """
     check()
+    if expired():
+        start = SVMSolution(np.zeros(y.shape[0]), 0.0) if warm_start is None else warm_start
+        return attrs.evolve(start, converged=False, n_iter=0)
     return svm_solver.solve(K_p, y, C, intercept=False, warm_start=warm_start)
 
 

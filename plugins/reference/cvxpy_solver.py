@@ -39,7 +39,10 @@ the certified interval ``[dual_objective, objective]``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import multiprocessing
+import pickle
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -410,6 +413,81 @@ class ReferenceSolution:
     conic_seconds: float = 0.0
 
 
+@attrs.frozen(eq=False)
+class _Progress:
+    """The tolerance ladder's state: the best solution so far, every attempt's line, and whether
+    the time limit ended it."""
+
+    best: ReferenceSolution | None = None
+    attempts: tuple[str, ...] = ()
+    out_of_time: bool = False
+
+
+def zero_solution(problem: Problem) -> ReferenceSolution:
+    """The zero model (uniform kernel weights for the multilabel families), without a lower
+    bound: what the time limit leaves when it ends the run before any attempt's model."""
+    weights = (np.full(problem.n_kernels, 1.0 / problem.n_kernels)
+               if problem.family.target == "multilabel" else None)
+    coef = np.zeros(problem.coef_shape)
+    objective = objectives.evaluate(problem, coef, 0.0, weights)
+    model = Model(coef=coef, kernel_weights=weights, dual_objective=-math.inf, status="time_limit")
+    return ReferenceSolution(model=model, objective=objective, cvxpy_value=math.nan, gap=math.inf)
+
+
+def can_fork() -> bool:
+    """Whether this process can fork a child: not on Windows, not inside a daemonic
+    process (a ``multiprocessing.Pool`` worker may not have children)."""
+    return ("fork" in multiprocessing.get_all_start_methods()
+            and not multiprocessing.current_process().daemon)
+
+
+def _in_child(attempts: Callable[[], Iterator[_Progress]], elapsed: Callable[[], float],
+              deadline: float) -> _Progress:
+    """Run ``attempts()`` in a forked child process and return the last state it reported
+    before it ended or ``elapsed()`` reached ``deadline`` (then the child is killed, and the
+    state says ``out_of_time``).  An exception in the child is raised here."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+
+    def report() -> None:
+        try:
+            for state in attempts():
+                sender.send(state)
+            sender.send(None)
+        except BaseException as exc:  # noqa: BLE001  (the parent raises it)
+            try:
+                sender.send(exc)
+            except (pickle.PicklingError, TypeError, AttributeError):  # it does not pickle: its text
+                sender.send(SolverError(f"the cvxpy reference failed: {exc!r}"))
+
+    child = context.Process(target=report, name="kernelfuse-cvxpy", daemon=True)
+    progress = _Progress()
+    try:
+        child.start()
+        sender.close()
+        while True:
+            wait = deadline - elapsed()
+            if wait <= 0 or not receiver.poll(wait):
+                return attrs.evolve(progress, out_of_time=True)
+            try:
+                message = receiver.recv()
+            except EOFError:
+                child.join(1.0)
+                raise SolverError(
+                    f"the cvxpy reference's process ended (exit code {child.exitcode}) "
+                    "before its answer (out of memory?)") from None
+            if message is None:
+                return progress
+            if isinstance(message, BaseException):
+                raise message
+            progress = message
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receiver.close()
+
+
 @attrs.define
 class CvxpyReference(Solver):
     """Exact reference: each family as a cone program solved by cvxpy + Clarabel (small problems).
@@ -432,9 +510,12 @@ class CvxpyReference(Solver):
       summed or maximised over labels.
 
     Clarabel runs with gap and feasibility tolerances ``tol``, at most
-    ``max_iter`` iterations and, over all attempts (formulation included), at
-    most ``time_limit`` seconds (an attempt cut short by it ends the ladder: the best interval
-    so far is returned with status ``time_limit``).  Each attempt gives an upper bound, the
+    ``max_iter`` iterations and, over all attempts, the time left of ``time_limit`` seconds
+    (an attempt cut short by it ends the ladder: the best interval so far is returned with
+    status ``time_limit``).  With a finite ``time_limit`` the whole call (formulation and
+    cvxpy's compilation included) runs in a forked process, killed half of issue 23's slack
+    (``max(0.1 time_limit, 1 s)``) past the limit: the best interval it reported by then is
+    returned, or the zero model (status ``time_limit``, no lower bound) if it had none.  Each attempt gives an upper bound, the
     objective at its model (exact, :func:`kernelfuse.objectives.evaluate`), and a lower bound,
     the family's dual value at its multipliers
     (:func:`~kernelfuse.plugins.reference.certificate.lower_bound`); the run keeps the best
@@ -448,8 +529,8 @@ class CvxpyReference(Solver):
     ``[objective, dual_objective]`` (a negative gap, stated), beyond it an invalid
     certificate (``numerical_failure``, at once).  If no attempt certifies, the best
     interval is returned with status ``numerical_failure`` and a message listing every
-    attempt; if no attempt produced a model (infeasible, iteration limit, numerical error),
-    :class:`~kernelfuse.errors.SolverError` is raised.  ``n_iter`` counts Clarabel's
+    attempt; if no attempt produced a model (infeasible, iteration limit, numerical error) and
+    the time limit did not end them, :class:`~kernelfuse.errors.SolverError` is raised.  ``n_iter`` counts Clarabel's
     interior-point iterations; the history has one row.
     """
 
@@ -492,9 +573,27 @@ class CvxpyReference(Solver):
         at its multipliers); the interval is the best of each over the attempts,
         and the ladder stops once it is :func:`certified`.  ``elapsed`` is the
         run's clock (seconds since it began) that ``time_limit`` applies to; by
-        default the clock starts here.
+        default the clock starts here.  With a finite ``time_limit`` (and
+        :func:`can_fork`), the whole of it runs in a child process (:func:`_in_child`), so
+        that the formulation and cvxpy's compilation, which Clarabel's clock does not
+        cover, are stopped at the limit too.
         """
-        import time
+        import cvxpy  # noqa: F401  (here, not in each child)
+
+        start = time.perf_counter()
+        clock = elapsed or (lambda: time.perf_counter() - start)
+        if math.isfinite(self.time_limit) and can_fork():
+            grace = 0.5 * max(0.1 * self.time_limit, 1.0)  # half the slack issue 23 allows
+            progress = _in_child(lambda: self._attempts(problem, clock), clock,
+                                 self.time_limit + grace)
+        else:
+            progress = _Progress()
+            for progress in self._attempts(problem, clock):
+                pass
+        return self._finish(problem, progress)
+
+    def _attempts(self, problem: Problem, elapsed: Callable[[], float]) -> Iterator[_Progress]:
+        """The ladder's state after each Clarabel attempt (the best interval so far)."""
         import warnings
 
         import cvxpy as cp
@@ -505,23 +604,21 @@ class CvxpyReference(Solver):
         data, chain, inverse = program.get_problem_data(
             cp.CLARABEL, solver_opts=self.clarabel_options(self.tol, self.tol)
         )
-        if elapsed is None:
-            start = time.perf_counter()
-            elapsed = lambda: time.perf_counter() - start  # noqa: E731
         best: ReferenceSolution | None = None
         lower = -math.inf
         n_iter, attempts, seconds, out_of_time = 0, [], 0.0, False
         for gap_factor, feas_factor in TOLERANCE_LADDER:
             remaining = self.time_limit - elapsed()
             if out_of_time or remaining <= 0:  # the last attempt ended on the limit, or no time left
-                out_of_time = True
-                break
+                yield _Progress(best, tuple(attempts), True)
+                return
             gap_tol, feas_tol = gap_factor * self.tol, feas_factor * self.tol
             options = self.clarabel_options(gap_tol, feas_tol, remaining)
             try:
                 raw = chain.solver.solve_via_data(data, False, self.verbose, options)
             except Exception as exc:  # Clarabel raises on internal numerical failures
                 attempts.append(f"Clarabel raised {exc!r} (tol {gap_tol:g}/{feas_tol:g})")
+                yield _Progress(best, tuple(attempts))
                 continue
             n_iter += int(raw.iterations)
             seconds += float(raw.solve_time)
@@ -534,9 +631,11 @@ class CvxpyReference(Solver):
                     program.unpack_results(raw, chain, inverse)
             except cp.error.SolverError:
                 attempts.append(label + ": no solution")
+                yield _Progress(best, tuple(attempts), out_of_time)
                 continue
             if program.status not in (_OPTIMAL, _INACCURATE) or program.value is None:
                 attempts.append(label + f": cvxpy status {program.status}")
+                yield _Progress(best, tuple(attempts), out_of_time)
                 continue
             coef, intercept, weights = form.recover()
             objective = objectives.evaluate(problem, coef, intercept, weights)
@@ -548,20 +647,33 @@ class CvxpyReference(Solver):
                 )
             best = self._certify(problem, best, lower, n_iter, seconds)
             attempts.append(f"{label}: {best.model.message}")
+            yield _Progress(best, tuple(attempts), out_of_time)
             if best.model.status == "converged" or "invalid" in best.model.message:
-                break
-        limit = f"the time limit of {self.time_limit:g} s ended the attempts" if out_of_time else ""
+                return
+
+    def _finish(self, problem: Problem, progress: _Progress) -> ReferenceSolution:
+        """The ladder's result: the certified interval (``converged``), else the best interval
+        with the status that ended the ladder; without any model, the zero model at the time
+        limit, else :class:`~kernelfuse.errors.SolverError`."""
+        best, attempts = progress.best, list(progress.attempts)
+        if best is None and progress.out_of_time:
+            best = zero_solution(problem)
         if best is None:
             raise SolverError(
                 f"cvxpy/Clarabel did not solve family {problem.family.name}: "
-                + " | ".join(attempts + ([limit] if limit else []))
+                + " | ".join(attempts)
                 + (" (raise max_iter)" if any("MaxIterations" in a for a in attempts) else "")
             )
         if best.model.status == "converged":
             return best
-        message = (limit or "no attempt certified") + "; returning the best interval. " \
-            + " | ".join(attempts)
-        status = "time_limit" if out_of_time else "numerical_failure"
+        if progress.out_of_time:
+            message = f"the time limit of {self.time_limit:g} s ended the attempts" + (
+                "; returning the best interval." if progress.best is not None
+                else " before any model; returning the zero model.")
+        else:
+            message = "no attempt certified; returning the best interval."
+        message = " ".join([message, " | ".join(attempts)]).strip()
+        status = "time_limit" if progress.out_of_time else "numerical_failure"
         return attrs.evolve(best, model=attrs.evolve(best.model, message=message, status=status))
 
     def _certify(self, problem: Problem, best: ReferenceSolution, lower: float, n_iter: int,
