@@ -24,7 +24,6 @@ import math
 import sys
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -163,7 +162,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from kernelfuse.demo import run_demo
 
-    figures = run_demo(Path(args.output), quick=args.quick, quiet=args.quiet, solver=args.solver)
+    figures = run_demo(args.output, quick=args.quick, quiet=args.quiet, solver=args.solver)
     return 0 if figures["status"] == "converged" else 1
 
 

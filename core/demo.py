@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +45,10 @@ def breast_cancer_split(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarr
             list(data.feature_names))
 
 
-def run_demo(output: Path, *, quick: bool = False, quiet: bool = False,
+def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = False,
              solver: str = DEFAULTS["solver"]) -> dict[str, Any]:
-    """Run the main job; returns the figures it printed."""
+    """Run the main job, writing into the folder ``output`` (created first, or refused before
+    any work when it cannot be written); returns the figures it printed."""
     from kernelfuse.api import solve
     from kernelfuse.errors import ConvergenceWarning
     from kernelfuse.files import output_folder

@@ -13,17 +13,15 @@ import sys
 import textwrap
 from pathlib import Path
 
+import kernelfuse
 import numpy as np
 import pytest
-
-import kernelfuse
+from helpers import breast_cancer_kernels
 from kernelfuse import files
 from kernelfuse.cli import main
 from kernelfuse.errors import ValidationError
 from kernelfuse.files import FileWriteError, atomic_write, check_output_path
 from kernelfuse.result import Result, roundoff
-
-from helpers import breast_cancer_kernels
 
 TESTS = Path(__file__).resolve().parent
 KERNELFUSE = Path(sys.executable).with_name("kernelfuse")
@@ -153,14 +151,15 @@ def test_a_file_size_limit_leaves_the_earlier_result_intact(problem_file, tmp_pa
     out = tmp_path / "full.npz"
     args = [str(KERNELFUSE), "solve", str(problem_file), "--solver", "simplemkl", "--tol", "1e-4",
             "--output", str(out), "--quiet"]
-    assert subprocess.run(args, capture_output=True, timeout=120).returncode == 0
+    assert subprocess.run(args, capture_output=True, timeout=120, check=False).returncode == 0
     good = Result.load(out)
     assert out.stat().st_size > 4096
 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120, preexec_fn=limit,
+                          check=False)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (f"kernelfuse: error: cannot write {out}: File too large; "
                                    "the file there before, if any, is unchanged")
@@ -229,6 +228,38 @@ def test_predict_paths(workdir, capsys, monkeypatch):
     assert main(["predict", str(model), data, "--output", str(out)]) == 0
     assert capsys.readouterr().out.strip() == f"wrote 40 predictions to {out}"
     assert out.read_text().splitlines() == rows
+
+
+def test_demo_refuses_an_output_folder_before_any_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("kernelfuse.demo.breast_cancer_split", lambda *a: pytest.fail("work started"))
+    (tmp_path / "file").write_text("")
+    for output, message in ((str(tmp_path / "file"), "exists and is not a folder"),
+                            ("", "path is empty"),
+                            (str(tmp_path / "file" / "sub"), "cannot create output folder"),
+                            ("/proc/demo", "cannot create output folder /proc/demo")):
+        assert main(["demo", "--quick", "--output", output]) == 2
+        one_line_error(capsys, message)
+
+
+def test_benchmark_json_and_plots_are_written_atomically(tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("common", TESTS.parent / "benchmarks" / "common.py")
+    common = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(common)
+    path = common.write_json(tmp_path / "run.json", {"x": 1.0})
+    monkeypatch.setattr(files.os, "fsync", lambda descriptor: (_ for _ in ()).throw(
+        OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))))
+    with pytest.raises(FileWriteError, match="No space left on device"):
+        common.write_json(path, {"x": 2.0})
+    assert path.read_text() == '{\n "x": 1.0\n}\n' and os.listdir(tmp_path) == ["run.json"]
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with pytest.raises(FileWriteError, match="plot.png"):
+        common.save_figure(plt.figure(), tmp_path / "plot.png")
+    assert os.listdir(tmp_path) == ["run.json"]
 
 
 # ------------------------------------------------------------------ interrupts
@@ -300,6 +331,6 @@ def test_sigint_outside_the_outer_loop_is_one_line_and_130(tmp_path):
         kernelfuse.cli.load_problem_file = lambda *a: os.kill(os.getpid(), signal.SIGINT)
         raise SystemExit(kernelfuse.cli.main())
     """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 130 and done.stderr.strip() == "kernelfuse: interrupted", done.stderr
     assert not (tmp_path / "r.npz").exists()
