@@ -66,6 +66,8 @@ def read_numpy_file(path: str | PathLike[str], what: str, suffix: str, magic: by
         return read()
     except FileNotFoundError:
         raise ValidationError(f"{what} file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ValidationError(f"{what} file {path} is a folder, not a file") from None
     except ValidationError:
         raise
     except Exception as exc:  # noqa: BLE001 - any parser failure means an unreadable file

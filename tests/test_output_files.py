@@ -219,7 +219,7 @@ def test_predict_paths(workdir, capsys, monkeypatch):
     assert main(["predict", str(model), ".", "--output", str(workdir / "p.csv")]) == 2
     one_line_error(capsys, "cannot read data file .: Is a directory")
     assert main(["predict", ".", data, "--output", str(workdir / "p.csv")]) == 2
-    one_line_error(capsys, "cannot read model file .")
+    one_line_error(capsys, "model file . is a folder, not a file")
 
     assert main(["predict", str(model), data, "--output", "-"]) == 0
     rows = capsys.readouterr().out.splitlines()
