@@ -98,6 +98,7 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
         "average_time": average.time, "kernel_time": kernel_time, "status": result.status,
     }
     result.save(output / "result.npz")
+    say(f"wrote {output / 'result.npz'}")
     figures["plots"] = _plots(output, result, specs, order)
     if figures["plots"]:
         say(f"plots: {', '.join(str(p) for p in figures['plots'])}")

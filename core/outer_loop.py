@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from contextlib import suppress
 from typing import Any
 
 import attrs
@@ -213,8 +214,9 @@ class OuterLoop(Solver):
                 status, failure = "numerical_failure", f"{type(exc).__name__}: {exc}"
             except KeyboardInterrupt:  # Ctrl-C: the best model so far, without another answer
                 status = "interrupted"
-                if best:
-                    record(self.optimizer.estimate(point, state), answer)
+                if best:  # the row is kept even where the callback (a progress line) is hit again
+                    with suppress(KeyboardInterrupt):
+                        record(self.optimizer.estimate(point, state), answer)
         estimate = self.optimizer.estimate(point, state)
         if not best or (status != "interrupted" and not np.array_equal(estimate, point)):
             try:

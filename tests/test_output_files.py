@@ -284,6 +284,18 @@ def test_an_interrupt_inside_a_step_returns_the_best_model_so_far():
     assert lower - slack <= full.objective <= upper + slack and upper > full.objective + 1e-9
 
 
+def test_an_interrupted_fit_exits_130_and_writes_no_model(workdir, capsys, monkeypatch):
+    """Ctrl-C during one of the fit's solves (raised from its progress line): no partial model."""
+    def interrupt(self: object, row: kernelfuse.result.Iteration) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("kernelfuse.progress.ProgressPrinter.__call__", interrupt)
+    assert main(["fit", config(workdir), "--output", str(workdir / "m.npz")]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "stopped with status 'interrupted'" in err[-2] and err[-1] == "kernelfuse: interrupted"
+    assert not (workdir / "m.npz").exists()
+
+
 #: Writes a problem that takes minutes (ML-MKL's worst label at C = 1e6) for the CLI.
 LONG_PROBLEM = textwrap.dedent("""
     import sys
