@@ -46,7 +46,7 @@ def check_output_path(path: str | PathLike[str], what: str = "output") -> Path:
     """``path`` as a :class:`~pathlib.Path` once a file can be written there, else a
     :class:`ValidationError` saying why: an empty path, a folder, something other than a
     regular file, a missing folder, or a folder that refuses a new file (tried by creating
-    and removing one)."""
+    and removing one).  A symbolic link is checked, and written, at the file it points to."""
     if not str(path):
         raise ValidationError(f"the {what} path is empty: give a file name")
     target = Path(path)
@@ -54,11 +54,16 @@ def check_output_path(path: str | PathLike[str], what: str = "output") -> Path:
         raise ValidationError(f"{what} {target} is a folder: give a file name")
     if target.exists() and not target.is_file():
         raise ValidationError(f"{what} {target} exists and is not a regular file")
-    folder = target.parent
+    folder = _destination(target).parent
     if not folder.is_dir():
         raise ValidationError(f"cannot write {what} {target}: folder {folder} does not exist")
-    _probe(target, f"cannot write {what} {target}: folder {folder}")
+    _probe(_destination(target), f"cannot write {what} {target}: folder {folder}")
     return target
+
+
+def _destination(target: Path) -> Path:
+    """Where ``target``'s content goes: the file a symbolic link points to (the link stays)."""
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
 
 
 def output_folder(path: str | PathLike[str], what: str = "output folder") -> Path:
@@ -100,15 +105,16 @@ def atomic_write(path: str | PathLike[str], mode: str = "wb", **options: Any) ->
     if not mode.startswith("w"):
         raise ValueError(f"atomic_write writes a new file: mode must start with 'w', got {mode!r}")
     target = check_output_path(path)
-    descriptor, temporary = _temporary(target)
+    destination = _destination(target)
+    descriptor, temporary = _temporary(destination)
     try:
         with open(descriptor, mode, **options) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        if target.exists():
-            os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
-        os.replace(temporary, target)
+        if destination.exists():
+            os.chmod(temporary, stat.S_IMODE(destination.stat().st_mode))
+        os.replace(temporary, destination)
     except BaseException as exc:
         with suppress(OSError):
             os.unlink(temporary)
@@ -116,7 +122,7 @@ def atomic_write(path: str | PathLike[str], mode: str = "wb", **options: Any) ->
             raise FileWriteError(f"cannot write {target}: {exc.strerror or exc}; "
                                  "the file there before, if any, is unchanged") from None
         raise
-    _sync_folder(target.parent)
+    _sync_folder(destination.parent)
 
 
 def write_png(figure: Any, path: str | PathLike[str], dpi: int = 100) -> Path:

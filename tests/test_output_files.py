@@ -123,6 +123,16 @@ def test_an_interrupt_while_writing_keeps_the_earlier_file(tmp_path):
     assert path.read_text() == "new\n" and (path.stat().st_mode & 0o777) == 0o640
 
 
+def test_a_symbolic_link_is_written_through(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "r.csv").write_text("old\n")
+    (tmp_path / "link.csv").symlink_to(tmp_path / "real" / "r.csv")
+    with atomic_write(tmp_path / "link.csv", "w") as handle:
+        handle.write("new\n")
+    assert (tmp_path / "link.csv").is_symlink() and (tmp_path / "real" / "r.csv").read_text() == "new\n"
+    assert sorted(os.listdir(tmp_path / "real")) == ["r.csv"]
+
+
 @pytest.mark.parametrize("path, message", [
     ("", "path is empty"),
     (".", "is a folder"),
@@ -205,6 +215,8 @@ def test_fit_refuses_a_missing_output_folder_before_training(workdir, capsys, mo
 def test_a_folder_as_training_data_is_one_line(workdir, capsys):
     assert main(["fit", config(workdir, train="."), "--quiet"]) == 2
     one_line_error(capsys, f"cannot read data file {workdir}: Is a directory")
+    assert main(["fit", str(workdir)]) == 2  # a folder as the config
+    one_line_error(capsys, f"kernelfuse: error: {workdir}: Is a directory")
 
 
 def test_predict_paths(workdir, capsys, monkeypatch):
