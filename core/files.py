@@ -5,11 +5,11 @@ folder, flushes and ``fsync``\\ s it, then renames it over the target
 (``os.replace``, atomic on POSIX and Windows): a reader sees the old file or
 the new one, never a part of either.  When the write fails (a full disk, a
 file size limit, an interrupt) the temporary file is removed, the earlier
-file is left as it was, and the failure is a :class:`FileWriteError` naming
-the path and the operating system's error.  :func:`check_output_path`
-refuses a path that cannot be written (empty, a folder, a missing or
-read-only folder) before any work is done; the path is never changed (no
-suffix is appended).
+file is left as it was, and the failure is a
+:class:`~kernelfuse.errors.FileWriteError` naming the path and the operating
+system's error.  :func:`check_output_path` refuses a path that cannot be
+written (empty, a folder, a missing or read-only folder) before any work is
+done; the path is never changed (no suffix is appended).
 """
 
 from __future__ import annotations
@@ -23,11 +23,7 @@ from os import PathLike
 from pathlib import Path
 from typing import IO, Any
 
-from kernelfuse.errors import KernelfuseError, ValidationError
-
-
-class FileWriteError(KernelfuseError, OSError):
-    """Writing an output file failed; the file that was there before is intact."""
+from kernelfuse.errors import FileWriteError, KernelfuseError, ValidationError
 
 
 def _temporary(path: Path) -> tuple[int, Path]:

@@ -19,8 +19,8 @@ import pytest
 from helpers import breast_cancer_kernels
 from kernelfuse import files
 from kernelfuse.cli import main
-from kernelfuse.errors import ValidationError
-from kernelfuse.files import FileWriteError, atomic_write, check_output_path
+from kernelfuse.errors import FileWriteError, ValidationError
+from kernelfuse.files import atomic_write, check_output_path
 from kernelfuse.result import Result, roundoff
 
 TESTS = Path(__file__).resolve().parent
