@@ -82,6 +82,7 @@ def memory_mapped_kernels(path: str) -> np.ndarray:
 def _cmd_solve(args: argparse.Namespace) -> int:
     from kernelfuse.api import solve
 
+    output = check_output_path(args.output)
     arrays = load_problem_file(args.problem, args.kernels)
     params: dict[str, Any] = {
         name: getattr(args, name) for name in PARAMETER_OPTIONS if getattr(args, name) is not None
@@ -99,7 +100,6 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             print(f"kernelfuse: note: family {args.family} does not use groups; "
                   "ignoring 'groups'", file=sys.stderr)
         groups = None
-    output = check_output_path(args.output)
     result = solve(
         arrays["K"], arrays["y"] if "y" in arrays else arrays["Y"],
         solver=args.solver, family=args.family, loss=args.loss,
