@@ -125,9 +125,11 @@ def write_png(figure: Any, path: str | PathLike[str], dpi: int = 100) -> Path:
     """Write a matplotlib figure as PNG at ``path`` (atomically) and close it."""
     import matplotlib.pyplot as plt
 
-    with atomic_write(path) as handle:
-        figure.savefig(handle, format="png", dpi=dpi)
-    plt.close(figure)
+    try:
+        with atomic_write(path) as handle:
+            figure.savefig(handle, format="png", dpi=dpi)
+    finally:
+        plt.close(figure)
     return Path(path)
 
 
