@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from kernelfuse.files import atomic_write, write_png
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO.parent / "shared" / "data"
@@ -373,7 +374,8 @@ def save_results(out: Path, payload: dict[str, Any], draw: Any) -> None:
 
 def write_json(path: Path, payload: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_jsonable(payload), indent=1, allow_nan=False) + "\n")
+    with atomic_write(path, "w") as handle:
+        handle.write(json.dumps(_jsonable(payload), indent=1, allow_nan=False) + "\n")
     return path
 
 
@@ -418,13 +420,9 @@ def ratio(a: float | None, b: float | None) -> float:
 
 
 def save_figure(fig: Any, path: Path) -> Path:
-    """Lay out, write as PNG and close a matplotlib figure."""
-    import matplotlib.pyplot as plt
-
+    """Lay out, write as PNG (atomically) and close a matplotlib figure."""
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return write_png(fig, path, dpi=110)
 
 
 def have_matplotlib() -> bool:

@@ -11,13 +11,14 @@ then non-zero, so this is the one benchmark a failure stops.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from common import write_json
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,8 +58,7 @@ def main() -> int:
                                         re.findall(r"\* ([\d.]+)%, (.+)", body))}
                   for name, body in tests},
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n")
+    write_json(out, report)
     print(f"{len(tests)} fuzz tests, {examples} draws each, {seconds:.0f} s, exit {done.returncode}; "
           f"wrote {out}")
     return done.returncode

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kernelfuse.files import atomic_write
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 RESULTS = HERE / "results"
@@ -132,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         if new != text:
             stale.append(page.relative_to(REPO))
             if not args.check:
-                page.write_text(new)
+                with atomic_write(page, "w") as handle:
+                    handle.write(new)
     verb = "stale (run python benchmarks/report.py)" if args.check else "regenerated"
     for page in stale:
         print(f"{page}: {verb}")

@@ -15,6 +15,7 @@ import importlib.metadata as _metadata
 from kernelfuse.api import solve
 from kernelfuse.errors import (
     ConvergenceWarning,
+    FileWriteError,
     IncompatiblePartsError,
     KernelfuseError,
     SolverError,
@@ -37,7 +38,8 @@ from kernelfuse.solver import Model, Solver
 __version__ = _metadata.version("kernelfuse")
 
 __all__ = [
-    "ConvergenceWarning", "FAMILIES", "Family", "IncompatiblePartsError", "Iteration", "KernelfuseError",
+    "ConvergenceWarning", "FAMILIES", "Family", "FileWriteError", "IncompatiblePartsError", "Iteration",
+    "KernelfuseError",
     "Loss", "MirrorMap", "Model", "Oracle", "OracleAnswer", "OuterOptimizer",
     "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result",
     "Solver", "SolverError", "UnknownNameError", "ValidationError",

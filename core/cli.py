@@ -12,7 +12,9 @@ the main job (:mod:`kernelfuse.demo`); ``kernelfuse plugins``
 lists every registered component; ``kernelfuse families`` lists the problem
 families.  Exit status: 0 on success, 1 when a solver fails numerically, 2
 for bad input (unreadable file, wrong shapes, unknown names, parameters out
-of range), each with a one-line message on stderr.
+of range, an output path that cannot be written, a failed write), 130 when
+interrupted (Ctrl-C), each with a one-line message on stderr.  Output paths
+are used exactly as given and checked before any work (``kernelfuse.files``).
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ import math
 import sys
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
 from kernelfuse.families import FAMILIES, get_family
+from kernelfuse.files import atomic_write, check_output_path
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import FAILED_STATUSES
 from kernelfuse.npz_file import read_npz, read_numpy_file
@@ -37,6 +39,8 @@ from kernelfuse.npz_file import read_npz, read_numpy_file
 NPY_MAGIC = b"\x93NUMPY"
 #: Arrays a PROBLEM.npz may hold.
 PROBLEM_KEYS = ("K", "y", "Y", "groups")
+#: Exit status of an interrupted command (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
 #: Family, loss and solver parameters the CLI passes on when given.
 PARAMETER_OPTIONS = ("C", "C2", "lam", "p", "q", "r", "eps", "tol", "max_iter", "time_limit", "seed")
 
@@ -78,6 +82,7 @@ def memory_mapped_kernels(path: str) -> np.ndarray:
 def _cmd_solve(args: argparse.Namespace) -> int:
     from kernelfuse.api import solve
 
+    output = check_output_path(args.output)
     arrays = load_problem_file(args.problem, args.kernels)
     params: dict[str, Any] = {
         name: getattr(args, name) for name in PARAMETER_OPTIONS if getattr(args, name) is not None
@@ -95,9 +100,6 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             print(f"kernelfuse: note: family {args.family} does not use groups; "
                   "ignoring 'groups'", file=sys.stderr)
         groups = None
-    output = Path(args.output)
-    if not output.parent.is_dir():
-        raise ValidationError(f"output folder {output.parent} does not exist")
     result = solve(
         arrays["K"], arrays["y"] if "y" in arrays else arrays["Y"],
         solver=args.solver, family=args.family, loss=args.loss,
@@ -117,6 +119,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             f"{result.n_iter} iterations, {result.time:.2f}s, {result.status}{selected}; "
             f"wrote {output}"
         )
+    if result.status == "interrupted":
+        print(f"kernelfuse: interrupted: wrote the best model so far to {output}", file=sys.stderr)
+        return INTERRUPTED
     return 1 if result.status in FAILED_STATUSES else 0
 
 
@@ -157,7 +162,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from kernelfuse.demo import run_demo
 
-    figures = run_demo(Path(args.output), quick=args.quick, quiet=args.quiet, solver=args.solver)
+    figures = run_demo(args.output, quick=args.quick, quiet=args.quiet, solver=args.solver)
     return 0 if figures["status"] == "converged" else 1
 
 
@@ -167,6 +172,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from kernelfuse.persistence import save_model
 
     config = load_config(args.config)
+    output = check_output_path(config["output"]["model"] if args.output is None else args.output,
+                               "model")
     data = config["data"]
     X, names, text = read_csv(data["train"], data.get("features"), exclude=data["target"])
     if data["target"] not in text:
@@ -178,7 +185,6 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if not args.quiet:
         model.set_params(verbose=True)
     model.fit(X, y)
-    output = Path(args.output) if args.output else config["output"]["model"]
     save_model(model, output, metadata={"features": names, "target": data["target"]})
     if not args.quiet:
         print(f"trained on {X.shape[0]} rows x {X.shape[1]} features, {len(model.kernels_)} kernels: "
@@ -189,11 +195,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
-    import csv
-
     from kernelfuse.config import read_csv
     from kernelfuse.persistence import load_model
 
+    output = None if args.output == "-" else check_output_path(args.output, "predictions")
     model = load_model(args.model)
     features = model.metadata_.get("features")
     if not features:
@@ -201,18 +206,29 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     X, _, _ = read_csv(args.data, features)
     predictions = model.predict(X)
     scores = model.decision_function(X) if hasattr(model, "decision_function") else None
-    with open(args.output, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        if scores is None:  # a regressor: the prediction is the score
-            writer.writerow(["prediction"])
-            writer.writerows([f"{v:.10g}"] for v in predictions)
-        elif scores.ndim == 1:
-            writer.writerow(["prediction", "score"])
-            writer.writerows(zip(predictions, (f"{v:.10g}" for v in scores)))
-        else:
-            writer.writerow(["prediction", *(f"score_{c}" for c in model.classes_)])
-            writer.writerows([p, *(f"{v:.10g}" for v in row)] for p, row in zip(predictions, scores))
+    if output is None:
+        _write_predictions(sys.stdout, model, predictions, scores)
+        return 0
+    with atomic_write(output, "w", newline="") as handle:
+        _write_predictions(handle, model, predictions, scores)
+    print(f"wrote {len(predictions)} predictions to {output}")
     return 0
+
+
+def _write_predictions(handle: Any, model: Any, predictions: np.ndarray, scores: np.ndarray | None) -> None:
+    """The CSV ``predict`` writes: ``prediction`` and its score(s), one row per data row."""
+    import csv
+
+    writer = csv.writer(handle)
+    if scores is None:  # a regressor: the prediction is the score
+        writer.writerow(["prediction"])
+        writer.writerows([f"{v:.10g}"] for v in predictions)
+    elif scores.ndim == 1:
+        writer.writerow(["prediction", "score"])
+        writer.writerows(zip(predictions, (f"{v:.10g}" for v in scores)))
+    else:
+        writer.writerow(["prediction", *(f"score_{c}" for c in model.classes_)])
+        writer.writerows([p, *(f"{v:.10g}" for v in row)] for p, row in zip(predictions, scores))
 
 
 def _cmd_families(args: argparse.Namespace) -> int:
@@ -333,7 +349,12 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: Any, *
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; every failure is one line on stderr and an exit status (docs/cli.md)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("kernelfuse: interrupted", file=sys.stderr)
+        return INTERRUPTED
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
@@ -348,3 +369,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError) as exc:  # scikit-learn's input checks in fit and predict
         print(f"kernelfuse: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file the command reads or writes (the paths it was given)
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"kernelfuse: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kernelfuse: interrupted", file=sys.stderr)
+        return INTERRUPTED

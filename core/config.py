@@ -117,6 +117,8 @@ def read_csv(path: str | Path, columns: list[str] | None = None,
             rows = list(csv.reader(handle))
     except FileNotFoundError:
         raise ValidationError(f"data file {path} does not exist") from None
+    except OSError as exc:  # a folder, a file without read permission, ...
+        raise ValidationError(f"cannot read data file {path}: {exc.strerror or exc}") from None
     if len(rows) < 2:
         raise ValidationError(f"{path} needs a header row and at least one data row")
     header, body = [h.strip() for h in rows[0]], rows[1:]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -44,17 +45,20 @@ def breast_cancer_split(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarr
             list(data.feature_names))
 
 
-def run_demo(output: Path, *, quick: bool = False, quiet: bool = False,
+def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = False,
              solver: str = DEFAULTS["solver"]) -> dict[str, Any]:
-    """Run the main job; returns the figures it printed."""
+    """Run the main job, writing into the folder ``output`` (created first, or refused before
+    any work when it cannot be written); returns the figures it printed."""
     from kernelfuse.api import solve
     from kernelfuse.errors import ConvergenceWarning
+    from kernelfuse.files import output_folder
     from kernelfuse.kernel import compute_kernels
     from kernelfuse.kernel_grid import kernel_grid
     from kernelfuse.kernel_normalization import KernelNormalizer
     from kernelfuse.progress import ProgressPrinter
 
     say = (lambda *a: None) if quiet else print
+    output = output_folder(output)  # refused before any work when it cannot be written
     X_train, X_test, y_train, y_test, names = breast_cancer_split()
     grid = {"widths": (1.0, 5.0), "degrees": (1,)} if quick else {}
     specs = kernel_grid(X_train.shape[1], feature_names=names, **grid)
@@ -93,8 +97,8 @@ def run_demo(output: Path, *, quick: bool = False, quiet: bool = False,
         "objective": result.objective, "gap": result.gap, "time": result.time,
         "average_time": average.time, "kernel_time": kernel_time, "status": result.status,
     }
-    output.mkdir(parents=True, exist_ok=True)
     result.save(output / "result.npz")
+    say(f"wrote {output / 'result.npz'}")
     figures["plots"] = _plots(output, result, specs, order)
     if figures["plots"]:
         say(f"plots: {', '.join(str(p) for p in figures['plots'])}")
@@ -117,15 +121,15 @@ def _plots(output: Path, result: Any, specs: list[Any], order: np.ndarray) -> li
         import matplotlib.pyplot as plt
     except ImportError:
         return []
+    from kernelfuse.files import write_png
+
     top = order[:20]
     fig, ax = plt.subplots(figsize=(8, 5))
     ax.barh([specs[m].label for m in top][::-1], result.kernel_weights[top][::-1])
     ax.set_xlabel("kernel weight ||f_m|| / sum ||f_k||")
     ax.set_title(f"top {len(top)} of {len(specs)} kernels")
     fig.tight_layout()
-    weights_png = output / "kernel_weights.png"
-    fig.savefig(weights_png, dpi=100)
-    plt.close(fig)
+    weights_png = write_png(fig, output / "kernel_weights.png")
     fig, ax = plt.subplots(figsize=(6, 4))
     times = [row.time for row in result.history]
     gaps = [max(row.gap, 1e-16) for row in result.history]
@@ -135,7 +139,4 @@ def _plots(output: Path, result: Any, specs: list[Any], order: np.ndarray) -> li
     ax.set_title(f"{result.solver} on {result.family}")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    gap_png = output / "gap_vs_time.png"
-    fig.savefig(gap_png, dpi=100)
-    plt.close(fig)
-    return [weights_png, gap_png]
+    return [weights_png, write_png(fig, output / "gap_vs_time.png")]

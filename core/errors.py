@@ -57,5 +57,10 @@ class SolverError(KernelfuseError, RuntimeError):
     """A solver failed numerically and has no answer to return."""
 
 
+class FileWriteError(KernelfuseError, OSError):
+    """Writing an output file failed; the file that was there before is intact
+    (:func:`kernelfuse.files.atomic_write`)."""
+
+
 class ConvergenceWarning(UserWarning):
     """A solver stopped before reaching its tolerance (the result says why)."""

@@ -102,10 +102,14 @@ def kernels_first(X: np.ndarray) -> np.ndarray:
 
 def _solve_one(K: np.ndarray, target: np.ndarray, progress: bool = False, **kwargs: Any) -> Result:
     """One problem of a fit (a job of :func:`kernelfuse.parallel.map_jobs`: module-level, so
-    that process and Dask workers unpickle it by name), with its own progress printer."""
+    that process and Dask workers unpickle it by name), with its own progress printer.  An
+    interrupted solve interrupts the fit (a model missing some of its problems is no model)."""
     from kernelfuse.api import solve
 
-    return solve(K, target, callback=ProgressPrinter() if progress else None, **kwargs)
+    result = solve(K, target, callback=ProgressPrinter() if progress else None, **kwargs)
+    if result.status == "interrupted":
+        raise KeyboardInterrupt
+    return result
 
 
 class MKLEstimator(BaseEstimator):

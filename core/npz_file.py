@@ -21,6 +21,7 @@ from typing import TypeVar
 import numpy as np
 
 from kernelfuse.errors import ValidationError
+from kernelfuse.files import atomic_write
 
 T = TypeVar("T")
 
@@ -43,12 +44,14 @@ def arrays_digest(arrays: Mapping[str, np.ndarray]) -> str:
 
 
 def write_npz(path: str | PathLike[str], arrays: Mapping[str, np.ndarray]) -> None:
-    """Write ``arrays`` with their digest (``numpy.savez``; no object arrays)."""
+    """Write ``arrays`` with their digest (``numpy.savez``; no object arrays) at exactly
+    ``path`` (no ``.npz`` appended), atomically (:func:`kernelfuse.files.atomic_write`)."""
     arrays = {name: np.asarray(value) for name, value in arrays.items()}
     for name, array in arrays.items():
         if array.dtype.hasobject:
             raise ValidationError(f"array {name!r} holds Python objects: it cannot be saved without pickle")
-    np.savez(path, **arrays, **{DIGEST: np.array(arrays_digest(arrays))})
+    with atomic_write(path) as handle:  # a file object: numpy appends no suffix to it
+        np.savez(handle, **arrays, **{DIGEST: np.array(arrays_digest(arrays))})
 
 
 def read_numpy_file(path: str | PathLike[str], what: str, suffix: str, magic: bytes, expected: str,
@@ -63,6 +66,8 @@ def read_numpy_file(path: str | PathLike[str], what: str, suffix: str, magic: by
         return read()
     except FileNotFoundError:
         raise ValidationError(f"{what} file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ValidationError(f"{what} file {path} is a folder, not a file") from None
     except ValidationError:
         raise
     except Exception as exc:  # noqa: BLE001 - any parser failure means an unreadable file

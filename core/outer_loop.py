@@ -34,7 +34,11 @@ answer too fits in the limit.  A
 numerical failure inside a step (a non-finite oracle answer, a singular
 system) ends the loop with status ``numerical_failure`` and the best model
 seen before it; at the starting point, with no model yet, it is a
-:class:`~kernelfuse.errors.SolverError`.
+:class:`~kernelfuse.errors.SolverError`.  A ``KeyboardInterrupt`` (Ctrl-C,
+SIGINT) after the first answer ends the loop at once with status
+``interrupted`` and the best model seen (no further answer, not even the
+final estimate's, unless no answer had a model); before it, the interrupt
+propagates.
 
 It returns the best primal model seen, the best lower bound as
 ``dual_objective``, and counters summed over all oracle answers
@@ -52,6 +56,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from contextlib import suppress
 from typing import Any
 
 import attrs
@@ -207,8 +212,13 @@ class OuterLoop(Solver):
                 record(self.optimizer.estimate(point, state), answer)
             except NUMERICAL_ERRORS as exc:  # the best model so far is still a model
                 status, failure = "numerical_failure", f"{type(exc).__name__}: {exc}"
+            except KeyboardInterrupt:  # Ctrl-C: the best model so far, without another answer
+                status = "interrupted"
+                if best:  # the row is kept even where the callback (a progress line) is hit again
+                    with suppress(KeyboardInterrupt):
+                        record(self.optimizer.estimate(point, state), answer)
         estimate = self.optimizer.estimate(point, state)
-        if not best or not np.array_equal(estimate, point):
+        if not best or (status != "interrupted" and not np.array_equal(estimate, point)):
             try:
                 final, oracle_state = self.oracle.model(estimate, oracle_state)
             except NUMERICAL_ERRORS as exc:
@@ -231,6 +241,7 @@ class OuterLoop(Solver):
                        f"limits the solve) before the gap reached tol={self.tol:g}",
             "numerical_failure": f"{failure} after {steps} iterations; returning the best model "
                                  "before it",
+            "interrupted": f"interrupted after {steps} iterations; returning the best model so far",
         }
         message = messages.get(status, f"stopped by {status} before tol={self.tol:g}")
         if status != "converged" and totals["svm_truncated"]:  # the inner answers' accuracy, said

@@ -59,7 +59,8 @@ def _spec_record(spec: KernelSpec, index: int, arrays: dict[str, np.ndarray]) ->
 
 def save_model(estimator: Any, path: str | PathLike[str],
                metadata: dict[str, Any] | None = None) -> None:
-    """Write a fitted estimator of :mod:`kernelfuse.estimators`.
+    """Write a fitted estimator of :mod:`kernelfuse.estimators` at exactly ``path``,
+    atomically (:func:`kernelfuse.npz_file.write_npz`).
 
     ``metadata`` (JSON-serialisable, e.g. feature column names) is stored in
     the header and set as ``metadata_`` on the loaded estimator.

@@ -18,6 +18,8 @@ from kernelfuse.errors import ValidationError
 #: * ``converged``: the certified relative gap of the returned model is at
 #:   most its tolerance (whatever its stopping rule);
 #: * ``max_iter``, ``time_limit``: the limit the caller set ended the run;
+#: * ``interrupted``: the caller interrupted the run (``KeyboardInterrupt``: Ctrl-C,
+#:   SIGINT) during an iteration; the best model so far is returned;
 #: * ``stalled``: its optimiser found no further decrease, or a change-based
 #:   stopping rule held, before the certified gap reached the tolerance (the
 #:   inner solver's accuracy limits the solve);
@@ -27,7 +29,8 @@ from kernelfuse.errors import ValidationError
 #:
 #: Every status but ``converged`` comes with a
 #: :class:`~kernelfuse.errors.ConvergenceWarning` naming it.
-STATUSES = ("converged", "max_iter", "time_limit", "stalled", "diverged", "numerical_failure")
+STATUSES = ("converged", "max_iter", "time_limit", "interrupted", "stalled", "diverged",
+            "numerical_failure")
 #: The statuses of a run that ended short of its tolerance for a reason other
 #: than a limit the caller set (the CLI then exits with status 1).
 FAILED_STATUSES = ("stalled", "diverged", "numerical_failure")
@@ -198,7 +201,8 @@ class Result:
 
     def save(self, path: str | PathLike[str]) -> None:
         """Write the result as an ``.npz`` file (no pickled objects, with a digest:
-        :mod:`kernelfuse.npz_file`)."""
+        :mod:`kernelfuse.npz_file`) at exactly ``path``, atomically: a failed write leaves
+        the file there before intact (:func:`kernelfuse.files.atomic_write`)."""
         from kernelfuse.npz_file import write_npz
 
         write_npz(path, self.to_arrays())

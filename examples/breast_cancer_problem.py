@@ -45,6 +45,9 @@ if __name__ == "__main__":
     problem = breast_cancer_problem(int(sys.argv[2]) if len(sys.argv) == 3 else 150)
     from pathlib import Path
 
+    from kernelfuse.files import atomic_write
+
     Path(sys.argv[1]).parent.mkdir(parents=True, exist_ok=True)
-    np.savez(sys.argv[1], **problem)
+    with atomic_write(sys.argv[1]) as handle:  # a file object: the name is kept as given
+        np.savez(handle, **problem)
     print(f"wrote {sys.argv[1]}: K {problem['K'].shape}, y {problem['y'].shape}")

@@ -122,15 +122,15 @@ LONG_SOLVE = textwrap.dedent("""
         if row.iteration == 2:
             print("running", flush=True)
 
-    kernelfuse.solve(K, y, solver="mlmkl-max-md", callback=started, tol=1e-12, max_iter=10**9, **kw)
-    print("finished", flush=True)
+    result = kernelfuse.solve(K, y, solver="mlmkl-max-md", callback=started, tol=1e-12, max_iter=10**9, **kw)
+    print(result.status, flush=True)
 """)
 
 
 @pytest.mark.timeout(60)
 def test_an_interrupt_is_served_within_a_second() -> None:
-    """SIGINT during a long solve ends the process with KeyboardInterrupt within a second:
-    every inner call (SVM, sweep, line-search trial) is bounded well under it."""
+    """SIGINT during a long solve ends it with status ``interrupted`` within a second: every
+    inner call (SVM, sweep, line-search trial) is bounded well under it."""
     tests = os.path.dirname(os.path.abspath(__file__))
     process = subprocess.Popen([sys.executable, "-c", LONG_SOLVE.format(tests=tests)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -139,12 +139,14 @@ def test_an_interrupt_is_served_within_a_second() -> None:
         time.sleep(0.5)
         sent = time.perf_counter()
         process.send_signal(signal.SIGINT)
-        process.wait(timeout=30)
+        status = process.stdout.readline().strip()
+        if status == "Solver interrupted":  # OSQP says so on stdout when it was under way
+            status = process.stdout.readline().strip()
         served = time.perf_counter() - sent
+        process.wait(timeout=30)
     finally:
         process.kill()
-    stderr = process.stderr.read()
-    assert "KeyboardInterrupt" in stderr, stderr[-2000:]
+    assert status == "interrupted", process.stderr.read()[-2000:]
     assert served <= 1.5, f"the interrupt took {served:.2f} s"
 
 

@@ -462,6 +462,12 @@ CLI_CALLS: dict[str, list[str]] = {
     "a missing problem file": ["solve", "{missing}", "--solver", "cvxpy", "--output", "{out}"],
     "an output folder that does not exist": ["solve", "{problem}", "--solver", "average",
                                              "--family", "l1_mkl_sq", "--output", "/nowhere/r.npz"],
+    "an output that is a folder": ["solve", "{problem}", "--solver", "average", "--family", "l1_mkl_sq",
+                                   "--output", "{folder}"],
+    "an empty output path": ["solve", "{problem}", "--solver", "average", "--output", ""],
+    "an output in /proc": ["solve", "{problem}", "--solver", "average", "--output", "/proc/r.npz"],
+    "a folder as the problem file": ["solve", "{folder}", "--solver", "average", "--output", "{out}"],
+    "predictions to a missing folder": ["predict", "{garbage}", "{problem}", "--output", "/nowhere/p.csv"],
     "a --set without =": ["solve", "{problem}", "--solver", "average", "--set", "tol",
                           "--output", "{out}"],
     "predict with a damaged model": ["predict", "{garbage}", "{problem}", "--output", "{out}"],
@@ -483,7 +489,7 @@ def test_the_command_line_exits_cleanly(tmp_path, name, extra):
     np.savez(tmp_path / "bad.npz", K=K, y=y, group=np.zeros(2))
     (tmp_path / "garbage.npz").write_bytes(b"PK\x03\x04 not really")
     names = {"problem": tmp_path / "p.npz", "out": tmp_path / "r.npz", "missing": tmp_path / "no.npz",
-             "garbage": tmp_path / "garbage.npz", "misspelt": tmp_path / "bad.npz"}
+             "garbage": tmp_path / "garbage.npz", "misspelt": tmp_path / "bad.npz", "folder": tmp_path}
     argv = [part.format(**names) for part in CLI_CALLS[name]] + extra
     assert _cli(main, argv) in (0, 1, 2)
 

@@ -34,6 +34,7 @@ class OSQPSolver(SVMSolver):
 
     def solve(self, K, y, C, *, intercept=True, warm_start=None):  # type: ignore[no-untyped-def]
         import osqp
+        from osqp.interface import SolverStatus
 
         n = y.shape[0]
         Q = sp.triu(sp.csc_matrix(K * np.outer(y, y)), format="csc")
@@ -54,6 +55,8 @@ class OSQPSolver(SVMSolver):
         if warm_start is not None:
             solver.warm_start(x=warm_start.alpha)
         res = solver.solve(raise_error=False)
+        if res.info.status_val == SolverStatus.OSQP_SIGINT:  # OSQP caught Ctrl-C: pass it on
+            raise KeyboardInterrupt
         if res.x is None or not np.isfinite(res.x).all():
             raise SolverError(f"OSQP did not solve the SVM dual: {res.info.status}")
         alpha = np.clip(np.asarray(res.x, dtype=float), 0.0, C)
