@@ -270,7 +270,7 @@ def _kernel(path: str | PathLike[str], m: int, factory: Any, params: dict[str, A
     fields = {field.name: field for field in attrs.fields(factory)} if attrs.has(factory) else {}
     for name, value in params.items():
         declared = fields[name].type if name in fields else None
-        declared = declared if isinstance(declared, str) or declared is None else declared.__name__
+        declared = declared if isinstance(declared, str) else getattr(declared, "__name__", None)
         where = f"{path}: kernel {m} ({getattr(factory, 'name', factory.__name__)}) parameter {name}"
         if isinstance(value, np.ndarray):
             if value.dtype.kind == "f" and not np.isfinite(value).all():

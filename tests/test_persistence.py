@@ -253,6 +253,8 @@ def binary():
      "train_diagonal does not match the kernels on the training features: kernel 0, row 0 stored 2.0"),
     ({"arrays": {"feature_scale": np.array([np.nan, 1.0])}}, "feature scales .feature_scale. must be finite"),
     ({"arrays": {"feature_scale": np.array([-1.0, 1.0])}}, "feature_scale must be > 0"),
+    ({"arrays": {"result2_kernel_weights": np.full(10, -0.1)}},
+     "result 2 kernel_weights must be 10 finite numbers >= 0"),
 ])
 def test_forged_arrays_with_a_recomputed_digest_are_refused_naming_the_field(fitted, tmp_path, change,
                                                                             message):
