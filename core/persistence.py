@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import math
+import sys
 import warnings
 from os import PathLike
 from typing import Any
@@ -262,6 +263,11 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
     return estimator
 
 
+def _is_number(value: Any, holds: Any) -> bool:
+    """An int (not a bool), or a float for which ``holds(value)``."""
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and holds(value))
+
+
 def _kernel(path: str | PathLike[str], m: int, factory: Any, params: dict[str, Any]) -> Any:
     """The kernel function ``factory(**params)`` of the file's kernel ``m``, its parameters
     first checked against the types the kernel class declares (``float``: a finite real,
@@ -275,17 +281,15 @@ def _kernel(path: str | PathLike[str], m: int, factory: Any, params: dict[str, A
         if isinstance(value, np.ndarray):
             if value.dtype.kind == "f" and not np.isfinite(value).all():
                 raise ValidationError(f"{where} holds NaN or inf")
-        elif declared == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not math.isfinite(value)):
+        elif declared == "float" and not (_is_number(value, math.isfinite) and abs(value) <= sys.float_info.max):
             raise ValidationError(f"{where} must be a finite number, got {value!r}")
-        elif declared == "int" and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                    or not float(value).is_integer()):
+        elif declared == "int" and not _is_number(value, float.is_integer):
             raise ValidationError(f"{where} must be an integer, got {value!r}")
         elif declared in ("str", "bool") and type(value).__name__ != declared:
             raise ValidationError(f"{where} must be a {declared}, got {value!r}")
     try:
         return factory(**params)
-    except (ValidationError, TypeError, ValueError) as exc:
+    except (ValidationError, TypeError, ValueError, ArithmeticError) as exc:
         raise ValidationError(f"{path}: kernel {m} ({getattr(factory, 'name', factory.__name__)}) "
                               f"refuses its parameters {params}: {exc}") from None
 
