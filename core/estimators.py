@@ -45,7 +45,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from kernelfuse.errors import IncompatiblePartsError, SolverError, ValidationError
 from kernelfuse.families import get_family
 from kernelfuse.kernel import (
-    DEFAULT_MEMORY_BUDGET,
     KernelSpec,
     aligned,
     check_stack_request,
@@ -53,6 +52,7 @@ from kernelfuse.kernel import (
     empty_aligned,
 )
 from kernelfuse.kernel_factors import FactorKernels, has_features
+from kernelfuse.memory import default_memory_budget, is_out_of_memory, out_of_memory
 from kernelfuse.kernel_grid import kernel_grid
 from kernelfuse.kernel_normalization import KernelNormalizer
 from kernelfuse.kernel_rows import SpecKernelRows
@@ -134,7 +134,8 @@ class MKLEstimator(BaseEstimator):
     time_limit : seconds each solve may take (passed to the solver when set; every
         iterative solver takes it and stops with status ``time_limit``)
     memory_budget : bytes the training kernel stack may take in memory, and a block of
-        test kernels at predict time (None: 8 GiB); see ``storage``
+        test kernels at predict time (None: half the memory available to the process when
+        read, :func:`kernelfuse.memory.default_memory_budget`); see ``storage``
     storage : where the training kernels live (:mod:`kernelfuse.kernel_storage`):
         "factors" (explicit features ``Phi_m``, ``K_m = Phi_m Phi_m'``, when every kernel
         has them: Nystrom, random Fourier features; for obscure, pegasos-mkl, spicymkl),
@@ -346,11 +347,17 @@ class MKLEstimator(BaseEstimator):
     @contextlib.contextmanager
     def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows | FactorKernels]:
         """The training kernels in the storage chosen; a memory-mapped stack's file, or the
-        file a parallel fit shares with its workers, is removed when the fit is done with it."""
+        file a parallel fit shares with its workers, is removed when the fit is done with it.
+        Running out of memory while building or solving is a :class:`SolverError` naming the
+        allocation (:func:`kernelfuse.memory.out_of_memory`)."""
         self._stack_file: str | None = None
         self._shared_file: str | None = None
         try:
             yield self._train_stack(X)
+        except (MemoryError, OSError) as exc:
+            if not is_out_of_memory(exc):
+                raise
+            raise out_of_memory(exc, f"{type(self).__name__}.fit") from exc
         finally:
             if self._stack_file is not None:
                 with contextlib.suppress(OSError):
@@ -384,7 +391,7 @@ class MKLEstimator(BaseEstimator):
         return self.normalizer_.transform(K, self.kernels_, X)
 
     def _budget_bytes(self) -> int:
-        return DEFAULT_MEMORY_BUDGET if self.memory_budget is None else int(self.memory_budget)
+        return default_memory_budget() if self.memory_budget is None else int(self.memory_budget)
 
     # ------------------------------------------------------------------ solving
     def _solve_each(self, K: np.ndarray, targets: Sequence[np.ndarray]) -> None:

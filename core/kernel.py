@@ -6,7 +6,8 @@ function, on which features (columns), in which group; a list of specs and
 a feature matrix give the stack ``K`` of shape (M, N, N) that every solver
 takes (:func:`compute_kernels`), or the test kernels ``K(x_test, x_train)``
 of shape (M, N_test, N).  The memory a stack needs is known before it is
-allocated, and a budget turns an oversized request into a clear error.
+allocated, and a budget turns an oversized request into a clear error (by default half
+the memory available to the process, :func:`kernelfuse.memory.default_memory_budget`).
 Features held by another array library (a CuPy or PyTorch array on a GPU)
 give a stack of that library on that device, computed there in float64
 (:mod:`kernelfuse.array_backend`) by the kernels that have a form for it
@@ -24,10 +25,6 @@ import numpy as np
 
 from kernelfuse import array_backend
 from kernelfuse.errors import ValidationError
-
-#: Default memory budget for one kernel stack, in bytes (8 GiB).
-DEFAULT_MEMORY_BUDGET = 8 * 2**30
-
 
 class Pairwise:
     """Rows X and Z of one feature subset, with their inner products and squared
@@ -197,10 +194,15 @@ def readable_bytes(n: int, exact: bool = False) -> str:
 
 
 def check_stack_request(n_kernels: int, X: np.ndarray, Z: np.ndarray | None,
-                        dtype: np.dtype | type, memory_budget: int) -> np.ndarray:
+                        dtype: np.dtype | type, memory_budget: int | None) -> np.ndarray:
     """The rows ``Z`` (``X`` when None) of a stack of ``n_kernels`` kernels, after the checks
     made before allocating it: 2-D features of one width, finite, a stack within the budget
-    (``X`` and ``Z`` of one array library: NumPy, or on a device)."""
+    (None: :func:`kernelfuse.memory.default_memory_budget`; ``X`` and ``Z`` of one array
+    library: NumPy, or on a device)."""
+    from kernelfuse.memory import default_memory_budget
+
+    if memory_budget is None:
+        memory_budget = default_memory_budget()
     xp = array_backend.namespace(X)
     if xp is None:
         rows = X if Z is None else np.asarray(Z, dtype=np.float64)
@@ -232,12 +234,13 @@ def compute_kernels(
     Z: np.ndarray | None = None,
     *,
     dtype: np.dtype | type = np.float64,
-    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    memory_budget: int | None = None,
 ) -> np.ndarray:
     """The stack ``K[m] = specs[m](Z, X)``: shape (M, len(Z), len(X)), Z defaulting to X.
 
     Raises :class:`ValidationError` before allocating when the stack would
-    exceed ``memory_budget`` bytes, saying how much it needs.  Features of another
+    exceed ``memory_budget`` bytes (None: half the memory available,
+    :func:`kernelfuse.memory.default_memory_budget`), saying how much it needs.  Features of another
     array library (CuPy, PyTorch: ``X`` and ``Z`` on one device) give a stack of that library
     on that device (``dtype`` float32 or float64), each kernel computed there in float64.
     """
@@ -256,7 +259,7 @@ def compute_kernels(
 
 
 def _compute_on_device(xp: Any, specs: Sequence[KernelSpec], X: Any, Z: Any, dtype: np.dtype | type,
-                       memory_budget: int) -> Any:
+                       memory_budget: int | None) -> Any:
     """:func:`compute_kernels` for features ``X`` (float64) of the array namespace ``xp``."""
     rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
     target = getattr(xp, np.dtype(dtype).name)

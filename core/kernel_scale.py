@@ -15,7 +15,8 @@ and every RKHS norm scales as ``||f_m||_K = ||f_m||_K' / sqrt(s)``, so:
 
 :meth:`kernelfuse.solver.Solver.solve` uses it to hand every solver kernels
 whose largest entry is 1 whenever the given largest entry lies outside
-:data:`SCALE_BAND`: the solvers' default steps, penalties and tolerances
+:data:`SCALE_BAND` (or as near to 1 as the law keeps the parameters finite and
+non-zero, :func:`nearest_representable_scale`): the solvers' default steps, penalties and tolerances
 assume kernels near unit scale (SpicyMKL's proximal penalty on a stack times
 1e6 ran to ``max_iter``; Clarabel failed on a stack times 1e-6,
 tests/test_conditioning.py).  Inside the band nothing changes.
@@ -53,7 +54,10 @@ def _pnorm_mkl(params: Mapping[str, float], s: float) -> tuple[dict[str, float],
 
 
 def _mikl(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
-    return {**params, "lam": params["lam"] / s ** params["q"]}, 1.0
+    lam = params["lam"]
+    for _ in range(round(params["q"])):  # q in {1, 2}: lam / s / s, never s^q (underflows at s < 1e-162)
+        lam /= s
+    return {**params, "lam": lam}, 1.0
 
 
 #: family -> (parameters, s) -> (parameters on K / s, factor with P = factor * P').
@@ -75,6 +79,34 @@ class Rescaled:
     problem: Problem
     scale: float
     objective_factor: float
+
+
+def representable(params: Mapping[str, float], mapped: Mapping[str, float]) -> bool:
+    """Whether the law's ``mapped`` parameters are floats again: finite, and non-zero where
+    ``params`` were (no overflow, no underflow)."""
+    return all(math.isfinite(mapped[name]) and (mapped[name] != 0.0 or params[name] == 0.0)
+               for name in params)
+
+
+def nearest_representable_scale(problem: Problem, scale: float) -> float:
+    """``scale`` when the family's law maps the parameters to floats on ``K / scale``, else the
+    scale nearest to it (in ``log s``, between 1 and ``scale``) at which it does.
+
+    ``mikl`` with ``q = 2`` on kernels of largest entry 1e-200 and ``lam = 1`` would need
+    ``lam' = 1e400`` on unit kernels; solved on ``K / s`` with ``s`` near 1e-154 instead
+    (``lam'`` near 1e308), it is the same problem (``f`` underflows either way).
+    """
+    law, params = SCALING_LAWS[problem.family.name], problem.params
+    if representable(params, law(params, scale)[0]):
+        return scale
+    low, high = 0.0, 1.0  # fractions t of log(scale); t = 0 (s = 1) maps params to themselves
+    for _ in range(60):
+        middle = (low + high) / 2
+        if representable(params, law(params, math.exp(middle * math.log(scale)))[0]):
+            low = middle
+        else:
+            high = middle
+    return math.exp(low * math.log(scale))
 
 
 def rescale(problem: Problem, scale: float) -> Rescaled:
@@ -102,4 +134,5 @@ def unit_scale(problem: Problem) -> Rescaled | None:
         largest = max(float(np.abs(Km).max()) for Km in problem.K)  # one kernel's temporary at a time
     if largest == 0.0 or SCALE_BAND[0] <= largest <= SCALE_BAND[1]:
         return None
-    return rescale(problem, largest)
+    scale = nearest_representable_scale(problem, largest)
+    return None if scale == 1.0 else rescale(problem, scale)

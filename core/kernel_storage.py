@@ -34,7 +34,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernel import DEFAULT_MEMORY_BUDGET, KernelSpec, compute_kernels, readable_bytes, stack_bytes
+from kernelfuse.kernel import KernelSpec, compute_kernels, readable_bytes, stack_bytes
 from kernelfuse.kernel_normalization import KernelNormalizer
 
 #: The storages, in the order :func:`choose_storage` prefers them.
@@ -53,16 +53,22 @@ class StorageChoice:
     reason: str
 
 
-def choose_storage(n_kernels: int, n_samples: int, *, memory_budget: int = DEFAULT_MEMORY_BUDGET,
+def choose_storage(n_kernels: int, n_samples: int, *, memory_budget: int | None = None,
                    reads_rows: bool = False, factors: bool = False, dtype: str = "float64",
                    folder: str | os.PathLike[str] | None = None) -> StorageChoice:
     """``factors`` when ``factors`` (every kernel has explicit features and the solver reads
     them); else ``memory`` when the stack of ``dtype`` fits ``memory_budget``; else ``rows``
     when the solver reads rows; else ``memmap`` when ``folder`` (default: the temporary
-    folder) has room on disk.
+    folder) has room on disk and the process's address space (``ulimit -v``) room for the
+    map.  ``memory_budget`` None: half the memory available
+    (:func:`kernelfuse.memory.default_memory_budget`).
 
     Raises :class:`ValidationError` when none fits, saying what each would need.
     """
+    from kernelfuse.memory import address_space_room, default_memory_budget
+
+    if memory_budget is None:
+        memory_budget = default_memory_budget()
     if factors:
         return StorageChoice("factors", "every kernel has explicit features and the solver reads "
                                         f"kernel factors: N x r numbers per kernel instead of {n_samples} x "
@@ -76,15 +82,20 @@ def choose_storage(n_kernels: int, n_samples: int, *, memory_budget: int = DEFAU
                                      "the solver reads kernel rows, computed on demand")
     where = Path(folder) if folder is not None else Path(_temporary_folder())
     free = shutil.disk_usage(where).free
-    if need <= 0.9 * free:
+    room = address_space_room()
+    if need <= 0.9 * free and (room is None or need <= room):
         return StorageChoice("memmap", f"{size}, over the memory budget of {readable_bytes(memory_budget)}; "
                                        f"memory-mapped in {where} ({readable_bytes(free)} free)")
     half = need // 2
     hint = (f"kernel_dtype='float32' (half the bytes, {readable_bytes(half)}), "
-            if dtype == "float64" and (half <= memory_budget or half <= 0.9 * free) else "")
+            if dtype == "float64" and (half <= memory_budget or (half <= 0.9 * free and (room is None or half <= room)))
+            else "")
     raise ValidationError(
         f"{size}: over the memory budget of {readable_bytes(memory_budget)} and over the "
-        f"{readable_bytes(free)} free in {where}; use {hint}a solver that reads kernel rows "
+        + (f"{readable_bytes(free)} free in {where}" if need > 0.9 * free
+           else f"{readable_bytes(room)} of address space left to the process (ulimit -v), which a "
+                "memory map takes")
+        + f"; use {hint}a solver that reads kernel rows "
         "(obscure, pegasos-mkl), low-rank kernels (Nystrom, random Fourier features: kept as "
         "factors), fewer kernels or samples, or raise memory_budget"
     )

@@ -115,20 +115,29 @@ def group_norm(norms: np.ndarray, exponent: float) -> float:
     return 0.0 if top == 0.0 else top * float(np.sum((norms / top) ** exponent)) ** (1.0 / exponent)
 
 
-def mixed_norm_power(alpha: np.ndarray, p: float, q: float, r: float) -> float:
-    """``||alpha||_{pq;r}^q`` of OBJECTIVES.md family 5, alpha of shape (N, M).
+def mixed_norm_power(alpha: np.ndarray, p: float, q: float, r: float, weight: float = 1.0) -> float:
+    """``weight * ||alpha||_{pq;r}^q`` of OBJECTIVES.md family 5, alpha of shape (N, M).
 
     r = 1: groups are samples (rows); r = 2: groups are kernels (columns).
+    Computed as ``weight * a^q * ||alpha / a||_{pq;r}^q`` with ``a = max |alpha|``, the
+    factor ``a^q`` multiplied in one ``a`` at a time (q in {1, 2}), so that it is finite
+    whenever the product is (a model of kernels scaled by 1e-170 has ``|alpha|`` near 1e170,
+    ``|alpha|^2`` beyond the floats, and ``lam`` near 1e-300: kernelfuse.kernel_scale).
     """
-    inner = np.sum(np.abs(alpha) ** p, axis=1 if r == 1 else 0)
-    return float(np.sum(inner ** (q / p)))
+    largest = float(np.abs(alpha).max(initial=0.0))
+    if largest == 0.0:
+        return 0.0
+    inner = np.sum(np.abs(alpha / largest) ** p, axis=1 if r == 1 else 0)
+    value = weight * float(np.sum(inner ** (q / p)))
+    for _ in range(round(q)):
+        value *= largest
+    return value
 
 
 def _mikl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
     """Family 5: sum_i sqhinge(y_i, f_i) + (lam/q) ||alpha||_{pq;r}^q, alpha = coef.T."""
     prm = p.params
-    penalty = mixed_norm_power(coef.T, prm["p"], prm["q"], prm["r"])
-    return p.loss.total(p.y, f) + prm["lam"] / prm["q"] * penalty
+    return p.loss.total(p.y, f) + mixed_norm_power(coef.T, prm["p"], prm["q"], prm["r"], prm["lam"] / prm["q"])
 
 
 def _mlmkl_terms(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> np.ndarray:

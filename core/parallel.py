@@ -100,7 +100,6 @@ import numpy as np
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernel import (
     ALIGNMENT,
-    DEFAULT_MEMORY_BUDGET,
     KernelSpec,
     check_stack_request,
     compute_kernels,
@@ -502,7 +501,7 @@ def compute_kernels_blocked(
     n_jobs: int | None = None,
     n_blocks: int | None = None,
     dtype: np.dtype | type = np.float64,
-    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    memory_budget: int | None = None,
 ) -> np.ndarray:
     """:func:`~kernelfuse.kernel.compute_kernels` by row blocks of ``Z``, one job per block.
 

@@ -24,6 +24,7 @@ from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError, Solver
 from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.kernel_rows import KernelRows
 from kernelfuse.kernel_scale import unit_scale
+from kernelfuse.memory import out_of_memory
 from kernelfuse.problem import Problem
 from kernelfuse.result import History, Iteration, Result, relative_gap
 
@@ -115,15 +116,16 @@ class Solver(ABC):
         (:mod:`kernelfuse.kernel_scale`), the model mapped back.  A computation
         failing inside :meth:`run` (a singular system, a
         floating-point error) becomes a :class:`SolverError` naming the
-        solver; a model whose objective is not finite is returned with status
-        ``diverged``.  Any status but ``converged`` warns
+        solver, and so does running out of memory (naming the allocation,
+        :func:`kernelfuse.memory.out_of_memory`); a model whose objective is
+        not finite is returned with status ``diverged``.  Any status but ``converged`` warns
         (:class:`ConvergenceWarning`).
         """
         self.check_problem(problem)
-        units = unit_scale(problem)
-        inner = problem if units is None else units.problem
-        history = History(callback, 1.0 if units is None else units.objective_factor)
         try:
+            units = unit_scale(problem)  # a copy of the stack where it rescales
+            inner = problem if units is None else units.problem
+            history = History(callback, 1.0 if units is None else units.objective_factor)
             if self.blas_threads is None:
                 model = self.run(inner, history)
             else:
@@ -136,6 +138,8 @@ class Solver(ABC):
                 f"solver {self.name!r} failed numerically with no model to return: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
+        except MemoryError as exc:
+            raise out_of_memory(exc, f"solver {self.name!r}") from exc
         elapsed = history.elapsed()
         if units is not None:  # back to the problem's units
             model = attrs.evolve(model, coef=np.asarray(model.coef) / units.scale,

@@ -243,7 +243,8 @@ def documented_outcomes() -> dict[str, str]:
 def test_the_docs_table_names_every_input():
     table = (REPO / "docs" / "reliability.md").read_text()
     missing = [name for name in list(MUTATIONS) + list(FILE_MUTATIONS) + list(CONFIG_MUTATIONS)
-               + list(CLI_CALLS) + list(ESTIMATOR_INPUTS) if f"| {name} |" not in table]
+               + list(CLI_CALLS) + list(ESTIMATOR_INPUTS) + list(MODEL_FORGERIES)
+               if f"| {name} |" not in table]
     assert not missing, f"docs/reliability.md lacks rows for {missing}"
 
 
@@ -375,6 +376,62 @@ def test_damaged_files_are_refused_or_load_the_very_same_model(saved, tmp_path, 
         np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
     else:
         np.testing.assert_array_equal(loaded.coef, model.result_.coef)
+
+
+def _forge(arrays: dict[str, np.ndarray], at: int, **changes: Any) -> dict[str, np.ndarray]:
+    """The saved model's arrays with ``changes`` (``kernel_width``: the header's first kernel
+    width; others: arrays, a callable mapping the old array and ``at`` to the new one)."""
+    header = json.loads(str(arrays["header"]))
+    forged = dict(arrays)
+    for name, change in changes.items():
+        if name == "kernel_width":
+            header["kernels"][0]["params"]["width"] = change
+        else:
+            forged[name] = change(forged[name], at)
+    forged["header"] = np.array(json.dumps(header))
+    return forged
+
+
+def _at(value: float) -> Callable[[np.ndarray, int], np.ndarray]:
+    """An array with ``value`` at the drawn position."""
+    def put(array: np.ndarray, at: int) -> np.ndarray:
+        array = array.astype(float)
+        array.flat[at % array.size] = value
+        return array
+    return put
+
+
+#: input -> (the forged arrays from the saved ones and a drawn integer, the field the refusal names).
+MODEL_FORGERIES: dict[str, tuple[Callable[[dict[str, np.ndarray], int], dict[str, np.ndarray]], str]] = {
+    "a NaN intercept": (lambda a, at: _forge(a, at, result0_intercept=lambda v, at: np.array(np.nan)),
+                        "intercept"),
+    "a NaN coefficient": (lambda a, at: _forge(a, at, result0_coef=_at(np.nan)), "coefficients"),
+    "a NaN kernel width": (lambda a, at: _forge(a, at, kernel_width=float("nan")), "width"),
+    "a kernel width of the wrong type": (lambda a, at: _forge(a, at, kernel_width=[at]), "width"),
+    "a zero training diagonal": (lambda a, at: _forge(a, at, train_diagonal=_at(0.0)), "train_diagonal"),
+    "a negative training diagonal": (lambda a, at: _forge(a, at, train_diagonal=_at(-1.0 - at)),
+                                     "train_diagonal"),
+    "a changed training diagonal": (lambda a, at: _forge(a, at, train_diagonal=_at(1.5 + at)), "train_diagonal"),
+    "3 classes on a binary model": (lambda a, at: _forge(a, at, classes=lambda v, at: np.arange(3) + at % 2),
+                                    "classes"),
+}
+
+
+@given(name=st.sampled_from(sorted(MODEL_FORGERIES)), at=st.integers(0, 10**6))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_forged_models_with_a_recomputed_digest_are_refused_naming_the_field(saved, tmp_path, name, at):
+    """A file changed and its digest recomputed (as anyone can) passes the integrity check:
+    what it means is checked, and the refusal names the changed field."""
+    from kernelfuse.npz_file import DIGEST, arrays_digest, read_npz
+    from kernelfuse.persistence import load_model
+
+    folder, _, _ = saved
+    forge, field = MODEL_FORGERIES[name]
+    arrays = forge(read_npz(folder / "model.npz", "model", verify=True), at)
+    path = tmp_path / "forged.npz"
+    np.savez(path, **arrays, **{DIGEST: np.array(arrays_digest(arrays))})  # the digest, recomputed
+    refused = outcome(lambda: load_model(path))
+    assert isinstance(refused, kernelfuse.ValidationError) and field in str(refused), refused
 
 
 # ---------------------------------------------------------------- TOML configs

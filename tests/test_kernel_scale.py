@@ -92,3 +92,58 @@ def test_far_off_factors_are_rescaled_as_factors(solver, family):
                                 **law_params, **extra)
     assert on_factors.objective == pytest.approx(on_stack.objective, rel=1e-7)
     assert np.allclose(on_factors.coef, on_stack.coef, rtol=1e-4, atol=1e-6 * np.abs(on_stack.coef).max())
+
+
+def test_the_mikl_law_divides_by_s_q_times_without_forming_s_to_the_q():
+    """``lam / s^q`` at s = 1e-200, q = 2: s^q underflows to 0 (a ZeroDivisionError before);
+    ``lam / s / s`` is 1e100, as exact as one division."""
+    params = {"lam": 1e-300, "q": 2.0, "p": 1.0, "r": 1.0}
+    assert SCALING_LAWS["mikl"](params, 1e-200)[0]["lam"] == pytest.approx(1e100, rel=1e-15)
+
+
+@pytest.mark.parametrize("scale, lam", [(1e-200, 1e-300), (1e-155, 4e-311)])
+def test_mikl_at_tiny_scales_is_the_unit_problem_with_lam_scaled_by_the_law(scale, lam):
+    """``mikl`` (q = 2) on K * s is the problem on K with lam / s^2 (factor 1, coef = coef' / s).
+    At s = 1e-200 every float lam gives lam' >= 5e76: the model is zero to the floats' precision
+    on both sides (f underflows); at s = 1e-155 (s^2 subnormal) lam' = 0.4, a model of its own."""
+    K, y, extra = small_problem("mikl", seed=2)
+    params = {"q": 2.0, "p": 1.0, "r": 1.0}
+    unit_lam = SCALING_LAWS["mikl"]({"lam": lam, **params}, scale)[0]["lam"]
+    base = kernelfuse.solve(K, y, solver="mikl", family="mikl", lam=unit_lam, tol=1e-9, **params, **extra)
+    far = kernelfuse.solve(scale * K, y, solver="mikl", family="mikl", lam=lam, tol=1e-9, **params, **extra)
+    assert far.status == base.status == "converged"
+    assert far.objective == pytest.approx(base.objective, rel=1e-9)
+    assert np.allclose(scale * far.coef, base.coef, rtol=1e-4, atol=1e-4 * np.abs(base.coef).max())
+    assert (np.abs(base.coef).max() > 0.1) == (scale > 1e-160)
+
+
+def test_a_unit_scale_beyond_the_floats_solves_at_the_nearest_representable_scale():
+    """lam = 1 at 1e-200 (q = 2) needs lam' = 1e400 on unit kernels: the solver gets the
+    kernels divided by the scale nearest 1e-200 whose lam' is finite.  The optimum is the
+    zero model to the floats' precision (f underflows): P = N, certified."""
+    K, y, extra = small_problem("mikl", seed=2)
+    params = {"q": 2.0, "p": 1.0, "r": 1.0, "lam": 1.0}
+    rescaled = unit_scale(Problem.create(1e-200 * K, y, "mikl", **params, **extra))
+    assert 1e-200 < rescaled.scale < 1e-150 and np.isfinite(rescaled.problem.params["lam"])
+    assert rescaled.problem.params["lam"] > 1e300
+    result = kernelfuse.solve(1e-200 * K, y, solver="mikl", family="mikl", **params, **extra)
+    assert result.status == "converged" and result.objective == pytest.approx(len(y), rel=1e-12)
+    assert result.dual_objective <= result.objective and result.gap <= 1e-6
+
+
+@pytest.mark.filterwarnings("ignore::kernelfuse.ConvergenceWarning")
+def test_cvxpy_on_mikl_at_1e_170():
+    """q = 1: the reference certifies an interval and mikl lands in it, the model's
+    coefficients near 1e170 (the penalty evaluated without forming |alpha|^2 = 1e340).
+    q = 2: the smallest lam there is (5e-324) makes lam' >= 5e16 on unit kernels, where
+    Clarabel reports infeasible: an honest SolverError, no ZeroDivisionError."""
+    from kernelfuse.testing import assert_within_certified
+
+    K, y, extra = small_problem("mikl", seed=2)
+    params = {"q": 1.0, "p": 2.0, "r": 1.0, "lam": 1e-300}
+    reference = kernelfuse.solve(1e-170 * K, y, solver="cvxpy", family="mikl", **params, **extra)
+    result = kernelfuse.solve(1e-170 * K, y, solver="mikl", family="mikl", **params, **extra)
+    assert reference.status == result.status == "converged" and np.abs(result.coef).max() > 1e169
+    assert_within_certified(result, reference)
+    with pytest.raises(kernelfuse.SolverError, match="Clarabel"):
+        kernelfuse.solve(1e-170 * K, y, solver="cvxpy", family="mikl", q=2.0, p=1.0, r=1.0, lam=1e-320, **extra)

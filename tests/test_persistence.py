@@ -221,3 +221,82 @@ def test_loaded_models_predict_bit_identically_whatever_the_memory_layout(tmp_pa
         assert loaded.X_fit_.ctypes.data % ALIGNMENT == model.X_fit_.ctypes.data % ALIGNMENT == 0
         Z = rng.normal(size=(17, 3))
         np.testing.assert_array_equal(loaded.decision_function(Z), model.decision_function(Z))
+
+
+# ---------------------------------------------------------------- forged files: a recomputed digest
+def forge_kernel_param(path, kernel, name, value):
+    """The first ``kernel`` of the saved model's header gets parameter ``name = value``."""
+    header = saved_header(path)
+    record = next(r for r in header["kernels"] if r["kernel"] == kernel)
+    record["params"][name] = value
+    rewrite(path, kernels=header["kernels"])
+
+
+@pytest.fixture(scope="module")
+def binary():
+    X, y = make_blobs(n_samples=40, centers=2, cluster_std=2.0, random_state=3)
+    return MKLClassifier(kernels=kernel_grid(2, widths=(1.0,), degrees=(1,))).fit(X, y)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"arrays": {"result0_intercept": np.array(np.nan)}}, "result 0 intercept must be finite, got nan"),
+    ({"arrays": {"result1_family": np.array("pnorm_mkl")}},
+     "result 1 family is 'pnorm_mkl', the estimator's family is 'vskl'"),
+    ({"arrays": {"classes": np.array(["cat", "dog", "emu", "fox"])}},
+     r"classes: 4 classes on a model of 3 decision column\(s\)"),
+    ({"arrays": {"classes": np.array(["dog", "cat", "emu"])}}, "classes must be at least 2 distinct, sorted"),
+    ({"arrays": {"classes": np.array(["cat", "cat", "emu"])}}, "classes must be at least 2 distinct, sorted"),
+    ({"arrays": {"train_diagonal": np.zeros((10, 60))}},
+     "train_diagonal must be > 0 for normalization 'spherical', got 0.0"),
+    ({"arrays": {"train_diagonal": -np.ones((10, 60))}}, "train_diagonal must be > 0 .* got -1.0"),
+    ({"arrays": {"train_diagonal": np.full((10, 60), 2.0)}},
+     "train_diagonal does not match the kernels on the training features: kernel 0, row 0 stored 2.0"),
+    ({"arrays": {"feature_scale": np.array([np.nan, 1.0])}}, "feature scales .feature_scale. must be finite"),
+    ({"arrays": {"feature_scale": np.array([-1.0, 1.0])}}, "feature_scale must be > 0"),
+    ({"arrays": {"result2_kernel_weights": np.full(10, -0.1)}},
+     "result 2 kernel_weights must be 10 finite numbers >= 0"),
+])
+def test_forged_arrays_with_a_recomputed_digest_are_refused_naming_the_field(fitted, tmp_path, change,
+                                                                            message):
+    model, _ = fitted
+    path = tmp_path / "model.npz"
+    model.save(path)
+    rewrite(path, **change)
+    with pytest.raises(ValidationError, match=message):
+        load_model(path)
+
+
+@pytest.mark.parametrize("kernel, name, value, message", [
+    ("gaussian", "width", float("nan"), r"kernel 0 \(gaussian\) parameter width must be a finite number, got nan"),
+    ("gaussian", "width", "abc", "parameter width must be a finite number, got 'abc'"),
+    ("gaussian", "width", True, "parameter width must be a finite number, got True"),
+    ("gaussian", "width", 0.0, r"kernel 0 \(Gaussian\(width=0.0\)\) fails on the training features: ZeroDivisionError"),
+    ("polynomial", "degree", 2.5, r"\(polynomial\) parameter degree must be an integer, got 2.5"),
+    ("polynomial", "degree", "2", "parameter degree must be an integer, got '2'"),
+    ("laplacian", "width", float("inf"), r"\(laplacian\) parameter width must be a finite number, got inf"),
+    ("gaussian", "sigma", 1.0, r"kernel 0 \(gaussian\) refuses its parameters"),
+])
+def test_forged_kernel_parameters_are_refused_naming_the_parameter(fitted, tmp_path, kernel, name, value,
+                                                                   message):
+    """Each loaded before this check, then failed at predict (a string width: a raw TypeError)
+    or predicted differently."""
+    model, _ = fitted
+    path = tmp_path / "model.npz"
+    model.save(path)
+    forge_kernel_param(path, kernel, name, value)
+    with pytest.raises(ValidationError, match=message):
+        load_model(path)
+
+
+def test_three_classes_on_a_binary_model_are_refused(binary, tmp_path):
+    path = tmp_path / "binary.npz"
+    binary.save(path)
+    assert load_model(path).predict(binary.X_fit_[:3]).shape == (3,)
+    rewrite(path, arrays={"classes": np.array([0, 1, 2])})
+    with pytest.raises(ValidationError, match=r"classes: 3 classes on a model of 1 decision column\(s\) "
+                                              r"\(one binary problem expected: 2 classes\)"):
+        load_model(path)
+    binary.save(path)
+    rewrite(path, arrays={"classes": np.array([0.0, np.nan])})
+    with pytest.raises(ValidationError, match="classes must be at least 2 distinct, sorted, finite"):
+        load_model(path)

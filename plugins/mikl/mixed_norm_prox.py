@@ -61,7 +61,7 @@ class MixedNormProx(ProxOperator):
 
     def value(self, x: np.ndarray) -> float:
         """``g(x) = (lam / q) sum_g ||x_g||_p^q`` (the norm of :func:`kernelfuse.objectives.mixed_norm_power`)."""
-        return self.lam / self.q * objectives.mixed_norm_power(x, self.p, self.q, self.r)
+        return objectives.mixed_norm_power(x, self.p, self.q, self.r, self.lam / self.q)
 
     def conjugate(self, v: np.ndarray) -> float:
         """``g*(v)``: ``0``/``inf`` for q = 1, ``sum_g ||v_g||_{p*}^2 / (2 lam)`` for q = 2."""

@@ -616,6 +616,8 @@ class CvxpyReference(Solver):
             options = self.clarabel_options(gap_tol, feas_tol, remaining)
             try:
                 raw = chain.solver.solve_via_data(data, False, self.verbose, options)
+            except MemoryError:  # not a failed attempt: Solver.solve names it
+                raise
             except Exception as exc:  # Clarabel raises on internal numerical failures
                 attempts.append(f"Clarabel raised {exc!r} (tol {gap_tol:g}/{feas_tol:g})")
                 yield _Progress(best, tuple(attempts))
