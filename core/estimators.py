@@ -69,13 +69,26 @@ from kernelfuse.kernel_storage import (
 from kernelfuse.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import Result
-from kernelfuse.validation import check_psd_value
+from kernelfuse.validation import check_psd_value, count, flag, positive, positive_count, random_seed, seconds
 
 #: Family parameters an estimator passes on when set (None: the family's default).
 _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 #: ``C`` of ``l1_mkl`` when left at None: chosen by measurement on the main job's grid
 #: (``benchmarks/default_solver.py``, docs/estimators.md).
 L1_MKL_DEFAULT_C = 0.3
+
+
+#: The estimators' own settings, checked by name at fit (scikit-learn's estimators check
+#: nothing in ``__init__``); family and solver parameters are checked where they are used.
+_SETTINGS = {
+    "tol": positive.or_none("the solver's default"),
+    "max_iter": count.or_none("the solver's default"),
+    "time_limit": seconds.or_none("no limit"),
+    "memory_budget": positive_count.or_none("the default budget"),
+    "random_state": random_seed,
+    "standardize": flag,
+    "verbose": flag,
+}
 
 
 #: Tile of :func:`kernels_first`: entries x kernels moved at a time (256 x 128 float64, 256 KiB,
@@ -239,6 +252,15 @@ class MKLEstimator(BaseEstimator):
         """``X`` (features, or a precomputed stack) and ``y`` checked; sets ``n_features_in_``."""
         check_n_jobs(self.n_jobs)
         check_psd_value(self.check_psd)
+        for name, domain in _SETTINGS.items():
+            domain.check(name, getattr(self, name))
+        family = get_family(self.family)  # its parameters checked before any kernel is computed
+        family.resolve_params({p.name: getattr(self, p.name) for p in family.params
+                               if getattr(self, p.name, None) is not None})
+        if not (self.solver_params is None or isinstance(self.solver_params, dict)
+                and all(isinstance(key, str) for key in self.solver_params)):
+            raise ValidationError("solver_params must be a dict of solver parameters by name "
+                                  f"(e.g. {{'svm_solver': 'libsvm'}}) or None, got {self.solver_params!r}")
         if self.standardize and self._precomputed():
             raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
         if not self._precomputed():
