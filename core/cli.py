@@ -267,7 +267,7 @@ def _setting(text: str) -> tuple[str, Any]:
             except ValueError:
                 continue
     if isinstance(value, float) and math.isnan(value):
-        raise argparse.ArgumentTypeError("NaN is not a valid parameter")
+        raise argparse.ArgumentTypeError(f"{text!r}: NaN is not a valid value of {name.strip()}")
     return name.strip().replace("-", "_"), value
 
 
