@@ -11,6 +11,7 @@ set (0 = all features, j + 1 = feature j) or by kernel type
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernel import KernelSpec
@@ -62,7 +63,7 @@ def kernel_grid(
     return specs
 
 
-def _checked_list(name: str, values: object, domain: Domain) -> list[float]:
+def _checked_list(name: str, values: object, domain: Domain) -> list[Any]:
     """``values`` as a list, each entry checked by ``domain`` and named ``name[i]``."""
     if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
         raise ValidationError(f"{name} must be a list of numbers, got {values!r}")
