@@ -31,7 +31,7 @@ import numpy as np
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.plugins.kernels.nystrom import FeatureMap, array_repr, frozen_array
-from kernelfuse.validation import positive, positive_count, random_seed
+from kernelfuse.validation import count, positive, positive_count
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -47,7 +47,7 @@ class RandomFourierFeatures(FeatureMap):
     #: ``r``, the number of features.
     n_features: int = positive_count.field()
     #: The seed ``frequencies`` and ``offsets`` were drawn from (kept as provenance).
-    seed: int = random_seed.field(0)
+    seed: int = count.field(0)
     #: ``Omega``, shape (r, d): standard normal draws (the frequencies for width 1).
     frequencies: np.ndarray = attrs.field(converter=frozen_array(2, "frequencies"), repr=array_repr)
     #: ``b``, shape (r,): uniform draws in [0, 2 pi).
