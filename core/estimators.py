@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import reprlib
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -291,9 +292,10 @@ class MKLEstimator(BaseEstimator):
                 )
             specs = kernel_grid(X.shape[1])
         else:
-            specs = list(self.kernels)
+            specs = list(self.kernels) if isinstance(self.kernels, Sequence) else []
             if not specs or not all(isinstance(s, KernelSpec) for s in specs):
-                raise ValidationError("kernels must be a non-empty list of KernelSpec")
+                raise ValidationError("kernels must be 'grid', 'precomputed' or a non-empty list of "
+                                      f"KernelSpec, got {reprlib.repr(self.kernels)}")
         self.kernels_ = specs
         self.X_fit_ = aligned(X)  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)

@@ -78,6 +78,10 @@ def test_kernel_parameters_are_checked_in_their_domain():
         kernel_grid(2, degrees=[1, -2])
     with pytest.raises(ValidationError, match=r"widths must be a list of numbers, got 5"):
         kernel_grid(2, widths=5)
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValidationError, match=r"kernels must be 'grid', 'precomputed' or a non-empty "
+                                              r"list of KernelSpec, got 5"):
+        MKLClassifier(kernels=5).fit(X, X[:, 0] > 0)
 
 
 @pytest.mark.parametrize("params, message", [
