@@ -61,6 +61,10 @@ def solve(
     """
     check_psd = check_psd_value(check_psd)
     registry = get_registry() if registry is None else registry
+    if not isinstance(registry, Registry):
+        raise ValidationError(f"registry must be a kernelfuse Registry or None, got {registry!r}")
+    if callback is not None and not callable(callback):
+        raise ValidationError(f"callback must be callable or None, got {callback!r}")
     if isinstance(solver, Solver):  # already built: its own settings (tol, max_iter, ...) may change
         recipe, families = None, solver.families
         solver_keys = solver_parameters(type(solver)) - set(solver.parts()) - {"name"}
@@ -119,8 +123,10 @@ def solve(
 
         built = attrs.evolve(solver, **solver_params) if solver_params else solver
 
+    listeners = registry.iteration_listeners(built.name, fam.name)
+
     def notify(row: Iteration) -> None:  # plugin listeners, then the caller's callback
-        registry.notify_iteration(built.name, fam.name, row)
+        listeners(row)
         if callback is not None:
             callback(row)
 

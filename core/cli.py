@@ -43,6 +43,13 @@ PROBLEM_KEYS = ("K", "y", "Y", "groups")
 INTERRUPTED = 130
 #: Family, loss and solver parameters the CLI passes on when given.
 PARAMETER_OPTIONS = ("C", "C2", "lam", "p", "q", "r", "eps", "tol", "max_iter", "time_limit", "seed")
+#: Arguments of kernelfuse.solve that are not solver parameters: where each comes from instead of --set.
+NOT_SETTINGS = {"check_psd": "its own option, --check-psd {auto,true,false}",
+                "solver": "its own option, --solver NAME", "family": "its own option, --family F",
+                "loss": "its own option, --loss L", "groups": "the problem file's array 'groups'",
+                "K": "the problem file (or --kernels)", "y": "the problem file",
+                "callback": "no option (the CLI prints progress)",
+                "registry": "no option (the installed plugins)"}
 
 
 def load_problem_file(path: str, kernels: str | None = None) -> dict[str, np.ndarray]:
@@ -88,8 +95,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         name: getattr(args, name) for name in PARAMETER_OPTIONS if getattr(args, name) is not None
     }
     for name, value in args.set or ():
-        if name == "check_psd":
-            raise ValidationError("check_psd is an option of its own: --check-psd {auto,true,false}")
+        if name in NOT_SETTINGS:
+            raise ValidationError(f"--set {name}={value}: {name} is not a solver parameter; it comes "
+                                  f"from {NOT_SETTINGS[name]}")
         if name in params:
             raise ValidationError(f"parameter {name!r} given twice (an option and --set)")
         params[name] = value
@@ -275,7 +283,7 @@ def _setting(text: str) -> tuple[str, Any]:
             except ValueError:
                 continue
     if isinstance(value, float) and math.isnan(value):
-        raise argparse.ArgumentTypeError("NaN is not a valid parameter")
+        raise argparse.ArgumentTypeError(f"{text!r}: NaN is not a valid value of {name.strip()}")
     return name.strip().replace("-", "_"), value
 
 

@@ -69,12 +69,29 @@ SECTIONS: dict[str, set[str] | None] = {
     "solver": None,  # role names are open: checked by kernelfuse.recipe.compose
 }
 SPEC_KEYS = {"kernel", "params", "features", "group", "label"}
+#: The TOML type of every key whose value is not checked by the estimator at fit (its
+#: settings and the family's parameters are: kernelfuse.estimators, kernelfuse.families).
+TYPES: dict[str, dict[str, type]] = {
+    "data": {"train": str, "target": str, "features": list},
+    "kernels": {"grid": bool, "widths": list, "degrees": list, "group_by": str, "spec": list},
+    "model": {"estimator": str, "solver": str, "family": str, "loss": str, "normalization": str,
+              "solver_params": dict, "storage": str, "storage_dir": str, "kernel_dtype": str},
+    "output": {"model": str},
+    "spec": {"kernel": str, "params": dict, "features": list, "group": int, "label": str},
+}
+#: How each TOML type is named in a message.
+_TOML_NAMES = {str: "a string", list: "an array", bool: "true or false", dict: "a table",
+               int: "an integer"}
 
 
-def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
-    for key in table:
+def _check_keys(table: dict[str, Any], allowed: set[str], where: str, types: dict[str, type]) -> None:
+    """Every key of ``table`` known, and of its TOML type where ``types`` gives one."""
+    for key, value in table.items():
         if key not in allowed:
             raise UnknownNameError(f"key in {where}", key, allowed)
+        wanted = types.get(key)
+        if wanted is not None and (not isinstance(value, wanted) or isinstance(value, bool) and wanted is int):
+            raise ValidationError(f"{where}: {key} must be {_TOML_NAMES[wanted]}, got {value!r}")
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -86,18 +103,20 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise ValidationError(f"config file {path} does not exist") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ValidationError(f"{path} is not valid TOML: {exc}") from None
-    _check_keys(config, set(SECTIONS), f"{path}")
+    _check_keys(config, set(SECTIONS), f"{path}", {})
     for section, allowed in SECTIONS.items():
         table = config.setdefault(section, {})
         if not isinstance(table, dict):
             raise ValidationError(f"{path}: [{section}] must be a table")
         if allowed is not None:
-            _check_keys(table, allowed, f"[{section}] of {path}")
+            _check_keys(table, allowed, f"[{section}] of {path}", TYPES[section])
     for key in ("train", "target"):
         if key not in config["data"]:
             raise ValidationError(f"{path}: [data] needs the key {key!r}")
     for m, spec in enumerate(config["kernels"].get("spec", [])):
-        _check_keys(spec, SPEC_KEYS, f"[[kernels.spec]] number {m + 1} of {path}")
+        if not isinstance(spec, dict):
+            raise ValidationError(f"{path}: [[kernels.spec]] number {m + 1} must be a table, got {spec!r}")
+        _check_keys(spec, SPEC_KEYS, f"[[kernels.spec]] number {m + 1} of {path}", TYPES["spec"])
         if "kernel" not in spec:
             raise ValidationError(f"{path}: [[kernels.spec]] number {m + 1} needs the key 'kernel'")
     if config["kernels"].get("spec") and config["kernels"].get("grid"):
@@ -170,7 +189,7 @@ def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
                 index = [feature_names.index(name) for name in columns]
             try:
                 function = registry.create("kernel", record["kernel"], **record.get("params", {}))
-            except TypeError as exc:
+            except (TypeError, ValidationError) as exc:
                 raise ValidationError(f"[[kernels.spec]] number {m + 1}: {exc}") from None
             specs.append(KernelSpec(function, index, int(record.get("group", 0)),
                                     record.get("label", f"{record['kernel']} on {columns or 'all'}")))
@@ -185,7 +204,9 @@ def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
         if "solver" in params:
             raise ValidationError("give either [model] solver or a [solver] table, not both")
         table = dict(config["solver"])
-        solver_params = dict(table.pop("params", {}))
+        solver_params = table.pop("params", {})
+        if not isinstance(solver_params, dict):
+            raise ValidationError(f"[solver] params must be a table, got {solver_params!r}")
         compose(table).build(**solver_params)  # every role, name and parameter checked now
         params["solver"] = table  # a mapping: composed again at fit, saved with the model
         params["solver_params"] = {**params.get("solver_params", {}), **solver_params}

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import reprlib
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -69,13 +70,26 @@ from kernelfuse.kernel_storage import (
 from kernelfuse.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
 from kernelfuse.progress import ProgressPrinter
 from kernelfuse.result import Result
-from kernelfuse.validation import check_psd_value
+from kernelfuse.validation import check_psd_value, count, flag, positive, positive_count, random_seed, seconds
 
 #: Family parameters an estimator passes on when set (None: the family's default).
 _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 #: ``C`` of ``l1_mkl`` when left at None: chosen by measurement on the main job's grid
 #: (``benchmarks/default_solver.py``, docs/estimators.md).
 L1_MKL_DEFAULT_C = 0.3
+
+
+#: The estimators' own settings, checked by name at fit (scikit-learn's estimators check
+#: nothing in ``__init__``); family and solver parameters are checked where they are used.
+_SETTINGS = {
+    "tol": positive.or_none("the solver's default"),
+    "max_iter": count.or_none("the solver's default"),
+    "time_limit": seconds.or_none("no limit"),
+    "memory_budget": positive_count.or_none("the default budget"),
+    "random_state": random_seed,
+    "standardize": flag,
+    "verbose": flag,
+}
 
 
 #: Tile of :func:`kernels_first`: entries x kernels moved at a time (256 x 128 float64, 256 KiB,
@@ -244,6 +258,15 @@ class MKLEstimator(BaseEstimator):
         """``X`` (features, or a precomputed stack) and ``y`` checked; sets ``n_features_in_``."""
         check_n_jobs(self.n_jobs)
         check_psd_value(self.check_psd)
+        for name, domain in _SETTINGS.items():
+            domain.check(name, getattr(self, name))
+        family = get_family(self.family)  # its parameters checked before any kernel is computed
+        family.resolve_params({p.name: getattr(self, p.name) for p in family.params
+                               if getattr(self, p.name, None) is not None})
+        if not (self.solver_params is None or isinstance(self.solver_params, dict)
+                and all(isinstance(key, str) for key in self.solver_params)):
+            raise ValidationError("solver_params must be a dict of solver parameters by name "
+                                  f"(e.g. {{'svm_solver': 'libsvm'}}) or None, got {self.solver_params!r}")
         if self.standardize and self._precomputed():
             raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
         if not self._precomputed():
@@ -274,9 +297,10 @@ class MKLEstimator(BaseEstimator):
                 )
             specs = kernel_grid(X.shape[1])
         else:
-            specs = list(self.kernels)
+            specs = list(self.kernels) if isinstance(self.kernels, Sequence) else []
             if not specs or not all(isinstance(s, KernelSpec) for s in specs):
-                raise ValidationError("kernels must be a non-empty list of KernelSpec")
+                raise ValidationError("kernels must be 'grid', 'precomputed' or a non-empty list of "
+                                      f"KernelSpec, got {reprlib.repr(self.kernels)}")
         self.kernels_ = specs
         self.X_fit_ = aligned(X)  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)

@@ -9,12 +9,12 @@ OBJECTIVES.md, so they live in core, not in the plugin registry.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import attrs
 
-from kernelfuse.errors import UnknownNameError, ValidationError
+from kernelfuse.errors import UnknownNameError
+from kernelfuse.validation import Domain, exponent_in_one_two, nonnegative, one_or_two, positive
 
 #: Target kinds: ``binary`` is y in {-1, +1}; ``real`` any finite y;
 #: ``class`` is binary (+-1) or integer multiclass labels; ``multilabel`` is
@@ -24,40 +24,20 @@ TARGETS = ("binary", "real", "class", "multilabel", "loss")
 
 @attrs.frozen
 class Param:
-    """One family parameter: default value and admissible range."""
+    """One family parameter: default value and admissible values."""
 
     name: str
     default: float
     doc: str
-    check: Callable[[float], bool]
-    requirement: str  # what ``check`` asks, for the error message
+    domain: Domain
 
     def validate(self, value: object) -> float:
-        try:
-            number = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            raise ValidationError(
-                f"parameter {self.name} must be a number, got {value!r}"
-            ) from None
-        if math.isnan(number) or not self.check(number):
-            raise ValidationError(
-                f"parameter {self.name} must be {self.requirement}, got {value!r}"
-            )
-        return number
+        return self.domain.check(f"parameter {self.name}", value)  # type: ignore[no-any-return]
 
 
-def _positive(name: str, default: float, doc: str) -> Param:
-    return Param(name, default, doc, lambda v: 0 < v < math.inf, "> 0 and finite")
-
-
-def _one_or_two(name: str, default: float, doc: str) -> Param:
-    return Param(name, default, doc, lambda v: v in (1.0, 2.0), "1 or 2")
-
-
-C = _positive("C", 1.0, "regularisation constant (see the family for where it sits)")
-C2 = Param("C2", 0.0, "elastic-net weight (C2 / 2) sum_m ||f_m||^2",
-           lambda v: 0 <= v < math.inf, ">= 0 and finite")
-LAM = _positive("lam", 1.0, "regularisation weight lam")
+C = Param("C", 1.0, "regularisation constant (see the family for where it sits)", positive)
+C2 = Param("C2", 0.0, "elastic-net weight (C2 / 2) sum_m ||f_m||^2", nonnegative)
+LAM = Param("lam", 1.0, "regularisation weight lam", positive)
 
 
 @attrs.frozen
@@ -98,22 +78,21 @@ FAMILIES: dict[str, Family] = {
             "vskl", "Variable Sparsity Kernel Learning: l1 inside groups, l_2q across",
             target="binary",
             params=(C, Param("q", 1.0, "exponent across groups (inf allowed)",
-                             lambda v: v >= 1, ">= 1 (inf allowed)")),
+                             Domain(">= 1 (inf allowed)", lambda v: v >= 1))),
             losses=("hinge",), default_loss="hinge", uses_groups=True,
         ),
         Family(
             "pnorm_mkl", "p-norm MKL (OBSCURE / UFO-MKL): (lam/2) ||f||_{2,p}^2 + mean loss",
             target="class",
-            params=(LAM, Param("p", 1.5, "norm exponent across kernels",
-                               lambda v: 1 < v <= 2, "in (1, 2]")),
+            params=(LAM, Param("p", 1.5, "norm exponent across kernels", exponent_in_one_two)),
             losses=("hinge", "crammer-singer"), default_loss="hinge", has_intercept=False,
         ),
         Family(
             "mikl", "Multiple Indefinite Kernel Learning: squared hinge + (lam/q) ||alpha||_{pq;r}^q",
             target="binary",
-            params=(LAM, _one_or_two("p", 2.0, "inner exponent"),
-                    _one_or_two("q", 1.0, "outer exponent"),
-                    _one_or_two("r", 2.0, "grouping: 1 = samples, 2 = kernels")),
+            params=(LAM, Param("p", 2.0, "inner exponent", one_or_two),
+                    Param("q", 1.0, "outer exponent", one_or_two),
+                    Param("r", 2.0, "grouping: 1 = samples, 2 = kernels", one_or_two)),
             losses=("squared-hinge",), default_loss="squared-hinge",
             requires_psd=False, has_intercept=False,
         ),

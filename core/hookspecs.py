@@ -48,7 +48,9 @@ def kernelfuse_register(registry: Registry) -> None:
     (``loss``, ``regularizer``, ``prox``, ``oracle``, ``optimizer``,
     ``svm_solver``, ``sampler``, ``stopping``, ``kernel``, ``solver``); ``factory`` is a
     class or callable building the component from keyword parameters; the
-    description defaults to the first line of the factory's docstring.
+    description defaults to the first line of the factory's docstring.  An empty name is
+    an error and a look-alike of a registered one (``spicy_mkl`` beside ``spicymkl``) is
+    refused; if the hook raises, none of its registrations are kept.
     """
 
 
@@ -62,5 +64,8 @@ def kernelfuse_iteration(solver: str, family: str, row: Iteration) -> None:
     optimiser's ``step`` where it has one, and a solver's own readings, e.g.
     ML-MKL-SA's ``saddle_gap_estimate`` and ``step_kernels`` / ``step_labels``).  The
     result's history and the CLI's progress lines are built on the same
-    rows.  A listener must not modify the row; what it returns is ignored.
+    rows.  A listener must not modify the row; what it returns is ignored.  A listener
+    that raises does not end the solve: it is reported once, in a
+    :class:`~kernelfuse.registry.PluginWarning` naming its distribution, and not called
+    again in that solve.
     """

@@ -11,9 +11,11 @@ set (0 = all features, j + 1 = feature j) or by kernel type
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernel import KernelSpec
+from kernelfuse.validation import Domain, positive, positive_count
 
 GAUSSIAN_WIDTHS: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, *map(float, range(1, 21)))
 POLYNOMIAL_DEGREES: tuple[int, ...] = (1, 2, 3)
@@ -38,6 +40,8 @@ def kernel_grid(
         raise ValidationError(f"group_by must be one of {', '.join(GROUPINGS)}, got {group_by!r}")
     if n_features < 1:
         raise ValidationError(f"n_features must be >= 1, got {n_features}")
+    widths = _checked_list("widths", widths, positive)
+    degrees = _checked_list("degrees", degrees, positive_count)
     if feature_names is not None and len(feature_names) != n_features:
         raise ValidationError(
             f"feature_names has {len(feature_names)} names for {n_features} features"
@@ -49,11 +53,18 @@ def kernel_grid(
         else:
             where = f"x{features[0]}" if feature_names is None else str(feature_names[features[0]])
         for width in widths:
-            specs.append(KernelSpec(Gaussian(width=float(width)), features,
+            specs.append(KernelSpec(Gaussian(width=width), features,
                                     index if group_by == "feature" else 0,
                                     f"gaussian(width={width:g}) on {where}"))
         for degree in degrees:
-            specs.append(KernelSpec(Polynomial(degree=int(degree)), features,
+            specs.append(KernelSpec(Polynomial(degree=degree), features,
                                     index if group_by == "feature" else 1,
                                     f"polynomial(degree={degree}) on {where}"))
     return specs
+
+
+def _checked_list(name: str, values: object, domain: Domain) -> list[Any]:
+    """``values`` as a list, each entry checked by ``domain`` and named ``name[i]``."""
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise ValidationError(f"{name} must be a list of numbers, got {values!r}")
+    return [domain.check(f"{name}[{i}]", value) for i, value in enumerate(values)]

@@ -94,12 +94,12 @@ class SpecKernelRows(KernelRows):
     X: np.ndarray = attrs.field(converter=lambda X: np.asarray(X, dtype=np.float64))
     normalization: str = "unit-trace"
     #: Bytes of recently read row sets kept (least recently used dropped first); 0: none.
-    cache_bytes: int = attrs.field(default=512 * 2**20, validator=count)
+    cache_bytes: int = count.field(512 * 2**20)
     #: BLAS threads for computing rows (one product per feature subset over all N points);
     #: None: :func:`~kernelfuse.parallel.large_product_threads` (the cores this process may
     #: use, one inside parallel jobs).  Pendigits, N = 7,494: a row set alone 1.4 ms on one
     #: thread, 0.5 ms on two; OBSCURE's online stage 2.7 s -> 2.1 s.
-    blas_threads: int | None = attrs.field(default=None, validator=attrs.validators.optional(positive_count))
+    blas_threads: int | None = positive_count.or_none("the cores this process may use").field(None)
 
     def __attrs_post_init__(self) -> None:
         if self.X.ndim != 2 or not np.isfinite(self.X).all():

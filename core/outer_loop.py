@@ -69,7 +69,7 @@ from kernelfuse.problem import Problem
 from kernelfuse.result import History, relative_gap
 from kernelfuse.solver import NUMERICAL_ERRORS, Model, Requirements, Solver
 from kernelfuse.stopping import Progress, StoppingRule
-from kernelfuse.validation import count, positive
+from kernelfuse.validation import count, flag, positive, positive_count, seconds
 
 
 def _stopping_rule(name: str) -> StoppingRule:
@@ -97,16 +97,16 @@ class OuterLoop(Solver):
 
     optimizer: OuterOptimizer
     oracle: Oracle
-    tol: float = attrs.field(default=1e-6, converter=float, validator=positive)
-    max_iter: int = attrs.field(default=1000, validator=count)
+    tol: float = positive.field(1e-6)
+    max_iter: int = count.field(1000)
     stop: str = attrs.field(default="gap", validator=_check_stop)
-    time_limit: float = attrs.field(default=math.inf, converter=float, validator=positive)
+    time_limit: float = seconds.field(math.inf)
     name: str = "outer-loop"
     #: Keep the optimiser's estimate of every iteration in the history.
-    record_points: bool = False
+    record_points: bool = flag.field(False)
     #: BLAS threads while running: 1 measured 2-5x faster than 2 on this
     #: loop of small dense solves and matrix-vector passes (benchmarks/README.md).
-    blas_threads: int | None = 1
+    blas_threads: int | None = positive_count.or_none("the process setting").field(1)
 
     @property
     def families(self) -> frozenset[str]:  # type: ignore[override]

@@ -128,6 +128,8 @@ def _resolve_loss(
     family: Family, loss: str | Loss | None, loss_params: Mapping[str, Any],
     y: object, registry: Any,
 ) -> Loss:
+    if not (loss is None or isinstance(loss, (str, Loss))):
+        raise ValidationError(f"loss must be a registered loss name, a Loss object or None, got {loss!r}")
     if isinstance(loss, Loss):
         if loss_params:
             raise ValidationError("loss parameters given together with a Loss object")

@@ -8,9 +8,16 @@ Loading follows the hooks in :mod:`kernelfuse.hookspecs`:
    misspelt ``kernelfuse_*`` hook, is reported in a warning naming the
    entry point and its distribution, and the others keep working;
 3. each plugin's ``kernelfuse_register`` is called on its own, so that every
-   component records the distribution that provides it.  A component name
-   already taken in its kind is reported (naming both providers) and the
-   first registration is kept; kernelfuse's own plugins come first.
+   component records the distribution that provides it.  Its registrations are
+   all-or-nothing: a hook that raises midway keeps none of them (and the plugin
+   is not loaded).  A component name already taken in its kind, or a look-alike
+   of one (:func:`lookalike_key`: ``spicy_mkl`` beside ``spicymkl``), is reported
+   (naming both providers) and the first registration is kept; kernelfuse's own
+   plugins come first.  An empty name is an error.
+
+A plugin's ``kernelfuse_iteration`` listener that raises is reported once per solve
+(a :class:`PluginWarning` naming its distribution) and not called again in that
+solve; the solve goes on (:meth:`Registry.iteration_listeners`).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import attrs
 import pluggy
 
 from kernelfuse import hookspecs
-from kernelfuse.errors import UnknownNameError
+from kernelfuse.errors import UnknownNameError, ValidationError
 
 #: The kinds of component a plugin can register.
 KINDS = (
@@ -52,6 +59,12 @@ class PluginWarning(UserWarning):
 def canonical_name(name: str) -> str:
     """Component names compare case-insensitively, ``_`` and ``-`` alike."""
     return name.strip().lower().replace("_", "-")
+
+
+def lookalike_key(name: str) -> str:
+    """What two names must not share to be told apart: the name lower-cased, without
+    ``-``, ``_`` and spaces (``spicy_mkl`` and ``SpicyMKL`` both give ``spicymkl``)."""
+    return "".join(c for c in name.lower() if c not in "-_ ")
 
 
 def describe(factory: Callable[..., Any]) -> str:
@@ -81,21 +94,44 @@ class Registry:
         self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self._provider = "(direct)"
         self._plugins: pluggy.PluginManager | None = None
+        #: The distribution of each plugin loaded, by its name in ``_plugins``.
+        self._distributions: dict[str, str] = {}
 
     def load_plugin(self, plugin: object, provider: str = "(direct)") -> None:
         """Load a plugin object as an installed entry point is loaded: its
         ``kernelfuse_register`` hook runs and its other hooks (``kernelfuse_iteration``)
-        listen from now on.  For trying a plugin before packaging it."""
+        listen from now on.  For trying a plugin before packaging it.  A failing
+        ``kernelfuse_register`` raises and leaves nothing of the plugin behind."""
         if self._plugins is None:
             self._plugins = pluggy.PluginManager(hookspecs.PROJECT)
             self._plugins.add_hookspecs(hookspecs)
-        self._plugins.register(plugin)
         self.register_plugin(plugin, provider)
+        self._distributions[self._plugins.register(plugin) or ""] = provider
 
-    def notify_iteration(self, solver: str, family: str, row: object) -> None:
-        """Call every loaded plugin's ``kernelfuse_iteration`` hook with a history row."""
-        if self._plugins is not None:
-            self._plugins.hook.kernelfuse_iteration(solver=solver, family=family, row=row)
+    def iteration_listeners(self, solver: str, family: str) -> Callable[[object], None]:
+        """A function passing each history row of one solve to every loaded plugin's
+        ``kernelfuse_iteration`` hook.  A listener that raises is reported once, in a
+        :class:`PluginWarning` naming its distribution and the error, and is not called
+        again in this solve."""
+        dropped: set[str] = set()
+
+        def notify(row: object) -> None:
+            if self._plugins is None:
+                return
+            arguments = {"solver": solver, "family": family, "row": row}
+            for listener in reversed(self._plugins.hook.kernelfuse_iteration.get_hookimpls()):
+                if listener.plugin_name in dropped:
+                    continue
+                try:
+                    listener.function(**{name: arguments[name] for name in listener.argnames})
+                except Exception as exc:  # a broken listener must not end the solve
+                    dropped.add(listener.plugin_name)
+                    where = self._distributions.get(listener.plugin_name, listener.plugin_name)
+                    warnings.warn(
+                        f"the kernelfuse_iteration listener of plugin distribution {where} raised "
+                        f"{type(exc).__name__}: {exc}; it is not called again in this solve "
+                        f"(solver {solver!r})", PluginWarning, stacklevel=2)
+        return notify
 
     def add(
         self,
@@ -108,12 +144,19 @@ class Registry:
         """Register ``factory`` as component ``name`` of ``kind``."""
         if kind not in self._entries:
             raise UnknownNameError("component kind", kind, KINDS)
-        key = canonical_name(name)
-        previous = self._entries[kind].get(key)
+        key = _key(kind, name)
+        if not lookalike_key(key):
+            raise ValidationError(f"a {kind} name needs a letter or digit, got {name!r} "
+                                  f"(from {self._provider})")
+        previous = self._entries[kind].get(key) or next(
+            (e for e in self._entries[kind].values() if lookalike_key(e.name) == lookalike_key(key)),
+            None)
         if previous is not None:
+            why = ("the name is already registered" if previous.name == key else
+                   f"it looks like {previous.name!r} (names are compared without case, '-', '_' "
+                   "and spaces), registered")
             warnings.warn(
-                f"{kind} {name!r} from {self._provider} ignored: the name is already "
-                f"registered by {previous.provider}",
+                f"{kind} {name!r} from {self._provider} ignored: {why} by {previous.provider}",
                 PluginWarning,
                 stacklevel=2,
             )
@@ -129,7 +172,7 @@ class Registry:
         if kind not in self._entries:
             raise UnknownNameError("component kind", kind, KINDS)
         try:
-            return self._entries[kind][canonical_name(name)]
+            return self._entries[kind][_key(kind, name)]
         except KeyError:
             raise UnknownNameError(kind.replace("_", " "), name, self._entries[kind]) from None
 
@@ -153,10 +196,21 @@ class Registry:
         if hook is None:
             return
         self._provider = provider
+        before = {kind: dict(entries) for kind, entries in self._entries.items()}
         try:
             hook(registry=self)
+        except BaseException:
+            self._entries = before  # all or nothing: none of its registrations stay
+            raise
         finally:
             self._provider = "(direct)"
+
+
+def _key(kind: str, name: object) -> str:
+    """The canonical name a component is stored under; a name must be text."""
+    if not isinstance(name, str):
+        raise ValidationError(f"a {kind} name must be a string, got {name!r}")
+    return canonical_name(name)
 
 
 def _entry_points() -> list[importlib.metadata.EntryPoint]:
@@ -190,7 +244,7 @@ def load_registry(entry_points: Iterable[importlib.metadata.EntryPoint] | None =
                           PluginWarning, stacklevel=2)
             continue
         try:
-            manager.register(plugin, name=f"{dist}:{ep.name}")
+            registry._distributions[manager.register(plugin, name=f"{dist}:{ep.name}") or ""] = dist
         except Exception as exc:
             warnings.warn(f"{label} is not a valid plugin: {exc}", PluginWarning, stacklevel=2)
             continue
@@ -206,7 +260,9 @@ def load_registry(entry_points: Iterable[importlib.metadata.EntryPoint] | None =
         try:
             registry.register_plugin(plugin, provider=dist)
         except Exception as exc:
-            warnings.warn(f"{label} failed while registering: {type(exc).__name__}: {exc}",
+            manager.unregister(plugin)
+            warnings.warn(f"{label} failed while registering: {type(exc).__name__}: {exc}; none "
+                          "of its components were kept and the plugin was not loaded",
                           PluginWarning, stacklevel=2)
     registry._plugins = manager
     return registry

@@ -38,6 +38,11 @@ that much.  Any other dtype is converted to float64.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from typing import Any
+
+import attrs
 import numpy as np
 from scipy.linalg.blas import idamax, isamax
 from scipy.linalg.lapack import dpotrf
@@ -290,36 +295,82 @@ def check_groups(groups: object, n_kernels: int) -> np.ndarray:
     return np.unique(array, return_inverse=True)[1].astype(np.intp)
 
 
-# attrs validators for solver and part settings: ``attrs.field(validator=positive)``.
+# Parameter domains: one check per kind of setting, used by every attrs field of a solver, part
+# or kernel (``tol: float = positive.field(1e-6)``) and by every parameter checked outside attrs
+# (``positive.check("tol", value)``): the estimators' settings in fit, the kernel grid's.
 
 
-def positive(instance: object, attribute: object, value: float) -> None:
-    """``value > 0``."""
-    if not value > 0:
-        raise ValidationError(f"{getattr(attribute, 'name', 'value')} must be > 0, got {value!r}")
+def _is_real(value: object) -> bool:
+    """A real number (not a bool, not text): Python's or numpy's."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
-def nonnegative(instance: object, attribute: object, value: float) -> None:
-    """``value >= 0``."""
-    if not value >= 0:
-        raise ValidationError(f"{getattr(attribute, 'name', 'value')} must be >= 0, got {value!r}")
+def _is_integer(value: object) -> bool:
+    """An integer (not a bool, not a float of integer value)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def below_one(instance: object, attribute: object, value: float) -> None:
-    """``0 <= value < 1``."""
-    if not 0 <= value < 1:
-        raise ValidationError(f"{getattr(attribute, 'name', 'value')} must be in [0, 1), got {value!r}")
+@attrs.frozen
+class Domain:
+    """The values a parameter accepts, and the check that refuses any other by name.
+
+    ``kind`` is ``"real"`` (an int or float, not a bool; returned as float), ``"integer"``
+    (an int, not a bool or a float) or ``"flag"`` (True or False); ``accepts`` tests a
+    value of that kind (NaN fails every comparison, so every domain below refuses it);
+    ``requirement`` says what it accepts, for the message (for a real, its range only:
+    "> 0 and finite").  ``none`` (when not empty) admits None and says what it means.
+    """
+
+    requirement: str
+    accepts: Callable[[Any], bool] = lambda value: True
+    kind: str = "real"
+    none: str = ""
+
+    def check(self, name: str, value: object) -> Any:
+        """``value`` as the domain's type; a :class:`ValidationError` naming ``name``, the value
+        and the accepted values otherwise."""
+        if value is None and self.none:
+            return None
+        typed = {"real": _is_real, "integer": _is_integer,
+                 "flag": lambda v: isinstance(v, (bool, np.bool_))}[self.kind](value)
+        if not (typed and self.accepts(value)):
+            wanted = f"a number ({self.requirement})" if self.kind == "real" and not typed \
+                else self.requirement
+            also = f", or None ({self.none})" if self.none else ""
+            raise ValidationError(f"{name} must be {wanted}{also}, got {value!r}")
+        return {"real": float, "integer": int, "flag": bool}[self.kind](value)  # type: ignore[arg-type]
+
+    def or_none(self, meaning: str) -> Domain:
+        """The same domain, also admitting None (which means ``meaning``)."""
+        return attrs.evolve(self, none=meaning)
+
+    def field(self, default: Any = attrs.NOTHING, **kwargs: Any) -> Any:
+        """An attrs field checked (and converted) by this domain, at creation and assignment."""
+        return attrs.field(default=default, converter=attrs.Converter(
+            lambda value, field: self.check(field.name, value), takes_field=True), **kwargs)
 
 
-def count(instance: object, attribute: object, value: int) -> None:
-    """A non-negative integer."""
-    if int(value) != value or value < 0:
-        raise ValidationError(
-            f"{getattr(attribute, 'name', 'value')} must be a non-negative integer, got {value!r}")
-
-
-def positive_count(instance: object, attribute: object, value: int) -> None:
-    """A positive integer."""
-    if int(value) != value or value < 1:
-        raise ValidationError(
-            f"{getattr(attribute, 'name', 'value')} must be a positive integer, got {value!r}")
+#: A finite number > 0 (tolerances, step sizes, widths).
+positive = Domain("> 0 and finite", lambda v: 0 < v < math.inf)
+#: A finite number >= 0.
+nonnegative = Domain(">= 0 and finite", lambda v: 0 <= v < math.inf)
+#: A number in [0, 1).
+below_one = Domain("in [0, 1)", lambda v: 0 <= v < 1)
+#: A growth factor of a schedule or step: a finite number >= 1 (non-decreasing).
+growth_factor = Domain(">= 1 and finite: a non-decreasing schedule", lambda v: 1 <= v < math.inf)
+#: A norm exponent in (1, 2] (p-norm MKL's p).
+exponent_in_one_two = Domain("in (1, 2]", lambda v: 1 < v <= 2)
+#: 1 or 2 (the MIKL family's p, q, r).
+one_or_two = Domain("1 or 2", lambda v: v in (1, 2))
+#: A finite number (any sign).
+finite = Domain("finite", lambda v: -math.inf < v < math.inf)
+#: A time limit in seconds: > 0, inf (the default) for no limit.
+seconds = Domain("> 0 seconds (inf: no limit)", lambda v: v > 0)
+#: An integer >= 0 (iteration bounds, epochs, bytes).
+count = Domain("a non-negative integer", lambda v: v >= 0, kind="integer")
+#: An integer >= 1.
+positive_count = Domain("a positive integer", lambda v: v >= 1, kind="integer")
+#: A random seed: an integer >= 0 (numpy's generators take no other), or None (fresh entropy).
+random_seed = Domain("a non-negative integer", lambda v: v >= 0, kind="integer", none="fresh randomness")
+#: True or False.
+flag = Domain("True or False", kind="flag")

@@ -113,6 +113,15 @@ MUTATIONS: dict[str, Callable[[np.ndarray, np.ndarray, dict], Problem]] = {
     "tol negative": _extreme("tol", -1e-3),
     "max_iter = 0": _extreme("max_iter", 0),
     "max_iter = 2.5": _extreme("max_iter", 2.5),
+    "tol = inf": _extreme("tol", np.inf),
+    "tol given as text": _extreme("tol", "abc"),
+    "max_iter = inf": _extreme("max_iter", np.inf),
+    "max_iter = NaN": _extreme("max_iter", np.nan),
+    "max_iter = True": _extreme("max_iter", True),
+    "C = True": _extreme("C", True),
+    "seed = 2.5": _extreme("seed", 2.5),
+    "a loss that is not a name": lambda K, y, kw: (K, y, {**kw, "loss": object()}),
+    "a registry that is not one": lambda K, y, kw: (K, y, {**kw, "registry": "x"}),
     "an unknown parameter name": _extreme("Cc", 1.0),
     "an unknown loss name": lambda K, y, kw: (K, y, {**kw, "loss": "hinj"}),
     "an unknown family name": lambda K, y, kw: (K, y, {**kw, "family": "l1-mkl"}),
@@ -227,11 +236,11 @@ def outcome_line(value: Any) -> str:
 
 def documented_outcomes() -> dict[str, str]:
     """Each named mutation on one representative call (mirror-vskl on ``vskl``, which takes C,
-    q and groups; spicymkl on ``l1_mkl`` for loss; obscure on ``pnorm_mkl`` for lam and p)."""
+    q and groups; spicymkl on ``l1_mkl`` for loss; obscure on ``pnorm_mkl`` for lam, p and seed)."""
     lines = {}
     for name, mutate in MUTATIONS.items():
         solver, family = ("mirror-vskl", "vskl")
-        if "lam" in name or name.startswith("p ="):
+        if "lam" in name or name.startswith(("p =", "seed")):
             solver, family = "obscure", "pnorm_mkl"
         elif "loss" in name:
             solver, family = "spicymkl", "l1_mkl"
@@ -279,7 +288,8 @@ ESTIMATOR_PARAMS = [
     {"C": -1.0}, {"C": np.nan}, {"normalization": "bogus"}, {"kernels": "bogus"}, {"kernels": []},
     {"solver": "spicymkI"}, {"family": "vskl"}, {"tol": -1.0}, {"max_iter": -3},
     {"memory_budget": 10}, {"time_limit": 0.0}, {"solver_params": {"nope": 1}},
-    {"loss": "squared-hinj"}, {"standardize": True},
+    {"loss": "squared-hinj"}, {"standardize": True}, {"random_state": "x"}, {"memory_budget": "lots"},
+    {"solver_params": "abc"}, {"tol": np.inf}, {"max_iter": True}, {"C": True},
 ]
 
 
@@ -461,6 +471,11 @@ CONFIG_MUTATIONS: dict[str, Callable[[str, int], str]] = {
     "an unknown key": lambda text, at: text.replace("C = 1.0", "Cee = 1.0"),
     "a value of the wrong type": lambda text, at: text.replace("C = 1.0", 'C = "big"'),
     "a negative max_iter": lambda text, at: text.replace("max_iter = 20", "max_iter = -20"),
+    "a boolean C": lambda text, at: text.replace("C = 1.0", "C = true"),
+    "a random_state of text": lambda text, at: text + 'random_state = "x"\n',
+    "non-positive kernel widths": lambda text, at: text.replace("widths = [1.0]", "widths = [-1.0, 0.0]"),
+    "a non-integer kernel degree": lambda text, at: text.replace("degrees = [1]", "degrees = [1.5, -2]"),
+    "an output model that is a number": lambda text, at: text + "\n[output]\nmodel = 5\n",
     "a missing data file": lambda text, at: text.replace("train.csv", "nowhere.csv"),
     "a missing target column": lambda text, at: text.replace('"label"', '"labl"'),
     "an unknown kernel spec": lambda text, at: text.replace(
@@ -527,6 +542,12 @@ CLI_CALLS: dict[str, list[str]] = {
     "predictions to a missing folder": ["predict", "{garbage}", "{problem}", "--output", "/nowhere/p.csv"],
     "a --set without =": ["solve", "{problem}", "--solver", "average", "--set", "tol",
                           "--output", "{out}"],
+    "--set max_iter=inf": ["solve", "{problem}", "--solver", "mirror-vskl", "--family", "l1_mkl_sq",
+                           "--set", "max_iter=inf", "--output", "{out}"],
+    "--set growth=abc": ["solve", "{problem}", "--solver", "spicymkl", "--family", "l1_mkl",
+                         "--set", "growth=abc", "--output", "{out}"],
+    "--set solver=x": ["solve", "{problem}", "--solver", "spicymkl", "--set", "solver=x",
+                       "--output", "{out}"],
     "predict with a damaged model": ["predict", "{garbage}", "{problem}", "--output", "{out}"],
     "a problem file with a misspelt array": ["solve", "{misspelt}", "--solver", "average",
                                              "--family", "l1_mkl_sq", "--output", "{out}"],

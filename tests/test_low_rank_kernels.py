@@ -236,9 +236,9 @@ def test_bad_parameters_are_refused_with_clear_messages():
         Nystrom.fit(gaussian(), X, 5)(X[:, :1], X[:, :1])
     with pytest.raises(ValidationError, match=r"projection must have shape \(r, r\) for r = 3"):
         Nystrom(base="gaussian", landmarks=X[:3], projection=np.eye(4))
-    with pytest.raises(ValidationError, match="width must be > 0, got 0.0"):
+    with pytest.raises(ValidationError, match="width must be > 0 and finite, got 0.0"):
         RandomFourierFeatures.draw(2, width=0.0)
-    with pytest.raises(ValidationError, match="width must be > 0, got -1.0"):
+    with pytest.raises(ValidationError, match="width must be > 0 and finite, got -1.0"):
         get_registry().create("kernel", "random-fourier", width=-1.0, n_features=1,
                               frequencies=np.ones((1, 2)), offsets=np.zeros(1))
     with pytest.raises(ValidationError, match="n_features must be a positive integer, got 0"):

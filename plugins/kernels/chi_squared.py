@@ -7,6 +7,7 @@ import numpy as np
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernel import KernelFunction
+from kernelfuse.validation import finite
 
 
 @attrs.frozen
@@ -14,7 +15,7 @@ class ChiSquared(KernelFunction):
     """Exponential chi-squared kernel on non-negative features (histograms); 0/0 terms count 0."""
 
     name = "chi2"
-    gamma: float = 1.0
+    gamma: float = finite.field(1.0)
 
     @property
     def psd(self) -> bool:  # type: ignore[override]

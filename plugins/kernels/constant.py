@@ -20,7 +20,7 @@ class Constant(KernelFunction):
     """Constant kernel k(x, z) = value: a (regularised) bias for families without an intercept."""
 
     name = "constant"
-    value: float = attrs.field(default=1.0, converter=float, validator=positive)
+    value: float = positive.field(1.0)
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return np.full((X.shape[0], Z.shape[0]), self.value)

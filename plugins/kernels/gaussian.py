@@ -8,6 +8,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.kernel import KernelFunction, Pairwise, squared_distances
+from kernelfuse.validation import positive
 
 
 @attrs.frozen
@@ -15,7 +16,7 @@ class Gaussian(KernelFunction):
     """Gaussian kernel exp(-||x - z||^2 / (2 width^2)), the width of the SimpleMKL grids."""
 
     name = "gaussian"
-    width: float = 1.0
+    width: float = positive.field(1.0)
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return np.exp(-squared_distances(X, Z) / (2.0 * self.width**2))

@@ -7,6 +7,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from kernelfuse.kernel import KernelFunction
+from kernelfuse.validation import positive
 
 
 @attrs.frozen
@@ -14,12 +15,7 @@ class Laplacian(KernelFunction):
     """Laplacian kernel exp(-||x - z||_1 / width)."""
 
     name = "laplacian"
-    width: float = 1.0
-
-    @property
-    def psd(self) -> bool:  # type: ignore[override]
-        """A product over features of ``exp(-|x_k - z_k| / width)``, each PSD for ``width > 0``."""
-        return self.width > 0
+    width: float = positive.field(1.0)
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return np.exp(-cdist(X, Z, metric="cityblock") / self.width)

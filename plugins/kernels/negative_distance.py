@@ -11,13 +11,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from kernelfuse.errors import ValidationError
 from kernelfuse.kernel import KernelFunction, Pairwise
-
-
-def _check_power(instance: object, attribute: object, value: float) -> None:
-    if not 0.0 < value <= 2.0:
-        raise ValidationError(f"power must be in (0, 2], got {value!r}")
+from kernelfuse.validation import Domain
 
 
 @attrs.frozen
@@ -26,7 +21,7 @@ class NegativeDistance(KernelFunction):
 
     name = "negative-distance"
     psd = False
-    power: float = attrs.field(default=1.0, converter=float, validator=_check_power)
+    power: float = Domain("in (0, 2]", lambda v: 0 < v <= 2).field(1.0)
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return self.on_pairwise(Pairwise(X, Z))

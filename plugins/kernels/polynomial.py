@@ -8,6 +8,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.kernel import KernelFunction, Pairwise
+from kernelfuse.validation import finite, positive
 
 
 @attrs.frozen
@@ -15,15 +16,16 @@ class Polynomial(KernelFunction):
     """Polynomial kernel (scale x'z + coef0)^degree; PSD for integer degree and coef0 >= 0."""
 
     name = "polynomial"
-    degree: int = 2
-    scale: float = 1.0
-    coef0: float = 1.0
+    #: A positive number; an integer one (the kernel grid's) for a PSD kernel.
+    degree: float = positive.field(2)
+    scale: float = finite.field(1.0)
+    coef0: float = finite.field(1.0)
 
     @property
     def psd(self) -> bool:  # type: ignore[override]
-        """A non-negative integer power of ``scale x'z + coef0``, a PSD kernel when ``scale`` and
+        """A positive integer power of ``scale x'z + coef0``, a PSD kernel when ``scale`` and
         ``coef0`` are non-negative (sums and products of PSD kernels are PSD)."""
-        return float(self.degree).is_integer() and self.degree >= 0 and self.scale >= 0 and self.coef0 >= 0
+        return self.degree.is_integer() and self.scale >= 0 and self.coef0 >= 0
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return (self.scale * (X @ Z.T) + self.coef0) ** self.degree

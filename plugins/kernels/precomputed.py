@@ -7,6 +7,7 @@ import numpy as np
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernel import KernelFunction
+from kernelfuse.validation import flag
 
 
 def _as_matrix(value: object) -> np.ndarray:
@@ -23,7 +24,7 @@ class Precomputed(KernelFunction):
     name = "precomputed"
     matrix: np.ndarray = attrs.field(converter=_as_matrix)
     #: Whether G is a PSD Gram matrix (say False for an arbitrary similarity).
-    positive_semidefinite: bool = True
+    positive_semidefinite: bool = flag.field(True)
 
     @property
     def psd(self) -> bool:  # type: ignore[override]

@@ -31,7 +31,7 @@ import numpy as np
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.plugins.kernels.nystrom import FeatureMap, array_repr, frozen_array
-from kernelfuse.validation import positive, positive_count
+from kernelfuse.validation import count, positive, positive_count
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -43,11 +43,11 @@ class RandomFourierFeatures(FeatureMap):
 
     name = "random-fourier"
     #: The Gaussian kernel's width: ``k(x, z) = exp(-||x - z||^2 / (2 width^2))``.
-    width: float = attrs.field(default=1.0, converter=float, validator=positive)
+    width: float = positive.field(1.0)
     #: ``r``, the number of features.
-    n_features: int = attrs.field(validator=positive_count)
+    n_features: int = positive_count.field()
     #: The seed ``frequencies`` and ``offsets`` were drawn from (kept as provenance).
-    seed: int = attrs.field(default=0, converter=int)
+    seed: int = count.field(0)
     #: ``Omega``, shape (r, d): standard normal draws (the frequencies for width 1).
     frequencies: np.ndarray = attrs.field(converter=frozen_array(2, "frequencies"), repr=array_repr)
     #: ``b``, shape (r,): uniform draws in [0, 2 pi).

@@ -6,6 +6,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.kernel import KernelFunction, Pairwise
+from kernelfuse.validation import finite
 
 
 @attrs.frozen
@@ -14,8 +15,8 @@ class Sigmoid(KernelFunction):
 
     name = "sigmoid"
     psd = False
-    scale: float = 1.0
-    coef0: float = 0.0
+    scale: float = finite.field(1.0)
+    coef0: float = finite.field(0.0)
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return np.tanh(self.scale * (X @ Z.T) + self.coef0)

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import attrs
 import numpy as np
 
-from kernelfuse.errors import ValidationError
 from kernelfuse.loss import Loss
-
-
-def _check_eps(instance: Any, attribute: Any, value: float) -> None:
-    if not (0.0 <= value < math.inf):
-        raise ValidationError(f"parameter eps must be >= 0 and finite, got {value!r}")
+from kernelfuse.validation import nonnegative
 
 
 @attrs.frozen
@@ -23,7 +17,7 @@ class EpsilonInsensitive(Loss):
 
     name = "eps-insensitive"
     target = "real"
-    eps: float = attrs.field(default=0.1, converter=float, validator=_check_eps)
+    eps: float = nonnegative.field(0.1)
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return np.maximum(0.0, np.abs(y - f) - self.eps)

@@ -32,7 +32,7 @@ from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
 from kernelfuse.plugins.mikl.squared_hinge_gradient import adjoint, penalty_of
 from kernelfuse.problem import Problem
 from kernelfuse.recipe import part_with
-from kernelfuse.validation import positive, positive_count
+from kernelfuse.validation import flag, positive, positive_count
 
 
 def operator_norm_squared(K: np.ndarray, iterations: int, seed: int = 0) -> float:
@@ -66,11 +66,11 @@ class ForwardBackward(OuterOptimizer):
     name: ClassVar[str] = "forward-backward"
     #: The proximal part: its lam, p, q, r come from the problem.
     prox: MixedNormProx = attrs.field(factory=MixedNormProx, validator=part_with("prox", "value"))
-    accelerated: bool = True
-    restart: bool = True
+    accelerated: bool = flag.field(True)
+    restart: bool = flag.field(True)
     #: ``s = step_scale / beta``; None: 1.9 (plain, below 2) or 1.0 (accelerated).
-    step_scale: float | None = attrs.field(default=None, validator=attrs.validators.optional(positive))
-    power_iterations: int = attrs.field(default=100, validator=positive_count)
+    step_scale: float | None = positive.or_none("1.9 plain, 1.0 accelerated").field(None)
+    power_iterations: int = positive_count.field(100)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> ForwardBackwardState:
         default = MixedNormProx()

@@ -22,20 +22,13 @@ The conjugate (for the duality gap): ``p* = inf`` for ``p = 1``, 2 for ``p = 2``
 
 from __future__ import annotations
 
-from typing import Any
 
 import attrs
 import numpy as np
 
 from kernelfuse import objectives
-from kernelfuse.errors import ValidationError
 from kernelfuse.prox import ProxOperator
-from kernelfuse.validation import positive
-
-
-def _one_or_two(instance: Any, attribute: Any, value: float) -> None:
-    if value not in (1.0, 2.0):
-        raise ValidationError(f"{attribute.name} must be 1 or 2, got {value!r}")
+from kernelfuse.validation import one_or_two, positive
 
 
 @attrs.frozen
@@ -43,10 +36,10 @@ class MixedNormProx(ProxOperator):
     """Prox of ``(lam/q) ||alpha||_{pq;r}^q`` for ``alpha`` (N, M); p, q, r in {1, 2}."""
 
     name = "mixed-norm"
-    lam: float = attrs.field(default=1.0, converter=float, validator=positive)
-    p: float = attrs.field(default=2.0, converter=float, validator=_one_or_two)
-    q: float = attrs.field(default=1.0, converter=float, validator=_one_or_two)
-    r: float = attrs.field(default=2.0, converter=float, validator=_one_or_two)
+    lam: float = positive.field(1.0)
+    p: float = one_or_two.field(2.0)
+    q: float = one_or_two.field(1.0)
+    r: float = one_or_two.field(2.0)
 
     def _groups(self, x: np.ndarray) -> np.ndarray:
         """``x`` with one group per row (a view)."""

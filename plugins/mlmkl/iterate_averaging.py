@@ -28,6 +28,7 @@ from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
 from kernelfuse.problem import Problem
 from kernelfuse.recipe import part_with
+from kernelfuse.validation import nonnegative
 
 
 def _default_inner() -> OuterOptimizer:
@@ -51,7 +52,7 @@ class IterateAveraging(OuterOptimizer):
     inner: OuterOptimizer = attrs.field(factory=_default_inner, validator=part_with("init", "step"))
     #: Polynomial-decay weights ``w_t proportional to (t + decay - 1)^decay`` (Shamir and Zhang
     #: 2013); 0: the uniform mean of eq. 10.
-    decay: float = attrs.field(default=0.0, converter=float)
+    decay: float = nonnegative.field(0.0)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> _State:
         return _State(self.inner.init(problem, point, answer), np.array(point, dtype=float), 1)

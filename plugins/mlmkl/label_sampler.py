@@ -62,14 +62,7 @@ from kernelfuse.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
 from kernelfuse.problem import Problem
 from kernelfuse.recipe import part_with
-from kernelfuse.validation import nonnegative
-
-
-def _check_delta(instance: object, attribute: object, value: float) -> None:
-    from kernelfuse.errors import ValidationError
-
-    if not 0.0 < value <= 1.0:
-        raise ValidationError(f"delta must be in (0, 1], got {value!r}")
+from kernelfuse.validation import Domain, flag, random_seed
 
 
 def smoothed(gamma: np.ndarray, delta: float) -> np.ndarray:
@@ -112,11 +105,11 @@ class LabelSampler(Oracle):
     families = frozenset({"mlmkl_max"})
     label_svms: LabelSVMs = attrs.field(factory=LabelSVMs, validator=part_with("solve", "query"))
     #: Exploration: every label is drawn with probability at least delta / L.
-    delta: float = attrs.field(default=0.2, converter=float, validator=_check_delta)
-    seed: int | None = attrs.field(default=None, validator=attrs.validators.optional(nonnegative))
+    delta: float = Domain("in (0, 1]", lambda v: 0 < v <= 1).field(0.2)
+    seed: int | None = random_seed.field(None)
     #: Control variates from every label's last SVM (SAGA-style): still unbiased, far less
     #: variance; False gives the plain estimates of eq. 9.
-    control_variates: bool = True
+    control_variates: bool = flag.field(True)
 
     def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
         p, svms = self.label_svms.init(problem)

@@ -50,6 +50,7 @@ from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import Problem
 from kernelfuse.recipe import part_with
 from kernelfuse.svm_solver import SVMSolution, SVMSolver
+from kernelfuse.validation import flag
 
 
 def weighted_lower_bound(sums: np.ndarray, A: np.ndarray, gamma: np.ndarray) -> float:
@@ -129,7 +130,7 @@ class LabelSVMs(Oracle):
     svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM, validator=part_with("solve"))
     #: Start each label's SVM from its last solution; False solves every SVM from scratch
     #: (the paper's baseline setting, for comparisons).
-    warm_start: bool = True
+    warm_start: bool = flag.field(True)
     #: Workers solving the labels' SVMs at once (None or 1: one by one; -1: every core; a
     #: ``joblib.parallel_config`` backend applies, Dask included).
     n_jobs: int | None = attrs.field(default=None)

@@ -55,7 +55,7 @@ class SaddleMirrorDescent(OuterOptimizer):
     name = "saddle-mirror-descent"
     mirror_map: MirrorMap = attrs.field(factory=EntropicSimplices,
                                         validator=part_with("grad_h", "grad_h_conjugate"))
-    step_scale: float = attrs.field(default=1.0, converter=float, validator=positive)
+    step_scale: float = positive.field(1.0)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> _State:
         M = problem.n_kernels

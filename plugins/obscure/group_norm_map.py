@@ -21,19 +21,13 @@ applied to the expansion of ``theta``.  The explicit-vector methods of
 
 from __future__ import annotations
 
-from typing import Any
 
 import attrs
 import numpy as np
 
 from kernelfuse import objectives
-from kernelfuse.errors import ValidationError
 from kernelfuse.mirror_map import MirrorMap
-
-
-def _check_p(instance: Any, attribute: Any, value: float) -> None:
-    if not 1.0 < value <= 2.0:
-        raise ValidationError(f"p must be in (1, 2], got {value!r}")
+from kernelfuse.validation import exponent_in_one_two
 
 
 def lp_norm(values: np.ndarray, exponent: float) -> float:
@@ -46,7 +40,7 @@ class GroupNormMirrorMap(MirrorMap):
     """``h(w) = (q/2) ||w||_{2,p}^2`` over kernel blocks: grad h* scales each block by ``omega_m``."""
 
     name = "group-norm"
-    p: float = attrs.field(default=1.5, converter=float, validator=_check_p)
+    p: float = exponent_in_one_two.field(1.5)
 
     @property
     def q(self) -> float:

@@ -69,7 +69,7 @@ from kernelfuse.plugins.obscure.expansion import Expansion
 from kernelfuse.plugins.obscure.expansion_model import dual_point
 from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
 from kernelfuse.problem import Problem
-from kernelfuse.validation import count, nonnegative, positive
+from kernelfuse.validation import count, flag, positive, random_seed
 
 STAGES = ("online", "stochastic", "dual")
 
@@ -121,18 +121,18 @@ class OnlineBatch(OuterOptimizer):
     #: The per-example sub-gradient oracle.
     sampler: ExampleSubgradient = attrs.field(factory=ExampleSubgradient)
     #: Epochs of the online stage at most (0: start with the stochastic stage, radius from P(0)).
-    online_epochs: int = attrs.field(default=5, validator=count)
+    online_epochs: int = count.field(5)
     #: The online stage ends after an epoch with at most this many updates.
-    stop_updates: int = attrs.field(default=0, validator=count)
+    stop_updates: int = count.field(0)
     #: ``eta0`` of the online stage; None: :func:`default_online_step`.
-    online_step: float | None = attrs.field(default=None, validator=attrs.validators.optional(positive))
+    online_step: float | None = positive.or_none("default_online_step").field(None)
     #: Epochs of the stochastic stage before the dual coordinate stage; None: no dual stage
     #: (the methods as published).
-    stochastic_epochs: int | None = attrs.field(default=2, validator=attrs.validators.optional(count))
+    stochastic_epochs: int | None = count.or_none("no dual stage").field(2)
     #: The adaptive ``s_t`` of Algorithm 2; False: ``s_t = 0`` (Pegasos-MKL).
-    adaptive: bool = True
+    adaptive: bool = flag.field(True)
     #: Seed of the example order (None: fresh randomness).
-    seed: int | None = attrs.field(default=None, validator=attrs.validators.optional(nonnegative))
+    seed: int | None = random_seed.field(None)
     #: Examples per block of an epoch.  Online stage: a block's adds reach the image at its end
     #: (:meth:`~.expansion.Expansion.defer`), the kernel rows of its updates computed together.
     #: Stochastic stage: at a block's start the examples whose sub-gradient is non-zero at the
@@ -141,7 +141,7 @@ class OnlineBatch(OuterOptimizer):
     #: (:meth:`~kernelfuse.kernel_rows.KernelRows.prefetch`).  0: one example at a time, rows
     #: one at a time.  On Pendigits (N = 7,494) a row set costs 1.08 ms alone and 0.42 ms in a
     #: block of 64.
-    prefetch: int = attrs.field(default=64, validator=count)
+    prefetch: int = count.field(64)
 
     def init(self, problem: Problem, point: Expansion, answer: OracleAnswer) -> OnlineBatchState:
         """The state at the starting point ``theta = 0``, where ``answer.objective = P(0)``."""

@@ -46,6 +46,7 @@ from kernelfuse.oracle import OracleAnswer
 from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
 from kernelfuse.problem import Problem
 from kernelfuse.recipe import part_with
+from kernelfuse.validation import below_one, count, growth_factor, positive
 
 STEP_RULES = ("auto", "armijo", "line-search", "lipschitz-free", "theorem-3.1")
 
@@ -82,11 +83,11 @@ class MirrorDescent(OuterOptimizer):
     mirror_map: MirrorMap = attrs.field(
         factory=EntropicSimplices, validator=part_with("grad_h", "grad_h_conjugate", "divergence"))
     step_rule: str = attrs.field(default="auto", validator=_check_rule)
-    A: float = 1.0
-    grow: float = 1.5
-    max_backtracks: int = 40
+    A: float = positive.field(1.0)
+    grow: float = growth_factor.field(1.5)
+    max_backtracks: int = count.field(40)
     #: ``c`` of the line-search rule's sufficient-decrease condition.
-    sufficient_decrease: float = 1e-4
+    sufficient_decrease: float = below_one.field(1e-4)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> _State:
         groups = problem.groups if problem.groups is not None else np.zeros(point.size, int)

@@ -28,6 +28,7 @@ from kernelfuse.errors import IncompatiblePartsError
 from kernelfuse.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.oracle import OracleAnswer
 from kernelfuse.problem import Problem
+from kernelfuse.validation import count, positive
 
 GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 
@@ -70,9 +71,9 @@ class ReducedGradient(OuterOptimizer):
     """SimpleMKL's reduced gradient on one simplex, with golden-section line search."""
 
     name = "reduced-gradient"
-    line_search_tol: float = 0.1
+    line_search_tol: float = positive.field(0.1)
     #: Steps of 10x back-off after a golden search that found no decrease.
-    max_backtracks: int = 10
+    max_backtracks: int = count.field(10)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> Any:
         if problem.groups is not None and int(problem.groups.max()) > 0:

@@ -60,6 +60,7 @@ from kernelfuse.problem import Problem
 from kernelfuse.recipe import part_with
 from kernelfuse.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.svm_solver import SVMSolution, SVMSolver
+from kernelfuse.validation import below_one, positive, positive_count
 
 
 def exponents(q: float) -> tuple[float, float]:
@@ -117,10 +118,10 @@ class VSKLBlockCoordinateAscent(Oracle):
     families = frozenset({"vskl", "l1_mkl_sq"})
     svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM, validator=part_with("solve"))
     #: Stop the sweeps when ``max_j |log gamma_j - log gamma_j_prev| <= bca_tol``.
-    bca_tol: float = 1e-6
-    max_bca_iter: int = 500
+    bca_tol: float = positive.field(1e-6)
+    max_bca_iter: int = positive_count.field(500)
     #: Lower bound on gamma_j relative to max_j gamma_j.
-    gamma_floor: float = 1e-12
+    gamma_floor: float = below_one.field(1e-12)
 
     def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
         groups = problem.groups if problem.groups is not None else np.zeros(problem.n_kernels, int)

@@ -41,6 +41,7 @@ from kernelfuse.mirror_map import MirrorMap
 from kernelfuse.oracle import OracleAnswer
 from kernelfuse.plugins.prox.entropic_simplex import EntropicSimplices
 from kernelfuse.simplex_qp import SimplexQP
+from kernelfuse.validation import nonnegative
 
 
 @attrs.frozen
@@ -51,7 +52,7 @@ class LocalQuadraticSimplices(MirrorMap):
     max_step = 1.0
     local = True
     #: ``mu`` relative to the largest diagonal entry of ``R'R``.
-    ridge: float = attrs.field(default=1e-8, converter=float)
+    ridge: float = nonnegative.field(1e-8)
     #: The factor of the step's point (None until :meth:`at` binds one).
     factor: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
     mu: float = 1.0

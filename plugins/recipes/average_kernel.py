@@ -24,7 +24,7 @@ from kernelfuse.problem import Problem
 from kernelfuse.result import History, relative_gap
 from kernelfuse.solver import Model, Solver
 from kernelfuse.svm_solver import SVMSolver
-from kernelfuse.validation import positive
+from kernelfuse.validation import positive, positive_count
 
 
 @attrs.define
@@ -35,8 +35,8 @@ class AverageKernelSVM(Solver):
     families: ClassVar[frozenset[str]] = frozenset({"l1_mkl_sq", "vskl"})
     svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM)
     #: The certified relative gap below which the uniform weights count as the MKL optimum.
-    tol: float = attrs.field(default=1e-6, converter=float, validator=positive)
-    blas_threads: int | None = 1
+    tol: float = positive.field(1e-6)
+    blas_threads: int | None = positive_count.or_none("the process setting").field(1)
 
     def parts(self) -> dict[str, object]:
         return {"svm_solver": self.svm_solver}

@@ -49,12 +49,12 @@ import attrs
 import numpy as np
 
 from kernelfuse import objectives
-from kernelfuse.errors import SolverError, ValidationError
+from kernelfuse.errors import SolverError
 from kernelfuse.plugins.reference.certificate import lower_bound
 from kernelfuse.problem import Problem
 from kernelfuse.result import History, relative_gap, roundoff
 from kernelfuse.solver import Model, Requirements, Solver
-from kernelfuse.validation import positive, positive_count
+from kernelfuse.validation import flag, positive, positive_count, seconds
 
 #: (gap, feasibility) tolerances of the successive Clarabel attempts, in units of ``tol``.
 TOLERANCE_LADDER: tuple[tuple[float, float], ...] = (
@@ -64,11 +64,6 @@ TOLERANCE_LADDER: tuple[tuple[float, float], ...] = (
 #: cvxpy statuses with a usable solution.
 _OPTIMAL = "optimal"
 _INACCURATE = "optimal_inaccurate"
-
-
-def _positive(instance: Any, attribute: Any, value: float) -> None:
-    if not (0 < value < math.inf):
-        raise ValidationError(f"parameter {attribute.name} must be > 0 and finite, got {value!r}")
 
 
 # --------------------------------------------------------------------------- factors
@@ -534,11 +529,11 @@ class CvxpyReference(Solver):
     interior-point iterations; the history has one row.
     """
 
-    tol: float = attrs.field(default=1e-9, converter=float, validator=_positive)
-    max_iter: int = attrs.field(default=500, validator=positive_count)
-    verbose: bool = False
-    rank_tol: float = attrs.field(default=1e-11, converter=float, validator=_positive)
-    time_limit: float = attrs.field(default=math.inf, converter=float, validator=positive)
+    tol: float = positive.field(1e-9)
+    max_iter: int = positive_count.field(500)
+    verbose: bool = flag.field(False)
+    rank_tol: float = positive.field(1e-11)
+    time_limit: float = seconds.field(math.inf)
 
     name: ClassVar[str] = "cvxpy"
     families: ClassVar[frozenset[str]] = frozenset(_FORMULATIONS)

@@ -105,27 +105,27 @@ class SmoothedDualNewton(Oracle):
     #: prox to other values is refused, not overridden).
     prox: Any = attrs.field(factory=_default_prox)
     #: Newton stops when the primal residual is below ``max(newton_tol, newton_rtol * initial)``.
-    newton_tol: float = attrs.field(default=1e-9, converter=float, validator=positive)
-    newton_rtol: float = attrs.field(default=1e-2, converter=float, validator=below_one)
+    newton_tol: float = positive.field(1e-9)
+    newton_rtol: float = below_one.field(1e-2)
     #: Kernels with ``r_m > screen * gamma * C`` when an inner solve starts, and those active
     #: at the centre, form its working set; a check at the end adds kernels that became active
     #: and Newton resumes, until none does (so the result is exact).  0: every kernel.
-    screen: float = attrs.field(default=1.0, converter=float, validator=nonnegative)
-    max_newton: int = attrs.field(default=50, validator=positive_count)
+    screen: float = nonnegative.field(1.0)
+    max_newton: int = positive_count.field(50)
     #: A check adds at most ``max(join_min, join_growth * |working set|)`` kernels (the largest
     #: soft-thresholded norms first), reading kernels until it has found that many; inf: every
     #: kernel that became active.  Doubling at most kept the working sets near the active sets
     #: (Ringnorm M = 3000: 175 kernels at the first step where adding all made 1,900).
-    join_growth: float = attrs.field(default=1.0, converter=float, validator=positive)
-    join_min: int = attrs.field(default=16, validator=positive_count)
+    join_growth: float = positive.field(1.0)
+    join_min: int = positive_count.field(16)
     #: Levenberg-Marquardt ridge ``ridge * min(1, residual)`` on the Newton system.
-    ridge: float = attrs.field(default=1e-2, converter=float, validator=nonnegative)
+    ridge: float = nonnegative.field(1e-2)
     #: The Hessian re-reads ``K_m`` only when its weight ``s_m`` moved by more than this
     #: (relative); 0: the exact Hessian at every step.  See ``KernelTerms.hessian``.  From kernel
     #: factors the Hessian is always exact (no ``N x N`` sum is kept).
     #: Below 1: a kernel leaving the active set (``s_m = 0``) must always be re-read, which
     #: ``|0 - w| > hessian_tol * w`` guarantees only then (1.5 made Newton diverge on Ringnorm).
-    hessian_tol: float = attrs.field(default=0.5, converter=float, validator=below_one)
+    hessian_tol: float = below_one.field(0.5)
 
     def init(self, problem: Problem) -> tuple[ProximalPoint, NewtonState]:
         if not uses_slack(problem.loss):

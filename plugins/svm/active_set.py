@@ -44,15 +44,15 @@ class ActiveSetSVM(SVMSolver):
     name = "active-set"
     supports_no_intercept = True
     warm_starts = True
-    max_iter: int = attrs.field(default=60, validator=positive_count)
+    max_iter: int = positive_count.field(60)
     #: Steps a warm start may take before the cold start takes over: a warm start that
     #: converges does so in a few (at most 6 measured on the mirrorVSKL benchmarks), and
     #: one far from the new kernel's sets wandered for 10-37 ms before cycling.
-    warm_max_iter: int = attrs.field(default=12, validator=positive_count)
+    warm_max_iter: int = positive_count.field(12)
     #: Relative tolerance deciding set membership (in units of C).
-    set_tol: float = attrs.field(default=1e-10, converter=float, validator=positive)
+    set_tol: float = positive.field(1e-10)
     #: Largest KKT violation accepted, in margin units (``|y_i f_i - 1|``).
-    kkt_tol: float = attrs.field(default=1e-8, converter=float, validator=positive)
+    kkt_tol: float = positive.field(1e-8)
     #: How many solves needed the fallback (for reports and tests).
     fallbacks: int = attrs.field(default=0, init=False)
 

@@ -40,10 +40,9 @@ class LibSVM(SVMSolver):
     name = "libsvm"
     supports_no_intercept = False
     warm_starts = False
-    tol: float = attrs.field(default=1e-8, converter=float, validator=positive)
-    cache_size: float = attrs.field(default=500.0, converter=float, validator=positive)
-    max_iter: int | None = attrs.field(
-        default=None, validator=attrs.validators.optional(positive_count))
+    tol: float = positive.field(1e-8)
+    cache_size: float = positive.field(500.0)
+    max_iter: int | None = positive_count.or_none("default_max_iter(N)").field(None)
 
     def solve(self, K, y, C, *, intercept=True, warm_start=None):  # type: ignore[no-untyped-def]
         import sklearn

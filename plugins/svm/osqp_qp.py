@@ -29,8 +29,8 @@ class OSQPSolver(SVMSolver):
     name = "osqp"
     supports_no_intercept = True
     warm_starts = True
-    eps: float = attrs.field(default=1e-10, converter=float, validator=positive)
-    max_iter: int = attrs.field(default=200_000, validator=positive_count)
+    eps: float = positive.field(1e-10)
+    max_iter: int = positive_count.field(200_000)
 
     def solve(self, K, y, C, *, intercept=True, warm_start=None):  # type: ignore[no-untyped-def]
         import osqp
