@@ -23,7 +23,7 @@ from kernelfuse.array_backend import is_device_array
 from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError, SolverError
 from kernelfuse.kernel_factors import FactorKernels
 from kernelfuse.kernel_rows import KernelRows
-from kernelfuse.kernel_scale import unit_scale
+from kernelfuse.kernel_scale import Rescaled, unit_scale
 from kernelfuse.memory import out_of_memory
 from kernelfuse.problem import Problem
 from kernelfuse.result import History, Iteration, Result, relative_gap
@@ -150,6 +150,8 @@ class Solver(ABC):
             if weights is None:
                 weights = objectives.model_kernel_weights(problem, np.asarray(model.coef))
         status, message = model.status, model.message
+        if units is not None and status == "converged":
+            status, message = _rescaled_status(self, units, objective, model, message)
         if not (math.isfinite(objective) and np.isfinite(model.coef).all()):
             status, message = "diverged", (
                 f"the objective at the returned model is {objective} "
@@ -176,6 +178,21 @@ class Solver(ABC):
             history=tuple(history.rows),
             message=message,
         )
+
+
+def _rescaled_status(solver: Solver, units: Rescaled, objective: float, model: Any,
+                     message: str) -> tuple[str, str]:
+    """``converged`` at the unit scale stays ``converged`` in the problem's units only where the
+    gap there is at most the one certified inside or the solver's ``tol``: the unit of the gap,
+    ``max(1, |P|)`` (OBJECTIVES.md), is not scale invariant, so an absolute gap below ``tol`` on
+    a small inner objective can be a relative gap of 1 once the objective is scaled up."""
+    outer = relative_gap(objective, float(model.dual_objective))
+    inner = relative_gap(objective / units.objective_factor,
+                         float(model.dual_objective) / units.objective_factor)
+    if outer <= max(inner, float(getattr(solver, "tol", 0.0))):
+        return "converged", message
+    return "stalled", (f"certified at the unit scale (gap {inner:.3g}), but the gap in the "
+                       f"problem's units is {outer:.3g}" + (f"; {message}" if message else ""))
 
 
 def solver_parameters(factory: Callable[..., Any]) -> set[str]:
