@@ -189,7 +189,7 @@ def _rescaled_status(solver: Solver, units: Rescaled, objective: float, model: A
     outer = relative_gap(objective, float(model.dual_objective))
     inner = relative_gap(objective / units.objective_factor,
                          float(model.dual_objective) / units.objective_factor)
-    if outer <= max(inner, float(getattr(solver, "tol", 0.0))):
+    if outer <= max(inner, float(getattr(solver, "tol", 0.0))) * (1.0 + 1e-6):  # equal up to rounding
         return "converged", message
     return "stalled", (f"certified at the unit scale (gap {inner:.3g}), but the gap in the "
                        f"problem's units is {outer:.3g}" + (f"; {message}" if message else ""))
