@@ -586,3 +586,52 @@ def test_clear_errors_are_told_apart_from_crashes():
     assert not is_clear_error(np.linalg.LinAlgError("Singular matrix"))
     assert not is_clear_error(ValueError(""))
     assert json.loads(json.dumps(outcome_line(kernelfuse.ValidationError("x"))))
+
+
+#: Interrupted solves: every iterative solver on the outer loop, a problem it cannot finish.
+INTERRUPTED_SOLVES = {
+    "mirror-vskl": ["--family", "l1_mkl_sq"],
+    "simplemkl": ["--family", "l1_mkl_sq"],
+    "spicymkl": ["--family", "l1_mkl"],
+    "mikl": ["--family", "mikl"],
+    "mlmkl-max-md": ["--family", "mlmkl_max"],
+}
+
+
+@given(solver=st.sampled_from(sorted(INTERRUPTED_SOLVES)), delay=st.floats(0.0, 1.0))
+@settings(max_examples=max(5, settings().max_examples // 100), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_an_interrupted_command_line_solve_ends_cleanly(tmp_path, solver, delay):
+    """SIGINT at a random moment of `kernelfuse solve`: exit 130 within a few seconds, one line and
+    no traceback; the --output file, where written, is the best model so far, status 'interrupted'."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    family = INTERRUPTED_SOLVES[solver][1]
+    K, Y, _ = small_problem(family, seed=1, n=80, n_kernels=6)
+    problem, out = tmp_path / "p.npz", tmp_path / "r.npz"
+    np.savez(problem, K=K, **({"Y": Y} if family.startswith("mlmkl") else {"y": Y}))
+    argv = [sys.executable, "-m", "kernelfuse", "solve", str(problem), "--solver", solver,
+            *INTERRUPTED_SOLVES[solver], "--tol", "1e-15", "--max-iter", "100000000",
+            "--output", str(out)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stderr.readline()  # the first progress line: the solve has started
+        time.sleep(delay)
+        ended_before = process.poll() is not None
+        process.send_signal(signal.SIGINT)
+        sent = time.perf_counter()
+        _, stderr = process.communicate(timeout=30)
+        served = time.perf_counter() - sent
+    finally:
+        process.kill()
+    assert "Traceback" not in line + stderr, (line + stderr)[-2000:]
+    if ended_before:  # finished (or failed cleanly) before the signal: nothing to serve
+        assert process.returncode in (0, 1, 2)
+        return
+    event(f"exit {process.returncode}")
+    assert process.returncode == 130 and served <= 3.0, (process.returncode, served, stderr[-500:])
+    if out.exists():  # absent only when the interrupt came before the first model
+        assert Result.load(out).status == "interrupted"
