@@ -15,7 +15,7 @@
   unit-trace Gaussian kernel (widths 0.5-8 on all features) for C from 0.1 to
   1e4, against ``default_max_iter(N) = max(100_000, 100 N)``.
 
-Writes ``benchmarks/results/time_limit[_quick].json``.
+Writes ``benchmarks/results/time_limit[_quick][_SOLVERS].json`` (``--solvers`` names the file).
 """
 
 from __future__ import annotations
@@ -104,7 +104,9 @@ def main() -> None:
     parser.add_argument("--out")
     args = parser.parse_args()
     limits, sizes = ([1.0], [300]) if args.quick else ([1.0, 5.0], [300, 1000])
-    out = Path(args.out or RESULTS_DIR / f"time_limit{'_quick' if args.quick else ''}.json")
+    suffix = ("_quick" if args.quick else "") + ("_" + "_".join(s.replace("-", "_") for s in args.solvers)
+                                                   if args.solvers else "")
+    out = Path(args.out or RESULTS_DIR / f"time_limit{suffix}.json")  # a subset never overwrites the full run
     info = machine_info()
     steps = libsvm_steps(["liver", "wpbc", "ionosphere", "sonar"])
     solvers = args.solvers or sorted(set(get_registry().names("solver")) - {"average"})
