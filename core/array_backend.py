@@ -285,7 +285,7 @@ def check_kernels(K: Any, *, require_psd: bool, check_psd: bool) -> tuple[Any, f
     shape (M, N, N), float32 or float64, finite, entries within bounds, symmetric and (where
     ``check_psd``) PSD to the same tolerances; returns it unchanged and its largest entry."""
     from kernelfuse.errors import ValidationError
-    from kernelfuse.validation import FLOAT32_TOL, MAX_KERNEL_ENTRY, PSD_TOL, SYMMETRY_TOL
+    from kernelfuse.validation import FLOAT32_TOL, MAX_KERNEL_ENTRY, PSD_TOL, SYMMETRY_TOL, check_eigenvalues
 
     xp = namespace(K)
     if K.ndim != 3 or K.shape[1] != K.shape[2] or 0 in K.shape:
@@ -306,9 +306,5 @@ def check_kernels(K: Any, *, require_psd: bool, check_psd: bool) -> tuple[Any, f
                                   f"{asymmetry[bad[0]]:.3g}); this family needs symmetric PSD kernels")
         psd_tol = FLOAT32_TOL if K.dtype == xp.float32 else PSD_TOL
         for m in range(K.shape[0]) if check_psd else ():
-            low, high = extreme_eigenvalues(K, m)
-            if low < -psd_tol * max(high, np.finfo(float).tiny):
-                raise ValidationError(f"kernel {m} of K is not positive semidefinite (smallest eigenvalue "
-                                      f"{low:.3g}, largest {high:.3g}); pass check_psd=False only for "
-                                      "kernels known to be PSD")
+            check_eigenvalues(m, *extreme_eigenvalues(K, m), psd_tol)
     return K, float(largest.max())

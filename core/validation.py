@@ -218,15 +218,20 @@ def _check_psd(K: np.ndarray, tol: float, kernels: np.ndarray) -> None:
         which = kernels[start : start + batch]
         block = np.asarray(K[which], dtype=np.float64)
         eig = np.linalg.eigvalsh(0.5 * (block + block.transpose(0, 2, 1)))
-        lo, hi = eig[:, 0], eig[:, -1]
-        bad = np.flatnonzero(lo < -tol * np.maximum(hi, np.finfo(float).tiny))
-        if bad.size:
-            raise ValidationError(
-                f"kernel {which[bad[0]]} of K is not positive semidefinite (smallest eigenvalue "
-                f"{lo[bad[0]]:.3g}, largest {hi[bad[0]]:.3g}; tolerance {tol:g} "
-                "relative); this family needs PSD kernels (only family 'mikl' "
-                "accepts indefinite ones)"
-            )
+        for m, lo, hi in zip(which, eig[:, 0], eig[:, -1]):
+            check_eigenvalues(int(m), float(lo), float(hi), tol)
+
+
+def check_eigenvalues(m: int, lo: float, hi: float, tol: float) -> None:
+    """Refuse kernel ``m`` whose smallest eigenvalue ``lo`` is below ``-tol`` times its largest
+    ``hi`` (the exact PSD check, host and device stacks alike)."""
+    if lo < -tol * max(hi, float(np.finfo(float).tiny)):
+        raise ValidationError(
+            f"kernel {m} of K is not positive semidefinite (smallest eigenvalue "
+            f"{lo:.3g}, largest {hi:.3g}; tolerance {tol:g} "
+            "relative); this family needs PSD kernels (only family 'mikl' "
+            "accepts indefinite ones)"
+        )
 
 
 def _list(indices: np.ndarray, limit: int = 10) -> str:
