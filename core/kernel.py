@@ -17,7 +17,7 @@ give a stack of that library on that device, computed there in float64
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -250,12 +250,19 @@ def compute_kernels(
     X = np.asarray(X, dtype=np.float64)
     rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
     K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
-    pairs, features = None, object()
-    for m, spec in enumerate(specs):
-        if spec.features != features:  # consecutive specs on one subset share the work
-            pairs, features = spec.pairwise(rows, X), spec.features
+    for m, spec, pairs in _specs_with_pairs(specs, rows, X):
         K[m] = spec.function.on_pairwise(pairs)
     return K
+
+
+def _specs_with_pairs(specs: Sequence[KernelSpec], rows: Any, X: Any) -> Iterator[tuple[int, KernelSpec, Any]]:
+    """Each spec with its pairwise quantities of ``rows`` and ``X``; consecutive specs on one
+    feature subset share them."""
+    pairs, features = None, object()
+    for m, spec in enumerate(specs):
+        if spec.features != features:
+            pairs, features = spec.pairwise(rows, X), spec.features
+        yield m, spec, pairs
 
 
 def _compute_on_device(xp: Any, specs: Sequence[KernelSpec], X: Any, Z: Any, dtype: np.dtype | type,
@@ -264,10 +271,7 @@ def _compute_on_device(xp: Any, specs: Sequence[KernelSpec], X: Any, Z: Any, dty
     rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
     target = getattr(xp, np.dtype(dtype).name)
     K = array_backend.zeros(X, (len(specs), rows.shape[0], X.shape[0]), target)
-    pairs, features = None, object()
-    for m, spec in enumerate(specs):
-        if spec.features != features:  # consecutive specs on one subset share the work
-            pairs, features = spec.pairwise(rows, X), spec.features
+    for m, spec, pairs in _specs_with_pairs(specs, rows, X):
         K[m, ...] = xp.astype(spec.function.on_device(pairs), target)
     return K
 
