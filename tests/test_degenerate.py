@@ -116,13 +116,15 @@ LONG_SOLVE = textwrap.dedent("""
     import kernelfuse
     from degenerate import degenerate_problem
     warnings.simplefilter("ignore")
-    K, y, kw = degenerate_problem("mlmkl_max", "C huge", 0, n=60, n_kernels=6)
+    K, y, kw = degenerate_problem("mikl", "C huge", 0, n=60, n_kernels=6)
 
     def started(row):
         if row.iteration == 2:
             print("running", flush=True)
 
-    result = kernelfuse.solve(K, y, solver="mlmkl-max-md", callback=started, tol=1e-12, max_iter=10**9, **kw)
+    # mikl: no OSQP inside (OSQP's own SIGINT handler can still swallow an interrupt that lands
+    # while it sets up or polishes: docs/reliability.md, Interrupts)
+    result = kernelfuse.solve(K, y, solver="mikl", callback=started, tol=1e-15, max_iter=10**9, **kw)
     print(result.status, flush=True)
 """)
 
