@@ -25,10 +25,10 @@ LOSSES = ("logistic", "hinge")
 
 
 def main_grid() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    from kernelfuse.demo import breast_cancer_split
-    from kernelfuse.kernel import compute_kernels
-    from kernelfuse.kernel_grid import kernel_grid
-    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.frontends.demo import breast_cancer_split
+    from kernelfuse.kernels.functions import compute_kernels
+    from kernelfuse.frontends.kernel_grid import kernel_grid
+    from kernelfuse.kernels.normalization import KernelNormalizer
 
     X_train, X_test, y_train, y_test, names = breast_cancer_split()
     specs = kernel_grid(X_train.shape[1], feature_names=names)

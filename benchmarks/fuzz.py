@@ -1,4 +1,4 @@
-"""The fuzz suite's long mode: tests/test_fuzz.py with the ``long`` hypothesis profile.
+"""The fuzz suite's long mode: tests/project/test_fuzz.py with the ``long`` hypothesis profile.
 
 ``python benchmarks/fuzz.py [--quick] [--examples N] [--seed S]`` runs every
 fuzz test with N random draws (1,500 by default; ``--quick``: 100), prints

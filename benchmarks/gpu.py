@@ -6,9 +6,9 @@ Run on a machine with a GPU (about 3 minutes on an H200 with 16 cores)::
 
 and ``--device cpu --smoke`` anywhere (tiny sizes, seconds; writes ``gpu_smoke.json``,
 never committed).  The stack is an array of ``--xp`` (PyTorch by default, or CuPy) on the
-device; kernelfuse reads it there (:mod:`kernelfuse.array_backend`).  Two parts:
+device; kernelfuse reads it there (:mod:`kernelfuse.kernels.array_backend`).  Two parts:
 
-(a) **Breast cancer, 455 x 837**: the papers' kernel grid (:mod:`kernelfuse.kernel_grid`,
+(a) **Breast cancer, 455 x 837**: the papers' kernel grid (:mod:`kernelfuse.frontends.kernel_grid`,
     unit trace) on scikit-learn's breast cancer (the main job's 455 training points), family
     ``l1_mkl``, C = 0.5, logistic and hinge, ``spicymkl`` to a certified relative gap of 1e-6:
     the float64 stack on the GPU, and the NumPy stack on one CPU core and on every core
@@ -159,10 +159,10 @@ def timed(K: Any, y: np.ndarray, loss: str, C: float, tol: float, time_limit: fl
 
 def breast_cancer(cfg: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The unit-trace kernel grid on the 455 breast-cancer training points (smoke: fewer)."""
-    from kernelfuse.demo import breast_cancer_split
-    from kernelfuse.kernel import compute_kernels
-    from kernelfuse.kernel_grid import GAUSSIAN_WIDTHS, POLYNOMIAL_DEGREES, kernel_grid
-    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.frontends.demo import breast_cancer_split
+    from kernelfuse.kernels.functions import compute_kernels
+    from kernelfuse.frontends.kernel_grid import GAUSSIAN_WIDTHS, POLYNOMIAL_DEGREES, kernel_grid
+    from kernelfuse.kernels.normalization import KernelNormalizer
 
     X, _, y, _, _ = breast_cancer_split(0)
     if cfg["breast_cancer_rows"] is not None:
@@ -221,7 +221,7 @@ def ringnorm(N: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 def feature_groups(M: int, seed: int = 0) -> list[Any]:
     """``M`` Gaussian specs on random feature groups (size uniform in 1..20, width 5 chi2(1) + 0.1)."""
-    from kernelfuse.kernel import KernelSpec
+    from kernelfuse.kernels.functions import KernelSpec
     from kernelfuse.plugins.kernels.gaussian import Gaussian
 
     rng = np.random.default_rng(seed)
@@ -234,7 +234,7 @@ def feature_groups(M: int, seed: int = 0) -> list[Any]:
 
 def part_large(cfg: dict[str, Any], device: Device, deadline: float) -> dict[str, Any]:
     """(b): N = 20,000, M = 20 Gaussians built on the device in float32, solved to 1e-3."""
-    from kernelfuse.kernel import compute_kernels
+    from kernelfuse.kernels.functions import compute_kernels
 
     N, M = cfg["ringnorm_N"], cfg["ringnorm_M"]
     X, y = ringnorm(N)

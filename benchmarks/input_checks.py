@@ -49,7 +49,7 @@ def timed(call: Any, repeat_below: float = 3.0, repeats: int = 3) -> dict[str, A
 
 
 def validation_time(K: np.ndarray, y: np.ndarray, loss: str, check_psd: Any) -> float:
-    from kernelfuse.problem import Problem
+    from kernelfuse.problem.instance import Problem
 
     t0 = time.perf_counter()
     Problem.create(K, y, "l1_mkl", loss=loss, C=1.0, check_psd=check_psd)
@@ -64,13 +64,13 @@ def main() -> None:
     out = args.out or common.RESULTS_DIR / ("input_checks_quick.json" if args.quick else "input_checks.json")
     machine = common.machine_info()
     t0 = time.perf_counter()
-    from kernelfuse.registry import get_registry
+    from kernelfuse.parts.registry import get_registry
 
     get_registry()
     registry_seconds = time.perf_counter() - t0
     import kernelfuse
     from default_solver import main_grid
-    from kernelfuse.estimators import MKLClassifier
+    from kernelfuse.frontends.estimators import MKLClassifier
 
     K, y, _, _ = main_grid()
     print(f"breast cancer grid: N = {K.shape[1]}, M = {K.shape[0]} ({K.nbytes / 1e9:.2f} GB); "

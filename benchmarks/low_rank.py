@@ -89,8 +89,8 @@ def low_rank_kernels(method: str, rank: int, X: np.ndarray) -> list[Any]:
 def measure(kernels: list[Any], data: dict[str, np.ndarray], exact_raw: np.ndarray | None
             ) -> tuple[dict[str, Any], np.ndarray]:
     """Stacks, solve, both predictions, errors and accuracy of one kernel list; its raw training stack."""
-    from kernelfuse.kernel import KernelSpec, compute_kernels
-    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.kernels.functions import KernelSpec, compute_kernels
+    from kernelfuse.kernels.normalization import KernelNormalizer
 
     X, X_test, y, y_test = data["X_train"], data["X_test"], data["y_train"], data["y_test"]
     specs = [KernelSpec(k) for k in kernels]

@@ -18,7 +18,7 @@ less than 1e-4), ``mlmkl-sum`` (family ``mlmkl_sum``, certified relative gap
 1e-3), and the average-kernel SVM (``mlmkl-sum`` with ``max_iter=0``: every
 label's SVM at uniform weights).  Reported: wall time, SVM calls (SA's calls
 before its final model are its calls to convergence), passes over the
-kernel stack, mean test AUC-PR (:func:`kernelfuse.metrics.mean_average_precision`),
+kernel stack, mean test AUC-PR (:func:`kernelfuse.frontends.metrics.mean_average_precision`),
 the certified gap of each model, the ratio Sum / SA of times, and the
 exponent of SA's calls to convergence against L (least squares on logs).
 Targets (issue 7): for L >= 50 SA within 0.01 mean AUC-PR of Sum and at
@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from kernelfuse.metrics import mean_average_precision  # noqa: E402
+from kernelfuse.frontends.metrics import mean_average_precision  # noqa: E402
 
 C = 1.0
 WIDTHS = (0.25, 1.0, 4.0)

@@ -8,7 +8,7 @@ Data: the four Pendigits views (``dyn`` 16, ``sta4`` 16, ``sta8`` 64,
 Kernels: per view three Gaussians of widths (0.5, 1, 2) x sqrt(d), each
 approximated by Nystrom on ``r = 64`` uniform landmarks (seed m for kernel
 m): M = 12 factors ``Phi_m`` (N x 64), spherically normalised
-(:meth:`~kernelfuse.kernel_factors.FactorKernels.from_specs`).  10 classes,
+(:meth:`~kernelfuse.kernels.factors.FactorKernels.from_specs`).  10 classes,
 the Crammer-Singer loss, ``pnorm_mkl`` with ``p = 1.5`` and ``lam = 0.01``
 at every N, ``obscure``'s stochastic stage (``online_epochs=0``: Algorithm 2
 with its adaptive steps from the first epoch) for two epochs, seed 0, one
@@ -21,11 +21,11 @@ The same kernels in three storages, each run giving the same iterates (the
 same example order and updates; the largest coefficient difference against
 the factors' run is recorded):
 
-* ``factors``: :class:`~kernelfuse.kernel_factors.FactorKernels`, solved
+* ``factors``: :class:`~kernelfuse.kernels.factors.FactorKernels`, solved
   in the primal (:class:`~kernelfuse.plugins.obscure.feature_expansion.FeatureExpansion`,
   ``O(N r M C)`` per epoch);
 * ``rows``: the same factors behind a plain
-  :class:`~kernelfuse.kernel_rows.KernelRows` (rows ``Phi_m Phi_m[i]`` on
+  :class:`~kernelfuse.kernels.rows.KernelRows` (rows ``Phi_m Phi_m[i]`` on
   demand, ``O(N r M)`` each), solved as before the primal iterate existed
   (:class:`~kernelfuse.plugins.obscure.kernel_expansion.KernelExpansion`:
   ``O(N r M)`` per update for the row, ``O(M N)`` per updated class for the
@@ -103,8 +103,8 @@ def pendigits(N: int, seed: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int
 def factor_kernels(X: np.ndarray, bounds: list[tuple[int, int]]) -> Any:
     """The 12 Nystrom Gaussians (rank :data:`RANK`, kernel m with seed m), spherically normalised."""
     from kernelfuse import get_registry
-    from kernelfuse.kernel import KernelSpec
-    from kernelfuse.kernel_factors import FactorKernels
+    from kernelfuse.kernels.functions import KernelSpec
+    from kernelfuse.kernels.factors import FactorKernels
     from kernelfuse.plugins.kernels.nystrom import Nystrom
 
     specs = []
@@ -118,7 +118,7 @@ def factor_kernels(X: np.ndarray, bounds: list[tuple[int, int]]) -> Any:
 
 def as_rows(kernels: Any) -> Any:
     """The factor kernels seen as plain kernel rows (``Phi_m Phi_m[i]`` on demand, O(N r M) a row)."""
-    from kernelfuse.kernel_rows import KernelRows
+    from kernelfuse.kernels.rows import KernelRows
 
     class FactorRows(KernelRows):
         def __init__(self) -> None:

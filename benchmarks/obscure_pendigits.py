@@ -11,7 +11,7 @@ statistics.  Kernels: per view a linear, a polynomial of degree 2
 features: 12 kernels, spherically normalised (unit diagonal, the paper's
 kernels).  10 classes, the Crammer-Singer loss, family ``pnorm_mkl`` with
 ``lam = 1/N``, ``p = 1.5`` unless varied.  Every OBSCURE run reads kernel
-rows on demand (:class:`kernelfuse.kernel_rows.SpecKernelRows`): the stack
+rows on demand (:class:`kernelfuse.kernels.rows.SpecKernelRows`): the stack
 is never formed.
 
 Studies (one run each):
@@ -73,7 +73,7 @@ def log(message: str) -> None:
 def pendigits(N: int, seed: int) -> dict[str, Any]:
     """Standardised features of the four views side by side, the 12 kernel specs, labels."""
     from kernelfuse import get_registry
-    from kernelfuse.kernel import KernelSpec
+    from kernelfuse.kernels.functions import KernelSpec
 
     registry = get_registry()
     views_tr, y_tr = common.load_pendigits("train")
@@ -101,8 +101,8 @@ def pendigits(N: int, seed: int) -> dict[str, Any]:
 
 def test_scores(data: dict[str, Any], coef: np.ndarray, intercepts: np.ndarray | float = 0.0) -> np.ndarray:
     """Decision values on the test set (n_test, C), test kernels built block by block."""
-    from kernelfuse.kernel import compute_kernels
-    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.kernels.functions import compute_kernels
+    from kernelfuse.kernels.normalization import KernelNormalizer
 
     normalizer = KernelNormalizer("spherical").fit(data["specs"], data["X_train"])
     coef3 = coef if coef.ndim == 3 else coef[:, None, :]
@@ -121,7 +121,7 @@ def obscure_run(data: dict[str, Any], solver: str, epochs: int | None, p: float 
     import warnings
 
     import kernelfuse
-    from kernelfuse.kernel_rows import SpecKernelRows
+    from kernelfuse.kernels.rows import SpecKernelRows
 
     rows = SpecKernelRows(data["specs"], data["X_train"], "spherical")
     N = data["X_train"].shape[0]
@@ -150,8 +150,8 @@ def average_kernel_svm(data: dict[str, Any]) -> dict[str, Any]:
     from sklearn.multiclass import OneVsRestClassifier
     from sklearn.svm import SVC
 
-    from kernelfuse.kernel import compute_kernels
-    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.kernels.functions import compute_kernels
+    from kernelfuse.kernels.normalization import KernelNormalizer
 
     specs, X = data["specs"], data["X_train"]
     start = time.perf_counter()
@@ -178,8 +178,8 @@ def l1_mkl_one_vs_rest(data: dict[str, Any]) -> dict[str, Any]:
     import warnings
 
     import kernelfuse
-    from kernelfuse.kernel import compute_kernels
-    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.kernels.functions import compute_kernels
+    from kernelfuse.kernels.normalization import KernelNormalizer
 
     specs, X, y = data["specs"], data["X_train"], data["y_train"]
     K = KernelNormalizer("spherical").fit(specs, X).transform(compute_kernels(specs, X))

@@ -79,7 +79,7 @@ def log(message: str) -> None:
 def pendigits(N: int, n_test: int, seed: int) -> dict[str, Any]:
     """The four views side by side (raw: the estimator standardises), 16 kernel specs, labels."""
     from kernelfuse import get_registry
-    from kernelfuse.kernel import KernelSpec
+    from kernelfuse.kernels.functions import KernelSpec
 
     registry = get_registry()
     views_tr, y_tr = common.load_pendigits("train")
@@ -113,7 +113,7 @@ def label_matrix(digits: np.ndarray, L: int) -> np.ndarray:
 
 def fit(data: dict[str, Any], n_jobs: int | None, labels: int | None = None) -> tuple[float, Any]:
     """One-vs-rest ``MKLClassifier`` (``labels`` None), or one ML-MKL-Sum solve on that many labels."""
-    from kernelfuse.estimators import MKLClassifier, MultiLabelMKLClassifier
+    from kernelfuse.frontends.estimators import MKLClassifier, MultiLabelMKLClassifier
 
     if labels:
         model = MultiLabelMKLClassifier(kernels=data["specs"], standardize=True, solver="mlmkl-sum",
@@ -160,8 +160,8 @@ def dask_rows(data: dict[str, Any], repeats: int, reference: Any) -> list[dict[s
 
 def kernel_seconds(data: dict[str, Any]) -> float:
     """The training stack alone, as the estimator builds it (standardised, unit trace)."""
-    from kernelfuse.kernel import compute_kernels
-    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.kernels.functions import compute_kernels
+    from kernelfuse.kernels.normalization import KernelNormalizer
 
     X = data["X_train"]
     scale = X.std(axis=0)

@@ -82,7 +82,7 @@ def digits(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     """N seeded digits for training and the rest for testing; the kernel specs."""
     from sklearn.datasets import load_digits
 
-    from kernelfuse.kernel_grid import kernel_grid
+    from kernelfuse.frontends.kernel_grid import kernel_grid
 
     X, y = load_digits(return_X_y=True)
     order = np.random.default_rng(seed).permutation(y.size)
@@ -95,7 +95,7 @@ class StackTimer:
     """The seconds each fit spends building its training stack (the estimator's ``_train_stack``)."""
 
     def __init__(self) -> None:
-        from kernelfuse.estimators import MKLEstimator
+        from kernelfuse.frontends.estimators import MKLEstimator
 
         self.seconds = 0.0
         build = MKLEstimator._train_stack
@@ -128,7 +128,7 @@ def cpu_seconds() -> float | None:
 
 
 def fit(data: dict[str, Any], n_jobs: int | None, timer: StackTimer) -> dict[str, Any]:
-    from kernelfuse.estimators import MKLClassifier
+    from kernelfuse.frontends.estimators import MKLClassifier
 
     model = MKLClassifier(kernels=data["specs"], standardize=True, n_jobs=n_jobs)
     cpu, start = cpu_seconds(), time.perf_counter()
@@ -184,7 +184,7 @@ def shared_memory_free_gb() -> float | None:
     """Free space of the folder a parallel fit's stack file goes to when it has room (memory)."""
     import shutil
 
-    from kernelfuse.parallel import SHARED_MEMORY_FOLDER
+    from kernelfuse.runtime.parallel import SHARED_MEMORY_FOLDER
 
     try:
         return shutil.disk_usage(SHARED_MEMORY_FOLDER).free / 1e9

@@ -10,7 +10,7 @@ naming a JSON file of ``benchmarks/results/`` and one of the tables the
 benchmark that wrote it renders (:data:`RENDERERS`).  ``python
 benchmarks/report.py`` rewrites every such region in README.md and
 docs/**.md from the JSON as it is now; ``--check`` rewrites nothing and
-exits 1 naming each region that differs (tests/test_generated_tables.py runs
+exits 1 naming each region that differs (tests/project/test_generated_tables.py runs
 it, so a table cannot drift from its measurements).  A benchmark run on another
 machine (:data:`ELSEWHERE`: the GPU) may have no JSON here yet: its region then
 says how to produce it.
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernelfuse.files import atomic_write
+from kernelfuse.runtime.files import atomic_write
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

@@ -11,7 +11,7 @@ each of the four views (dyn, sta4, sta8, sta16: 16, 16, 64 and 256
 features, standardised on the N rows), unit trace on the training rows.
 
 The same kernels are solved twice: from their factors ``K_m = Phi_m Phi_m'``
-(:class:`~kernelfuse.kernel_factors.FactorKernels`: ``8 N sum r_m`` bytes,
+(:class:`~kernelfuse.kernels.factors.FactorKernels`: ``8 N sum r_m`` bytes,
 ``O(N r M)`` products, the Newton system by the Woodbury identity in
 ``O(N k^2)``) and as the dense stack ``Phi_m Phi_m'`` (``8 M N^2`` bytes,
 formed only while it takes at most 4 GiB: N <= 4000 here; ``O(N^2 M)``
@@ -72,8 +72,8 @@ def pendigits(n: int, seed: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
 def factor_kernels(views: dict[str, np.ndarray]) -> Any:
     """The 12 Nystrom kernels of rank :data:`RANK` as :class:`FactorKernels` (unit trace)."""
     from kernelfuse import get_registry
-    from kernelfuse.kernel import KernelSpec
-    from kernelfuse.kernel_factors import FactorKernels
+    from kernelfuse.kernels.functions import KernelSpec
+    from kernelfuse.kernels.factors import FactorKernels
     from kernelfuse.plugins.kernels.nystrom import Nystrom
 
     X = np.hstack(list(views.values()))

@@ -93,12 +93,12 @@ def log(message: str) -> None:
 
 def grid_data(name: str, seed: int) -> dict[str, Any]:
     """The kernelfuse grid (27 (d + 1) unit-trace kernels) on a data set's training split."""
-    from kernelfuse.kernel import compute_kernels
-    from kernelfuse.kernel_grid import kernel_grid
-    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.kernels.functions import compute_kernels
+    from kernelfuse.frontends.kernel_grid import kernel_grid
+    from kernelfuse.kernels.normalization import KernelNormalizer
 
     if name == "breast-cancer":
-        from kernelfuse.demo import breast_cancer_split
+        from kernelfuse.frontends.demo import breast_cancer_split
 
         X_train, X_test, y_train, y_test, _ = breast_cancer_split(seed)
     else:
@@ -159,7 +159,7 @@ def spicymkl(K: np.ndarray, y: np.ndarray, loss: str, C: float) -> dict[str, Any
 def simplemkl(K: np.ndarray, y: np.ndarray, hinge_run: dict[str, Any], C: float,
               limit: float) -> dict[str, Any]:
     """SimpleMKL on l1_mkl_sq at the C with spicymkl's minimisers, to its gap 1e-3."""
-    from kernelfuse import objectives
+    from kernelfuse.problem import objectives
 
     C_sq = float(objectives.rkhs_norms(K, hinge_run["_result"].coef).sum()) / C
     run = common.run_solver(K, y, "simplemkl", family="l1_mkl_sq", C=C_sq, stop="gap", tol=1e-3,

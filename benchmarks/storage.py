@@ -72,8 +72,8 @@ def ringnorm(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def specs() -> list[Any]:
-    from kernelfuse.kernel import KernelSpec
-    from kernelfuse.registry import get_registry
+    from kernelfuse.kernels.functions import KernelSpec
+    from kernelfuse.parts.registry import get_registry
 
     gaussian = lambda w: get_registry().create("kernel", "gaussian", width=w)  # noqa: E731
     return ([KernelSpec(gaussian(w * np.sqrt(20))) for w in (0.5, 1.0, 2.0, 5.0)]
@@ -100,8 +100,8 @@ def one_run(storage: str, N: int) -> dict[str, Any]:
     import tracemalloc
     import warnings
 
-    from kernelfuse.estimators import MKLClassifier
-    from kernelfuse.kernel import stack_bytes
+    from kernelfuse.frontends.estimators import MKLClassifier
+    from kernelfuse.kernels.functions import stack_bytes
 
     X, y = ringnorm(N, seed=0)
     X_test, y_test = ringnorm(N_TEST, seed=1)

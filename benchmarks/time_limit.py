@@ -31,8 +31,8 @@ import numpy as np
 
 import kernelfuse
 from kernelfuse.errors import SolverError
-from kernelfuse.families import get_family
-from kernelfuse.registry import get_registry
+from kernelfuse.problem.families import get_family
+from kernelfuse.parts.registry import get_registry
 from kernelfuse.testing import small_problem
 
 from common import (RESULTS_DIR, fmt, gaussian_kernels, machine_info, markdown_table, uci_split,

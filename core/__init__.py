@@ -1,18 +1,18 @@
 """kernelfuse: Multiple Kernel Learning assembled from registered parts.
 
 The public surface: :func:`solve`, :class:`Problem`, :class:`Result`, the
-family objectives in :mod:`kernelfuse.objectives`, the part interfaces
+family objectives in :mod:`kernelfuse.problem.objectives`, the part interfaces
 (:class:`Loss`, :class:`Regularizer`, :class:`ProxOperator`,
 :class:`MirrorMap`, :class:`Oracle`, :class:`OuterOptimizer`,
 :class:`Solver`, :class:`Recipe`) and the plugin registry
-(:func:`get_registry`, hooks in :mod:`kernelfuse.hookspecs`).
+(:func:`get_registry`, hooks in :mod:`kernelfuse.parts.hookspecs`).
 """
 
 from __future__ import annotations
 
 import importlib.metadata as _metadata
 
-from kernelfuse.api import solve
+from kernelfuse.assembly.api import solve
 from kernelfuse.errors import (
     ConvergenceWarning,
     FileWriteError,
@@ -22,18 +22,18 @@ from kernelfuse.errors import (
     UnknownNameError,
     ValidationError,
 )
-from kernelfuse.families import FAMILIES, Family, get_family
-from kernelfuse.loss import Loss
-from kernelfuse.mirror_map import MirrorMap
-from kernelfuse.optimizer import OuterOptimizer
-from kernelfuse.oracle import Oracle, OracleAnswer
-from kernelfuse.problem import Problem
-from kernelfuse.prox import ProxOperator
-from kernelfuse.recipe import Recipe, check_requirements
-from kernelfuse.registry import Registry, get_registry
-from kernelfuse.regularizer import Regularizer
-from kernelfuse.result import Iteration, Result
-from kernelfuse.solver import Model, Solver
+from kernelfuse.problem.families import FAMILIES, Family, get_family
+from kernelfuse.parts.loss import Loss
+from kernelfuse.parts.mirror_map import MirrorMap
+from kernelfuse.parts.optimizer import OuterOptimizer
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
+from kernelfuse.problem.instance import Problem
+from kernelfuse.parts.prox import ProxOperator
+from kernelfuse.assembly.recipe import Recipe, check_requirements
+from kernelfuse.parts.registry import Registry, get_registry
+from kernelfuse.parts.regularizer import Regularizer
+from kernelfuse.assembly.result import Iteration, Result
+from kernelfuse.assembly.solver import Model, Solver
 
 __version__ = _metadata.version("kernelfuse")
 

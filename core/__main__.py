@@ -1,5 +1,5 @@
 """``python -m kernelfuse``: the same as the ``kernelfuse`` command."""
 
-from kernelfuse.cli import main
+from kernelfuse.frontends.cli import main
 
 raise SystemExit(main())

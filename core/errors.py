@@ -59,7 +59,7 @@ class SolverError(KernelfuseError, RuntimeError):
 
 class FileWriteError(KernelfuseError, OSError):
     """Writing an output file failed; the file that was there before is intact
-    (:func:`kernelfuse.files.atomic_write`)."""
+    (:func:`kernelfuse.runtime.files.atomic_write`)."""
 
 
 class ConvergenceWarning(UserWarning):

@@ -1,7 +1,7 @@
 """Conformance checks for plugin parts, like scikit-learn's ``check_estimator``.
 
 A plugin author calls these in their own tests; kernelfuse's built-in parts
-run them too (``tests/test_conformance.py``).  Each check raises an
+run them too (``tests/project/test_conformance.py``).  Each check raises an
 ``AssertionError`` naming the part and the property that failed, and
 returns the names of the properties it checked (a part checks only the
 capabilities it has):
@@ -23,7 +23,7 @@ capabilities it has):
   and equals the family objective recomputed from the returned model.
 
 :func:`indefinite_kernel` and :func:`near_singular_kernel` generate kernels for
-testing PSD checks (``tests/test_validation.py``, ``benchmarks/psd_certificate.py``).
+testing PSD checks (``tests/core/problem/test_validation.py``, ``benchmarks/psd_certificate.py``).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from kernelfuse.loss import Loss
-from kernelfuse.mirror_map import MirrorMap
-from kernelfuse.prox import ProxOperator
+from kernelfuse.parts.loss import Loss
+from kernelfuse.parts.mirror_map import MirrorMap
+from kernelfuse.parts.prox import ProxOperator
 
 
 def _label(part: object) -> str:
@@ -66,7 +66,7 @@ def _loss_data(loss: Loss, rng: np.random.Generator, n: int) -> tuple[np.ndarray
 
 
 def check_loss(loss: Loss, *, seed: int = 0, n: int = 60) -> list[str]:
-    """Check a :class:`~kernelfuse.loss.Loss` and every capability it offers."""
+    """Check a :class:`~kernelfuse.parts.loss.Loss` and every capability it offers."""
     rng = np.random.default_rng(seed)
     y, f = _loss_data(loss, rng, n)
     checked = ["value"]
@@ -148,7 +148,7 @@ def check_prox(prox: ProxOperator, *, shape: tuple[int, ...] = (6, 4), seed: int
                value: Callable[[np.ndarray], float] | None = None,
                conjugate: Callable[[np.ndarray], float] | None = None,
                steps: Iterable[float] = (0.2, 1.0, 3.0)) -> list[str]:
-    """Check a :class:`~kernelfuse.prox.ProxOperator` on random points of ``shape``.
+    """Check a :class:`~kernelfuse.parts.prox.ProxOperator` on random points of ``shape``.
 
     ``value`` (g) and ``conjugate`` (g*) default to the operator's own
     ``value`` / ``conjugate`` methods where it has them.
@@ -188,7 +188,7 @@ def check_prox(prox: ProxOperator, *, shape: tuple[int, ...] = (6, 4), seed: int
 
 
 def check_mirror_map(mirror_map: MirrorMap, points: Iterable[np.ndarray], groups: np.ndarray) -> list[str]:
-    """Check a :class:`~kernelfuse.mirror_map.MirrorMap` at ``points`` of its set (with ``groups``)."""
+    """Check a :class:`~kernelfuse.parts.mirror_map.MirrorMap` at ``points`` of its set (with ``groups``)."""
     points = [np.asarray(p, dtype=float) for p in points]
     for x in points:
         back = mirror_map.grad_h_conjugate(mirror_map.grad_h(x), groups)
@@ -210,7 +210,7 @@ def small_problem(family: str, seed: int, n: int = 30, n_kernels: int = 4
     matrix, for the multi-label families); ``extra`` holds ``groups`` for
     the families that use them.
     """
-    from kernelfuse.families import get_family
+    from kernelfuse.problem.families import get_family
 
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3))
@@ -233,8 +233,8 @@ def check_solver(solver: Any, family: str, *, seeds: Iterable[int] = (0, 1, 2), 
     """Solve small seeded problems of ``family`` with ``solver`` (a name or a built solver) and
     compare with the exact ``cvxpy`` optimum; returns the relative differences."""
     import kernelfuse
-    from kernelfuse import objectives
-    from kernelfuse.problem import Problem
+    from kernelfuse.problem import objectives
+    from kernelfuse.problem.instance import Problem
 
     family_params = {k: v for k, v in params.items() if k in _family_params(family)}
     differences = []
@@ -256,12 +256,12 @@ def check_solver(solver: Any, family: str, *, seeds: Iterable[int] = (0, 1, 2), 
 
 def assert_within_certified(result: Any, reference: Any, rel_tol: float | None = None, *,
                             scale: float | None = None, label: str = "") -> float:
-    """Check a solver's :class:`~kernelfuse.result.Result` against a certified interval
+    """Check a solver's :class:`~kernelfuse.assembly.result.Result` against a certified interval
     ``[L, U]`` of the optimum; returns ``(P - U) / scale``.
 
     ``reference`` is a converged result of the ``cvxpy`` reference (its
-    :attr:`~kernelfuse.result.Result.interval`) or an interval ``(L, U)``.
-    With ``r`` the round-off of :func:`~kernelfuse.result.roundoff` at ``U``
+    :attr:`~kernelfuse.assembly.result.Result.interval`) or an interval ``(L, U)``.
+    With ``r`` the round-off of :func:`~kernelfuse.assembly.result.roundoff` at ``U``
     and ``scale = max(1, |U|)`` unless given, the objective ``P`` must satisfy
 
     * ``P >= L - r``: no model beats a certified lower bound;
@@ -270,7 +270,7 @@ def assert_within_certified(result: Any, reference: Any, rel_tol: float | None =
 
     and the solver's own lower bound, where finite, ``dual_objective <= U + r``.
     """
-    from kernelfuse.result import roundoff
+    from kernelfuse.assembly.result import roundoff
 
     where = f"{label}: " if label else ""
     if isinstance(reference, tuple):
@@ -301,7 +301,7 @@ def assert_within_certified(result: Any, reference: Any, rel_tol: float | None =
 
 
 def _family_params(family: str) -> set[str]:
-    from kernelfuse.families import get_family
+    from kernelfuse.problem.families import get_family
 
     return {p.name for p in get_family(family).params} | {"loss"}
 

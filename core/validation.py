@@ -29,7 +29,7 @@ docs/reliability.md, "Input checks and their cost"):
   PSD (computed by a kernel function that declares ``psd``).
 
 A float32 stack stays float32 (half the memory; solvers read it in float64
-arithmetic, :mod:`kernelfuse.stack_products`); its symmetry and PSD
+arithmetic, :mod:`kernelfuse.kernels.products`); its symmetry and PSD
 tolerances are :data:`FLOAT32_TOL` instead, a few float32 roundings
 (``eps = 1.2e-7``): rounding a symmetric PSD float64 kernel to float32 can
 break symmetry by one unit in the last place and move the eigenvalues by
@@ -51,7 +51,7 @@ from threadpoolctl import threadpool_limits
 from kernelfuse.errors import ValidationError
 
 SYMMETRY_TOL = 1e-8
-#: The largest kernel entry accepted: at 1e50 libsvm's dual overflows (tests/test_fuzz.py,
+#: The largest kernel entry accepted: at 1e50 libsvm's dual overflows (tests/project/test_fuzz.py,
 #: docs/reliability.md); every solver was checked at 1e20 and below.
 MAX_KERNEL_ENTRY = 1e20
 PSD_TOL = 1e-8
@@ -154,7 +154,7 @@ def check_kernels(
         raise ValidationError(
             f"kernel(s) {_list(bad)} of K have entries up to {largest[bad].max():.6g}, beyond "
             f"{MAX_KERNEL_ENTRY:g}, where the SVM solvers overflow; rescale the kernels (e.g. "
-            "unit trace, kernelfuse.kernel_normalization) and C with them"
+            "unit trace, kernelfuse.kernels.normalization) and C with them"
         )
     if require_psd:
         bad = np.flatnonzero(asym > symmetry_tol * np.maximum(1.0, largest))

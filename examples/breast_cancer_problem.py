@@ -45,7 +45,7 @@ if __name__ == "__main__":
     problem = breast_cancer_problem(int(sys.argv[2]) if len(sys.argv) == 3 else 150)
     from pathlib import Path
 
-    from kernelfuse.files import atomic_write
+    from kernelfuse.runtime.files import atomic_write
 
     Path(sys.argv[1]).parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(sys.argv[1]) as handle:  # a file object: the name is kept as given

@@ -1,4 +1,4 @@
-"""Degenerate MKL problems that are valid input (tests/test_degenerate.py): the generator.
+"""Degenerate MKL problems that are valid input (tests/project/test_degenerate.py): the generator.
 
 Each problem starts from :func:`kernelfuse.testing.small_problem` (Gaussian
 kernels on random points) and makes one thing degenerate, the way kernel
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelfuse.families import get_family
+from kernelfuse.problem.families import get_family
 from kernelfuse.testing import small_problem
 
 Problem = tuple[np.ndarray, np.ndarray, dict[str, Any]]  # K, y, keyword arguments of solve

@@ -1,4 +1,4 @@
-"""What the fuzz suite (tests/test_fuzz.py) accepts as the outcome of a hostile input.
+"""What the fuzz suite (tests/project/test_fuzz.py) accepts as the outcome of a hostile input.
 
 An entry point given anything must end in one of two ways, within
 :data:`HANG_SECONDS`:
@@ -7,7 +7,7 @@ An entry point given anything must end in one of two ways, within
   ``ValueError``/``TypeError`` scikit-learn's input validation raises, with a
   message (never an ``IndexError``, ``KeyError``, ``ZeroDivisionError``,
   ``LinAlgError``, ... escaping from inside);
-* a correct result: a status of :data:`kernelfuse.result.STATUSES`, a finite
+* a correct result: a status of :data:`kernelfuse.assembly.result.STATUSES`, a finite
   objective, and, when it says ``converged`` with a certified lower bound,
   a gap within its tolerance.
 """
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from kernelfuse.errors import KernelfuseError
-from kernelfuse.result import STATUSES, Result
+from kernelfuse.assembly.result import STATUSES, Result
 
 #: An entry point taking longer than this on a fuzz input counts as a hang.
 HANG_SECONDS = 60

@@ -62,8 +62,8 @@ def random_pnorm_problem(seed: int, max_n: int = 400, max_m: int = 30) -> dict: 
     1e-3.5-1e-2.  ``K``, ``y``, ``p``, ``lam`` and the data set's name."""
     from sklearn.datasets import load_digits, load_iris
 
-    from kernelfuse.kernel import KernelSpec, compute_kernels
-    from kernelfuse.kernel_normalization import KernelNormalizer
+    from kernelfuse.kernels.functions import KernelSpec, compute_kernels
+    from kernelfuse.kernels.normalization import KernelNormalizer
     from kernelfuse.plugins.kernels.gaussian import Gaussian
     from kernelfuse.plugins.kernels.polynomial import Polynomial
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelfuse.hookspecs import hookimpl
+from kernelfuse.parts.hookspecs import hookimpl
 from kernelfuse.plugins.kernels.chi_squared import ChiSquared
 from kernelfuse.plugins.kernels.constant import Constant
 from kernelfuse.plugins.kernels.gaussian import Gaussian

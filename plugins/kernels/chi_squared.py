@@ -6,7 +6,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernel import KernelFunction
+from kernelfuse.kernels.functions import KernelFunction
 from kernelfuse.validation import finite
 
 

@@ -3,7 +3,7 @@
 A model with this kernel adds ``value * sum_j coef_j``, one number, to every
 decision value: ``mikl`` and ``pnorm_mkl`` have no intercept (OBJECTIVES.md),
 so adding it to the kernels gives them one (regularised like any other kernel).
-``kernelfuse.kernel.with_constant_kernel`` appends it to a stack.
+``kernelfuse.kernels.functions.with_constant_kernel`` appends it to a stack.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from kernelfuse.kernel import KernelFunction, Pairwise
+from kernelfuse.kernels.functions import KernelFunction, Pairwise
 from kernelfuse.validation import positive
 
 

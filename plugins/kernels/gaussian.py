@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.kernel import KernelFunction, Pairwise, squared_distances
+from kernelfuse.kernels.functions import KernelFunction, Pairwise, squared_distances
 from kernelfuse.validation import positive
 
 

@@ -6,7 +6,7 @@ import attrs
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from kernelfuse.kernel import KernelFunction
+from kernelfuse.kernels.functions import KernelFunction
 from kernelfuse.validation import positive
 
 

@@ -38,7 +38,7 @@ Landmarks are sampled among the rows of ``X``:
 
 The fitted kernel keeps the base kernel as its registered name and JSON
 parameters, and the landmarks and projection as arrays, so a model holding
-it saves and reloads through :mod:`kernelfuse.persistence`.
+it saves and reloads through :mod:`kernelfuse.frontends.persistence`.
 
 References: C. Williams, M. Seeger, "Using the Nystrom method to speed up
 kernel machines", NIPS 2001.  A. Alaoui, M. Mahoney, "Fast randomized
@@ -59,8 +59,8 @@ import attrs
 import numpy as np
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernel import KernelFunction
-from kernelfuse.registry import get_registry
+from kernelfuse.kernels.functions import KernelFunction
+from kernelfuse.parts.registry import get_registry
 
 #: Landmark sampling schemes of :meth:`Nystrom.fit`.
 SAMPLINGS = ("uniform", "leverage")
@@ -72,9 +72,9 @@ BISECTION_STEPS = 40
 class FeatureMap(KernelFunction):
     """A kernel given by explicit features: ``k(x, z) = phi(x) . phi(z)``, PSD by construction.
 
-    ``on_pairwise`` keeps :class:`~kernelfuse.kernel.KernelFunction`'s
+    ``on_pairwise`` keeps :class:`~kernelfuse.kernels.functions.KernelFunction`'s
     default (``self(pairs.X, pairs.Z)``): the inner products and distances a
-    :class:`~kernelfuse.kernel.Pairwise` shares between X and Z are of no use
+    :class:`~kernelfuse.kernels.functions.Pairwise` shares between X and Z are of no use
     to a feature map, which needs ``phi(X)`` and ``phi(Z)``.
     """
 
@@ -130,7 +130,7 @@ def frozen_array(ndim: int, what: str) -> Any:
 def json_params(value: Any) -> tuple[tuple[str, Any], ...]:
     """Parameters (a mapping or ``(name, value)`` pairs) as sorted pairs of JSON values.
 
-    Pairs, not a dict: :mod:`kernelfuse.persistence` reads a dict-valued
+    Pairs, not a dict: :mod:`kernelfuse.frontends.persistence` reads a dict-valued
     field as a reference to a saved array.  The JSON round trip makes the
     value what a saved model reloads (tuples become lists).
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from kernelfuse.kernel import KernelFunction, Pairwise
+from kernelfuse.kernels.functions import KernelFunction, Pairwise
 from kernelfuse.validation import finite
 
 

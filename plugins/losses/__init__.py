@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelfuse.hookspecs import hookimpl
+from kernelfuse.parts.hookspecs import hookimpl
 from kernelfuse.plugins.losses.crammer_singer import CrammerSinger
 from kernelfuse.plugins.losses.epsilon_insensitive import EpsilonInsensitive
 from kernelfuse.plugins.losses.hinge import Hinge

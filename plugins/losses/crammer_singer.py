@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.loss import Loss
+from kernelfuse.parts.loss import Loss
 
 
 def _margin_violations(y: np.ndarray, f: np.ndarray) -> np.ndarray:

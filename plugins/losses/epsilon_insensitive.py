@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.loss import Loss
+from kernelfuse.parts.loss import Loss
 from kernelfuse.validation import nonnegative
 
 

@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 from scipy.special import expit, xlogy
 
-from kernelfuse.loss import Loss
+from kernelfuse.parts.loss import Loss
 
 
 @attrs.frozen

@@ -9,16 +9,16 @@ The solver ``mikl`` assembles them in an ``OuterLoop``.
 
 from __future__ import annotations
 
-from kernelfuse.hookspecs import hookimpl
+from kernelfuse.parts.hookspecs import hookimpl
 
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    from kernelfuse.outer_loop import OuterLoop
+    from kernelfuse.assembly.outer_loop import OuterLoop
     from kernelfuse.plugins.mikl.forward_backward import ForwardBackward
     from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
     from kernelfuse.plugins.mikl.squared_hinge_gradient import SquaredHingeGradient
-    from kernelfuse.recipe import Recipe
+    from kernelfuse.assembly.recipe import Recipe
 
     registry.add("prox", MixedNormProx.name, MixedNormProx,
                  description="MIKL: prox of (lam/q)||alpha||_{pq;r}^q (l1, l2 squared, l21, l12 elitist "

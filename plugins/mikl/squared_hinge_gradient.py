@@ -22,11 +22,11 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse import objectives
-from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.problem import objectives
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
-from kernelfuse.problem import Problem
-from kernelfuse.stack_products import kernel_times
+from kernelfuse.problem.instance import Problem
+from kernelfuse.kernels.products import kernel_times
 
 
 def penalty_of(problem: Problem) -> MixedNormProx:

@@ -21,17 +21,17 @@ kernel weights, every label's SVM per query).
 
 from __future__ import annotations
 
-from kernelfuse.hookspecs import hookimpl
+from kernelfuse.parts.hookspecs import hookimpl
 
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    from kernelfuse.outer_loop import OuterLoop
+    from kernelfuse.assembly.outer_loop import OuterLoop
     from kernelfuse.plugins.mlmkl.iterate_averaging import IterateAveraging
     from kernelfuse.plugins.mlmkl.label_sampler import LabelSampler
     from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
     from kernelfuse.plugins.mlmkl.saddle_mirror_descent import SaddleMirrorDescent
-    from kernelfuse.recipe import Recipe
+    from kernelfuse.assembly.recipe import Recipe
 
     registry.add("oracle", LabelSVMs.name, LabelSVMs,
                  description="ML-MKL: every label's SVM on the shared kernel K(p), warm-started")
@@ -48,7 +48,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
         Recipe("mlmkl-sa", OuterLoop,
                parts={"optimizer": ("optimizer", "iterate-averaging"),
                       "optimizer.inner": ("optimizer", "saddle-mirror-descent"),
-                      "optimizer.inner.mirror_map": ("prox", "entropic"),
+                      "optimizer.inner.mirror_map": ("mirror_map", "entropic"),
                       "oracle": ("oracle", "label-sampler"),
                       "oracle.label_svms": ("oracle", "label-svms"),
                       "oracle.label_svms.svm_solver": svm},
@@ -59,7 +59,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
                            "updates of kernel and label weights, averaged iterates"),
         Recipe("mlmkl-sum", OuterLoop,
                parts={"optimizer": ("optimizer", "mirror-descent"),
-                      "optimizer.mirror_map": ("prox", "entropic"),
+                      "optimizer.mirror_map": ("mirror_map", "entropic"),
                       "oracle": ("oracle", "label-svms"),
                       "oracle.svm_solver": svm},
                families=frozenset({"mlmkl_sum"}),

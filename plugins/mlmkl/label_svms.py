@@ -22,7 +22,7 @@ SVM on ``K(p)`` (warm-started from that label's last solution) and, with
 Cost: one pass over the kernel stack to form ``K(p)`` (the active kernels
 only), L SVMs, one pass for every ``A[:, k]`` at once.  The L SVMs are
 independent: ``n_jobs`` workers solve them at once
-(:func:`kernelfuse.parallel.map_jobs`; the same solutions as one by one),
+(:func:`kernelfuse.runtime.parallel.map_jobs`; the same solutions as one by one),
 in threads unless a ``joblib.parallel_config`` backend is set: they share
 ``K(p)`` and the warm starts, where worker processes would be sent ``K(p)``
 at every step (Pendigits, N = 1,500, 10 labels: 2 processes took 1.5 times
@@ -41,15 +41,15 @@ import attrs
 import numpy as np
 import scipy.optimize
 
-from kernelfuse import objectives
-from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
-from kernelfuse.deadline import check, expired
-from kernelfuse.oracle import Oracle, OracleAnswer
-from kernelfuse.parallel import check_n_jobs, map_jobs
+from kernelfuse.problem import objectives
+from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
+from kernelfuse.runtime.deadline import check, expired
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
+from kernelfuse.runtime.parallel import check_n_jobs, map_jobs
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-from kernelfuse.problem import Problem
-from kernelfuse.recipe import part_with
-from kernelfuse.svm_solver import SVMSolution, SVMSolver
+from kernelfuse.problem.instance import Problem
+from kernelfuse.assembly.recipe import part_with
+from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.validation import flag
 
 
@@ -86,10 +86,10 @@ def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
 
 def solve_label_svm(svm_solver: SVMSolver, K_p: np.ndarray, y: np.ndarray, C: float,
                     warm_start: SVMSolution | None) -> SVMSolution:
-    """One label's SVM on ``K(p)``, without intercept (a job of :func:`kernelfuse.parallel.map_jobs`).
+    """One label's SVM on ``K(p)``, without intercept (a job of :func:`kernelfuse.runtime.parallel.map_jobs`).
 
     Past the solve's deadline: inside an outer step,
-    :class:`~kernelfuse.deadline.DeadlineReached`; in an answer that must be complete (the
+    :class:`~kernelfuse.runtime.deadline.DeadlineReached`; in an answer that must be complete (the
     first, or the final one at an averaged estimate), no solve: the label's last solution, or
     ``a = 0``, with ``converged=False``.  Either is feasible (``[0, C]^N`` does not depend on
     ``p``), so the answer's lower bound stays valid and its model finite.

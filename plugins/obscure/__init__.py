@@ -1,7 +1,7 @@
 """OBSCURE / UFO-MKL (Orabona, Jie and Caputo, "Multi Kernel Learning with Online-Batch Optimization"), as parts.
 
 * ``group_norm_map``: the (2,p) group-norm mirror map, its conjugate and the
-  projection of Lemma 1, kind ``prox`` (``group-norm``);
+  projection of Lemma 1, kind ``mirror_map`` (``group-norm``);
 * ``expansion``: the dual iterate of section 3.1 (coefficients, a cached
   image, lazy scaling), in two representations: ``kernel_expansion`` (the
   products ``K_m A_c`` at every training point, for a stack or kernel rows)
@@ -18,19 +18,19 @@ Solvers: ``obscure`` and ``pegasos-mkl`` (the same parts, ``s_t = 0`` and no onl
 
 from __future__ import annotations
 
-from kernelfuse.hookspecs import hookimpl
+from kernelfuse.parts.hookspecs import hookimpl
 
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    from kernelfuse.outer_loop import OuterLoop
+    from kernelfuse.assembly.outer_loop import OuterLoop
     from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
     from kernelfuse.plugins.obscure.expansion_model import ExpansionModel
     from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
     from kernelfuse.plugins.obscure.online_batch import OnlineBatch
-    from kernelfuse.recipe import Recipe
+    from kernelfuse.assembly.recipe import Recipe
 
-    registry.add("prox", GroupNormMirrorMap.name, GroupNormMirrorMap,
+    registry.add("mirror_map", GroupNormMirrorMap.name, GroupNormMirrorMap,
                  description="OBSCURE: (q/2)||w||_{2,p}^2 over kernel blocks; grad h* scales each block, "
                              "projection onto the (2,p) ball by scaling (Lemma 1)")
     registry.add("sampler", ExampleSubgradient.name, ExampleSubgradient,

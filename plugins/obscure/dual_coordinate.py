@@ -1,6 +1,6 @@
 """OBSCURE's finishing stage: exact coordinate ascent on the ``pnorm_mkl`` dual (a deterministic stage).
 
-The dual of :mod:`kernelfuse.duality` (OBJECTIVES.md family 4),
+The dual of :mod:`kernelfuse.problem.duality` (OBJECTIVES.md family 4),
 ``D(tau) = (1/N) sum_i s_i - ||v||_{2,q}^2 / (2 lam)``, is kept in the
 expansion of :mod:`.expansion` as ``theta = (q / lam) v``, i.e. the
 coefficients ``A = kappa tau`` with ``kappa = q / (lam N)``; the model is

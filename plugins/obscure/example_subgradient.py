@@ -16,7 +16,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.loss import Loss
+from kernelfuse.parts.loss import Loss
 
 
 @attrs.frozen

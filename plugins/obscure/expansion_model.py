@@ -3,7 +3,7 @@
 :meth:`ExpansionModel.init` makes the iterate ``theta = 0`` in the
 representation the kernels allow (:mod:`.expansion`): a
 :class:`~.feature_expansion.FeatureExpansion` (primal vectors, ``O(N r M)``
-per epoch) on :class:`~kernelfuse.kernel_factors.FactorKernels`, a
+per epoch) on :class:`~kernelfuse.kernels.factors.FactorKernels`, a
 :class:`~.kernel_expansion.KernelExpansion` (products at every training
 point) on a stack or kernel rows.  At the end of each epoch the optimiser
 hands over the expansion; the model is ``coef[m, c] = omega_m A_c``
@@ -15,13 +15,13 @@ vectors (one read of the factors), so the full training objective is
 tracked every epoch without sub-sampling.
 
 The lower bound is the ``pnorm_mkl`` dual bound of
-:mod:`kernelfuse.duality` at the dual point of the same iterate:
+:mod:`kernelfuse.problem.duality` at the dual point of the same iterate:
 ``theta = (q / lam) v`` with ``v = (1/N) sum_i tau_i phi(x_i)`` gives
 ``tau = (lam N / q) A`` (:func:`dual_point`), the coefficients scaled.
-Clipped to the dual domain (:func:`~kernelfuse.duality.pnorm_mkl_feasible`)
+Clipped to the dual domain (:func:`~kernelfuse.problem.duality.pnorm_mkl_feasible`)
 it moves by ``delta_i`` at example ``i``, so by the triangle inequality its
 ``||v||_{2,q}`` is at most ``(lam / q) ||theta||_{2,q} + (1/N) sum_i
-||delta_i||_2 ||phi(x_i)||_{2,q}``, and :func:`~kernelfuse.duality.pnorm_mkl_dual_value`
+||delta_i||_2 ||phi(x_i)||_{2,q}``, and :func:`~kernelfuse.problem.duality.pnorm_mkl_dual_value`
 at that norm is a certified bound for ``O(C N + C M N)`` arithmetic (no pass
 over the kernels): exact where ``tau`` is already feasible, as in the dual
 coordinate stage of :mod:`.online_batch`, and the gap closes there as the
@@ -35,15 +35,16 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse import duality, objectives
-from kernelfuse.kernel_factors import FactorKernels
-from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.problem import duality
+from kernelfuse.problem import objectives
+from kernelfuse.kernels.factors import FactorKernels
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
 from kernelfuse.plugins.obscure.expansion import Expansion
 from kernelfuse.plugins.obscure.feature_expansion import FeatureExpansion
 from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
 from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
-from kernelfuse.problem import Problem
+from kernelfuse.problem.instance import Problem
 
 
 @attrs.define

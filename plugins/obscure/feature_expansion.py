@@ -1,7 +1,7 @@
 """OBSCURE's iterate in the primal, on kernel factors ``K_m = Phi_m Phi_m'``: O(N r M) per epoch.
 
 The representation of :mod:`.expansion` for
-:class:`~kernelfuse.kernel_factors.FactorKernels`.  With explicit features
+:class:`~kernelfuse.kernels.factors.FactorKernels`.  With explicit features
 ``phi_m(x_j) = Phi_m[j]`` (``r_m`` numbers) the blocks of
 ``theta_{m,c} = sum_j A[c, j] phi_m(x_j)`` are vectors of ``R^{r_m}``, and
 the image is those vectors themselves:
@@ -37,7 +37,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from kernelfuse.kernel_factors import FactorKernels
+from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.plugins.obscure.expansion import Expansion
 
 

@@ -16,7 +16,7 @@ function of the norm alone, its Bregman projection onto the ball
 Kernelised (section 3.1), ``theta_m`` is only known through its norm: the
 map then reduces to the per-kernel factors ``omega`` (:meth:`weights`)
 applied to the expansion of ``theta``.  The explicit-vector methods of
-:class:`~kernelfuse.mirror_map.MirrorMap` take the blocks as the rows of a 2-D array.
+:class:`~kernelfuse.parts.mirror_map.MirrorMap` take the blocks as the rows of a 2-D array.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from kernelfuse import objectives
-from kernelfuse.mirror_map import MirrorMap
+from kernelfuse.problem import objectives
+from kernelfuse.parts.mirror_map import MirrorMap
 from kernelfuse.validation import exponent_in_one_two
 
 

@@ -1,7 +1,7 @@
 """OBSCURE's kernelised iterate (section 3.1): ``theta`` with the products ``K_m A_c`` at every training point.
 
 The representation of :mod:`.expansion` for any kernels, a stack or
-:class:`~kernelfuse.kernel_rows.KernelRows` read on demand: with
+:class:`~kernelfuse.kernels.rows.KernelRows` read on demand: with
 ``theta_{m,c} = sum_j A[c, j] phi_m(x_j)``, the image is
 
     ``image[c, m] = K_m A_c``  (``(C, M, N)``),
@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 from scipy.linalg import get_blas_funcs
 
-from kernelfuse.kernel_rows import KernelRows, kernel_diagonal, kernel_entries, kernel_rows
+from kernelfuse.kernels.rows import KernelRows, kernel_diagonal, kernel_entries, kernel_rows
 from kernelfuse.plugins.obscure.expansion import Expansion
 
 

@@ -40,7 +40,7 @@ erasing it).
 
 **Dual coordinate stage** (kernelfuse's finishing stage, not in the paper):
 after ``stochastic_epochs`` stochastic epochs the iterate is read as the
-dual point ``tau = (lam N / q) A`` of :mod:`kernelfuse.duality`, clipped to
+dual point ``tau = (lam N / q) A`` of :mod:`kernelfuse.problem.duality`, clipped to
 the dual domain and scaled to its best multiple, and each further epoch
 visits every example once in a fresh random order, moving its ``tau_i``
 along the best feasible direction to (near) the maximum of the dual there
@@ -60,15 +60,15 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse import duality
-from kernelfuse.optimizer import Evaluate, OuterOptimizer
-from kernelfuse.oracle import OracleAnswer
+from kernelfuse.problem import duality
+from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
+from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.plugins.obscure import dual_coordinate
 from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
 from kernelfuse.plugins.obscure.expansion import Expansion
 from kernelfuse.plugins.obscure.expansion_model import dual_point
 from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
-from kernelfuse.problem import Problem
+from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import count, flag, positive, random_seed
 
 STAGES = ("online", "stochastic", "dual")
@@ -138,7 +138,7 @@ class OnlineBatch(OuterOptimizer):
     #: Stochastic stage: at a block's start the examples whose sub-gradient is non-zero at the
     #: current iterate (read from the expansion's image, no kernel row) are predicted to update,
     #: and their kernel rows computed together
-    #: (:meth:`~kernelfuse.kernel_rows.KernelRows.prefetch`).  0: one example at a time, rows
+    #: (:meth:`~kernelfuse.kernels.rows.KernelRows.prefetch`).  0: one example at a time, rows
     #: one at a time.  On Pendigits (N = 7,494) a row set costs 1.08 ms alone and 0.42 ms in a
     #: block of 64.
     prefetch: int = count.field(64)
@@ -276,7 +276,7 @@ class OnlineBatch(OuterOptimizer):
     def _enter_dual(self, expansion: Expansion, state: OnlineBatchState) -> None:
         """``theta`` becomes the dual point of the dual coordinate stage: its ``tau`` clipped to
         the dual domain (an add at each example that moved), then scaled by the ``t`` that
-        maximises ``D(t tau)`` (:func:`~kernelfuse.duality.pnorm_mkl_scaling`)."""
+        maximises ``D(t tau)`` (:func:`~kernelfuse.problem.duality.pnorm_mkl_scaling`)."""
         problem, mirror_map = state.problem, state.mirror_map
         kappa = mirror_map.q / (problem.params["lam"] * problem.n_samples)
         tau = dual_point(problem, mirror_map, expansion)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from kernelfuse.prox import ProxOperator
+from kernelfuse.parts.prox import ProxOperator
 
 
 @attrs.frozen

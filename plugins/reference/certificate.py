@@ -9,10 +9,10 @@ after it is made feasible (weak duality); the bound is tight at the
 optimum's multipliers.  Per family (section numbers of the papers the
 solvers cite):
 
-* ``l1_mkl``: :func:`kernelfuse.duality.l1_mkl_lower_bound` at ``rho = u``
+* ``l1_mkl``: :func:`kernelfuse.problem.duality.l1_mkl_lower_bound` at ``rho = u``
   (SpicyMKL, section 5.1).
 * ``l1_mkl_sq``, ``vskl`` (hinge): ``rho = u`` projected onto the hinge
-  conjugate's domain and ``sum = 0`` (:func:`kernelfuse.duality.feasible_dual_point`),
+  conjugate's domain and ``sum = 0`` (:func:`kernelfuse.problem.duality.feasible_dual_point`),
   ``alpha = -C y rho`` in ``[0, C]^N`` with ``y'alpha = 0``, then
   ``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r`` with
   ``a_k = (alpha y)' K_k (alpha y)`` (mirrorVSKL, section 3; one group for
@@ -38,16 +38,16 @@ import math
 
 import numpy as np
 
-from kernelfuse.combined_kernel import quadratic_forms
-from kernelfuse.duality import feasible_dual_point, l1_mkl_lower_bound, pnorm_mkl_lower_bound
+from kernelfuse.kernels.combined import quadratic_forms
+from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound, pnorm_mkl_lower_bound
 from kernelfuse.plugins.mikl.squared_hinge_gradient import (
     SquaredHingeGradient,
     adjoint,
     penalty_of,
 )
 from kernelfuse.plugins.mlmkl.label_svms import max_family_lower_bound, weighted_lower_bound
-from kernelfuse.plugins.oracles.vskl_bca import vskl_lower_bound
-from kernelfuse.problem import Problem
+from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
+from kernelfuse.problem.instance import Problem
 
 
 def lower_bound(problem: Problem, u: np.ndarray) -> float:

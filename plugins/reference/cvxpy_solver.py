@@ -15,7 +15,7 @@ with tightened tolerances.  The formulations share three pieces:
   compare objectives and decision values, never coefficients.
 * **Norm epigraphs.**  ``t_m >= ||u_m||`` (one second-order cone per kernel).
 * **Squares.**  ``0.5 * w^2`` and other squared terms go through
-  :func:`kernelfuse.conic.sum_squares_cone` (Clarabel fails on cvxpy's
+  :func:`kernelfuse.problem.conic.sum_squares_cone` (Clarabel fails on cvxpy's
   quadratic-objective form); ``p``-norms with non-integer ``p`` are exact power
   cones (``cp.pnorm(..., approx=False)``), never rational approximations.
 
@@ -23,7 +23,7 @@ Losses enter through their ``cvxpy_sum(y, f)`` capability.  ``mikl`` (kernels
 indefinite, non-symmetric) is the exception to the factors: it optimises
 ``coef`` itself.  ``mlmkl_*`` add the kernel weights ``d`` as variables, with
 ``||u_mk||^2 / d_m`` as rotated second-order cones (the jointly convex
-primal that :mod:`kernelfuse.objectives` evaluates).  A kernel of rank 0 gets
+primal that :mod:`kernelfuse.problem.objectives` evaluates).  A kernel of rank 0 gets
 no variable and ``coef = 0``.
 
 The decision values enter the loss through a variable ``z`` with the
@@ -48,12 +48,12 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse import objectives
+from kernelfuse.problem import objectives
 from kernelfuse.errors import SolverError
 from kernelfuse.plugins.reference.certificate import lower_bound
-from kernelfuse.problem import Problem
-from kernelfuse.result import History, relative_gap, roundoff
-from kernelfuse.solver import Model, Requirements, Solver
+from kernelfuse.problem.instance import Problem
+from kernelfuse.assembly.result import History, relative_gap, roundoff
+from kernelfuse.assembly.solver import Model, Requirements, Solver
 from kernelfuse.validation import flag, positive, positive_count, seconds
 
 #: (gap, feasibility) tolerances of the successive Clarabel attempts, in units of ``tol``.
@@ -150,7 +150,7 @@ def half_square(w: Any) -> tuple[Any, list[Any]]:
     """``0.5 * w^2`` for a nonnegative scalar expression ``w`` (through an epigraph)."""
     import cvxpy as cp
 
-    from kernelfuse.conic import sum_squares_cone
+    from kernelfuse.problem.conic import sum_squares_cone
 
     bound = cp.Variable(nonneg=True)
     square, constraints = sum_squares_cone(cp.reshape(bound, (1,), order="C"))
@@ -211,7 +211,7 @@ def _l1_mkl(problem: Problem, rank_tol: float) -> Formulation:
     with ``t_m >= ||u_m||`` (SOC); the elastic-net term is one SOC epigraph over all ``u_m``."""
     import cvxpy as cp
 
-    from kernelfuse.conic import sum_squares_cone
+    from kernelfuse.problem.conic import sum_squares_cone
 
     exp = Expansions(_factors(problem, rank_tol), problem.n_samples, None)
     b = cp.Variable()
@@ -281,7 +281,7 @@ def _mikl(problem: Problem, rank_tol: float) -> Formulation:
     puts ``sum_g h_g^2`` in a SOC epigraph."""
     import cvxpy as cp
 
-    from kernelfuse.conic import sum_squares_cone
+    from kernelfuse.problem.conic import sum_squares_cone
 
     prm = problem.params
     n_kernels = problem.n_kernels
@@ -398,7 +398,7 @@ class ReferenceSolution:
     """One solve: the model, its objective recomputed by core, cvxpy's value, the certified gap."""
 
     model: Model
-    #: :func:`kernelfuse.objectives.evaluate` at the model.
+    #: :func:`kernelfuse.problem.objectives.evaluate` at the model.
     objective: float
     #: cvxpy's optimal value of the cone program (the solver's own number).
     cvxpy_value: float
@@ -511,7 +511,7 @@ class CvxpyReference(Solver):
     cvxpy's compilation included) runs in a forked process, killed 5% of the limit
     (``max(0.1 time_limit, 1 s)``) past the limit: the best interval it reported by then is
     returned, or the zero model (status ``time_limit``, no lower bound) if it had none.  Each attempt gives an upper bound, the
-    objective at its model (exact, :func:`kernelfuse.objectives.evaluate`), and a lower bound,
+    objective at its model (exact, :func:`kernelfuse.problem.objectives.evaluate`), and a lower bound,
     the family's dual value at its multipliers
     (:func:`~kernelfuse.plugins.reference.certificate.lower_bound`); the run keeps the best
     model and the largest lower bound.  While the interval's relative gap
@@ -520,7 +520,7 @@ class CvxpyReference(Solver):
     (multiples of ``tol``: tighter first, then looser, since power cones and some
     degenerate programs stall near a feasibility of 1e-9 on a poor last iterate).  The first
     certified interval is returned with status ``converged`` and stated in the message; a
-    lower bound above the objective by :func:`~kernelfuse.result.roundoff` at most is the interval
+    lower bound above the objective by :func:`~kernelfuse.assembly.result.roundoff` at most is the interval
     ``[objective, dual_objective]`` (a negative gap, stated), beyond it an invalid
     certificate (``numerical_failure``, at once).  If no attempt certifies, the best
     interval is returned with status ``numerical_failure`` and a message listing every
@@ -687,7 +687,7 @@ class CvxpyReference(Solver):
 def certified(upper: float, lower: float, tol: float, n_samples: int) -> tuple[bool, str]:
     """Whether ``[lower, upper]`` certifies the optimum to the relative gap ``tol``, and why.
 
-    ``lower > upper`` within :func:`~kernelfuse.result.roundoff` is the interval ``[upper, lower]``
+    ``lower > upper`` within :func:`~kernelfuse.assembly.result.roundoff` is the interval ``[upper, lower]``
     (the message states by how much); beyond it the lower bound is invalid.
     """
     scale = max(1.0, abs(upper))

@@ -15,15 +15,15 @@ The solver ``spicymkl`` is the recipe assembling them in an ``OuterLoop``.
 
 from __future__ import annotations
 
-from kernelfuse.hookspecs import hookimpl
+from kernelfuse.parts.hookspecs import hookimpl
 
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    from kernelfuse.outer_loop import OuterLoop
+    from kernelfuse.assembly.outer_loop import OuterLoop
     from kernelfuse.plugins.spicymkl.augmented_lagrangian import AugmentedLagrangian
     from kernelfuse.plugins.spicymkl.smoothed_dual_newton import SmoothedDualNewton
-    from kernelfuse.recipe import Recipe
+    from kernelfuse.assembly.recipe import Recipe
 
     registry.add("optimizer", AugmentedLagrangian.name, AugmentedLagrangian,
                  description="SpicyMKL: proximal minimisation (dual augmented Lagrangian), "

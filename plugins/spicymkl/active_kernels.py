@@ -23,11 +23,11 @@ their gradient ``-sum_m s_m K_m v_m`` and their Hessian
 ``gamma sum_{active} [s_m K_m + ((dr'_m/dr_m - s_m) / r_m^2) (K_m v_m)(K_m v_m)']``,
 which :meth:`KernelTerms.newton_system` hands over by the kind of kernels
 (:mod:`.newton_system`): from a stack, the ``N x N`` matrix; from factors
-``K_m = Phi_m Phi_m'`` (:class:`~kernelfuse.kernel_factors.FactorKernels`),
+``K_m = Phi_m Phi_m'`` (:class:`~kernelfuse.kernels.factors.FactorKernels`),
 its low-rank factors ``Phi_m`` and ``K_m v_m``.  Every product with the
-kernels goes through :mod:`kernelfuse.stack_products`: a float32 stack is
+kernels goes through :mod:`kernelfuse.kernels.products`: a float32 stack is
 read in float64 blocks, never copied whole to float64.  A stack of another array library
-(:mod:`kernelfuse.array_backend`: CuPy, PyTorch on a GPU) keeps the Hessian, its kept sum and
+(:mod:`kernelfuse.kernels.array_backend`: CuPy, PyTorch on a GPU) keeps the Hessian, its kept sum and
 the solve on its device; only vectors and the ``K_m v`` products cross to the host.
 """
 
@@ -38,10 +38,10 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse import array_backend
-from kernelfuse.kernel_factors import FactorKernels
+from kernelfuse.kernels import array_backend
+from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.plugins.spicymkl.newton_system import DenseSystem, DeviceSystem, LowRankSystem, NewtonSystem
-from kernelfuse.stack_products import add_kernel, kernel_times, kernels_times
+from kernelfuse.kernels.products import add_kernel, kernel_times, kernels_times
 
 
 @attrs.define(slots=False)
@@ -49,7 +49,7 @@ class KernelTerms:
     """Kernel terms of the inner dual at one centre over the working set ``kernels``; ``K_rho`` follows ``rho``.
 
     ``K_alpha``, ``a_K_a`` and ``K_rho`` hold the rows of the working set only; ``K`` is a
-    stack (float64 or float32) or :class:`~kernelfuse.kernel_factors.FactorKernels`.
+    stack (float64 or float32) or :class:`~kernelfuse.kernels.factors.FactorKernels`.
     """
 
     K: np.ndarray | FactorKernels

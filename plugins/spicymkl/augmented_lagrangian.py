@@ -6,7 +6,7 @@ Each step moves the centre to the proximal point the oracle computed,
                                              + (b - b^t)^2 / (2 gamma_b,t)``
 
 (a gradient step of length ``gamma_t`` on the Moreau envelope; see
-:mod:`kernelfuse.proximal_point`), then raises the penalties: ``gamma_t =
+:mod:`kernelfuse.plugins.spicymkl.proximal_point`), then raises the penalties: ``gamma_t =
 (gamma0 / max_m tr(K_m)) * growth^t`` up to ``gamma_max / C``, ``gamma_b,t =
 intercept_ratio * gamma_t``.  The cap keeps the soft-threshold ``gamma C`` within ``gamma_max``:
 the kept norms ``||alpha_m|| = r_m - gamma C`` are differences of numbers of
@@ -26,11 +26,11 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.kernel_rows import kernel_diagonal
-from kernelfuse.optimizer import Evaluate, OuterOptimizer
-from kernelfuse.oracle import OracleAnswer
-from kernelfuse.problem import Problem
-from kernelfuse.proximal_point import ProximalPoint
+from kernelfuse.kernels.rows import kernel_diagonal
+from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
+from kernelfuse.parts.oracle import OracleAnswer
+from kernelfuse.problem.instance import Problem
+from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
 from kernelfuse.validation import growth_factor, positive
 
 

@@ -23,7 +23,7 @@ loss's curvature plus the ridge.  Newton's direction solves ``H d = -g``:
   soft-threshold's), indefinite otherwise, so it is solved as a general
   symmetric matrix; Newton falls back to the gradient when the direction
   is not a descent direction, as for the dense system;
-* :class:`DeviceSystem`, for a stack on a device (:mod:`kernelfuse.array_backend`):
+* :class:`DeviceSystem`, for a stack on a device (:mod:`kernelfuse.kernels.array_backend`):
   the dense system formed and solved there.
 """
 
@@ -36,7 +36,7 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
-from kernelfuse import array_backend
+from kernelfuse.kernels import array_backend
 
 #: ``D`` is raised to at least this times the largest diagonal entry of ``H`` in the low-rank
 #: system: ``D`` is positive whenever the ridge is, but a zero ridge on a flat piece of the
@@ -95,7 +95,7 @@ class LowRankSystem:
 @attrs.frozen
 class DeviceSystem:
     """``H = hessian + diag(diagonal) + constant 11'`` with ``hessian`` on a device
-    (:mod:`kernelfuse.array_backend`): formed and factorised there (Cholesky where the library
+    (:mod:`kernelfuse.kernels.array_backend`): formed and factorised there (Cholesky where the library
     offers it), only ``rhs`` and the solution cross; a failed factorisation gives NaN, as
     :class:`DenseSystem`."""
 

@@ -1,6 +1,6 @@
 """SpicyMKL's inner oracle: Newton's method on the smoothed dual ``phi_gamma(rho)`` (eqs. 7-9, 12).
 
-At a :class:`~kernelfuse.proximal_point.ProximalPoint` with centre
+At a :class:`~kernelfuse.plugins.spicymkl.proximal_point.ProximalPoint` with centre
 ``(alpha^t, b^t, z^t)`` and penalties ``gamma``, ``gamma_b``, the proximal step
 of ``l1_mkl`` (OBJECTIVES.md family 1, ``coef = alpha``,
 ``h(r) = C r + (C2/2) r^2``),
@@ -24,19 +24,19 @@ kernel terms, their line search and their active-set Hessian are in
 step), the Newton system's solve in :mod:`.newton_system`: dense from a
 kernel stack (float64, or float32 read in float64 blocks), by the Woodbury
 identity in ``O(N k^2)`` from kernel factors ``K_m = Phi_m Phi_m'``
-(:class:`~kernelfuse.kernel_factors.FactorKernels`, ``k`` the active
+(:class:`~kernelfuse.kernels.factors.FactorKernels`, ``k`` the active
 kernels' total rank), with no ``N x N`` array.
 
 Newton runs on a working set; the kernels outside it are checked at the
 end of each solve, reading only those whose certified bound on
-``||rho||_{K_m}`` (:mod:`kernelfuse.kernel_norm_bounds`) passes the
+``||rho||_{K_m}`` (:mod:`kernelfuse.plugins.spicymkl.kernel_norm_bounds`) passes the
 threshold, and at most ``max(join_min, join_growth * |working set|)`` join
 before Newton resumes.
 
 The answer is the proximal point as the model (its kernel products from the
 step's own, no read), the Moreau envelope's value and gradient
 ``(centre - proximal point) / gamma``, and a lower bound from ``rho`` made
-dual-feasible (:mod:`kernelfuse.duality`), whose ``max_m ||rho||_{K_m}``
+dual-feasible (:mod:`kernelfuse.problem.duality`), whose ``max_m ||rho||_{K_m}``
 reads only the kernels that could hold it (none when the projection is a
 shift: ``K_m 1`` is kept for it).  At ``gamma = 0`` the oracle evaluates
 the centre itself, the starting model.
@@ -49,11 +49,11 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse import objectives
-from kernelfuse.deadline import expired
-from kernelfuse.duality import feasible_dual_point, l1_mkl_dual_value
+from kernelfuse.problem import objectives
+from kernelfuse.runtime.deadline import expired
+from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_dual_value
 from kernelfuse.errors import ValidationError
-from kernelfuse.oracle import Oracle, OracleAnswer
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.spicymkl.active_kernels import KernelTerms
 from kernelfuse.plugins.spicymkl.dual_loss_terms import (
     SMOOTH_CONJUGATE,
@@ -61,11 +61,11 @@ from kernelfuse.plugins.spicymkl.dual_loss_terms import (
     SlackTerm,
     uses_slack,
 )
-from kernelfuse.problem import Problem
-from kernelfuse.proximal_point import ProximalPoint
-from kernelfuse.recipe import check_requirements
-from kernelfuse.kernel_norm_bounds import KernelNormBounds, kernel_times_and_frobenius
-from kernelfuse.stack_products import kernel_times, kernels_times
+from kernelfuse.problem.instance import Problem
+from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
+from kernelfuse.assembly.recipe import check_requirements
+from kernelfuse.plugins.spicymkl.kernel_norm_bounds import KernelNormBounds, kernel_times_and_frobenius
+from kernelfuse.kernels.products import kernel_times, kernels_times
 from kernelfuse.validation import below_one, nonnegative, positive, positive_count
 
 

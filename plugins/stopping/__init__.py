@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelfuse.hookspecs import hookimpl
+from kernelfuse.parts.hookspecs import hookimpl
 from kernelfuse.plugins.stopping.rules import CertifiedGap, EstimateChange, ObjectiveChange
 
 

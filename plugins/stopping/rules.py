@@ -19,8 +19,8 @@ import math
 import attrs
 import numpy as np
 
-from kernelfuse.result import relative_gap
-from kernelfuse.stopping import Progress, StoppingRule
+from kernelfuse.assembly.result import relative_gap
+from kernelfuse.parts.stopping import Progress, StoppingRule
 
 
 @attrs.frozen

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelfuse.hookspecs import hookimpl
+from kernelfuse.parts.hookspecs import hookimpl
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.plugins.svm.libsvm import LibSVM
 from kernelfuse.plugins.svm.osqp_qp import OSQPSolver

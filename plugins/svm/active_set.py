@@ -1,6 +1,6 @@
 """A primal-dual active-set (semismooth Newton) SVM solver, warm-startable, in double precision.
 
-The KKT conditions of the SVM dual (:mod:`kernelfuse.svm_solver`) with
+The KKT conditions of the SVM dual (:mod:`kernelfuse.parts.svm_solver`) with
 ``G_i = y_i f(x_i) - 1``, ``f = K (a * y) + b``, are
 
     ``a_i = 0, G_i >= 0``  or  ``a_i = C, G_i <= 0``  or  ``0 < a_i < C, G_i = 0``,
@@ -22,7 +22,7 @@ for a general PSD ``K``, a step pattern that repeats or runs past
 an intercept), polished by the same steps with or without one; where that
 polish fails too, a globally convergent solver answers (libsvm's own
 solution with an intercept; OSQP, polished, without).  With an intercept
-every step works on the centred kernel (:func:`~kernelfuse.svm_solver.centred_kernel`).
+every step works on the centred kernel (:func:`~kernelfuse.parts.svm_solver.centred_kernel`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import attrs
 import numpy as np
 import scipy.linalg
 
-from kernelfuse.svm_solver import SVMSolution, SVMSolver, centred_kernel, intercept_from_alpha, margins
+from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver, centred_kernel, intercept_from_alpha, margins
 from kernelfuse.validation import positive, positive_count
 
 

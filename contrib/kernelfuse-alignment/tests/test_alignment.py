@@ -7,7 +7,8 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 
 import kernelfuse
-from kernelfuse import Problem, objectives
+from kernelfuse import Problem
+from kernelfuse.problem import objectives
 from kernelfuse.testing import assert_within_certified
 from kernelfuse_alignment import alignment_weights, centred_alignments
 

@@ -22,15 +22,15 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse import objectives
-from kernelfuse.combined_kernel import combined_kernel, quadratic_forms
-from kernelfuse.hookspecs import hookimpl
-from kernelfuse.plugins.oracles.vskl_bca import vskl_lower_bound
+from kernelfuse.problem import objectives
+from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
+from kernelfuse.parts.hookspecs import hookimpl
+from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-from kernelfuse.problem import Problem
-from kernelfuse.result import History, relative_gap
-from kernelfuse.solver import Model, Solver
-from kernelfuse.svm_solver import SVMSolver
+from kernelfuse.problem.instance import Problem
+from kernelfuse.assembly.result import History, relative_gap
+from kernelfuse.assembly.solver import Model, Solver
+from kernelfuse.parts.svm_solver import SVMSolver
 
 
 def centred_alignments(K: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -85,7 +85,7 @@ class AlignmentMKL(Solver):
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    from kernelfuse.recipe import Recipe
+    from kernelfuse.assembly.recipe import Recipe
 
     recipe = Recipe("alignment", AlignmentMKL, parts={"svm_solver": ("svm_solver", "active-set")},
                     description="kernel weights by centred alignment (Cortes et al. 2012), then one SVM")

@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 import kernelfuse
-from kernelfuse.hookspecs import hookimpl
+from kernelfuse.parts.hookspecs import hookimpl
 
 
 @attrs.frozen

@@ -1,0 +1,232 @@
+"""Recipes: a solver assembled by name from registered parts.
+
+A :class:`Recipe` names a solver class (the assembler: the iteration logic
+that calls its parts) and, for each role it fills, a registered component.
+``Recipe.build`` creates each part from the registry, passes them to the
+assembler with the solver parameters, and checks every requirement the
+assembler declares (skglm's capability check: a loss without the conjugate
+an optimiser needs fails here, with every missing method named at once).
+Every built-in solver name is such a recipe, registered under kind
+``solver``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from kernelfuse.errors import IncompatiblePartsError, UnknownNameError
+from kernelfuse.assembly.solver import Requirements, Solver, solver_parameters
+
+
+def check_requirements(parts: Mapping[str, object], requires: Requirements, who: str) -> None:
+    """Raise one :class:`IncompatiblePartsError` naming every unmet requirement.
+
+    ``requires`` maps a role to the methods its part must have; a tuple
+    inside means any one of those methods suffices.
+    """
+    problems = []
+    for role, methods in requires.items():
+        part = parts.get(role)
+        if part is None:
+            problems.append(f"no {role} was given")
+            continue
+        label = getattr(part, "name", type(part).__name__)
+        for method in methods:
+            options = (method,) if isinstance(method, str) else method
+            if not any(callable(getattr(part, m, None)) for m in options):
+                problems.append(f"{role} {label!r} lacks {' or '.join(m + '()' for m in options)}")
+    if problems:
+        raise IncompatiblePartsError(f"solver {who!r} cannot run: " + "; ".join(problems))
+
+
+def part_with(*methods: str) -> Callable[[Any, Any, Any], None]:
+    """An attrs validator for a part-valued field: the part has every method named.
+
+    Checked when the part's owner is created, so a composition that gives a
+    part of the wrong sort (a mirror map where a proximal operator is
+    called) fails as the solver is built, naming the role and what is missing.
+    """
+    def check(instance: Any, attribute: Any, value: Any) -> None:
+        missing = [m for m in methods if not callable(getattr(value, m, None))]
+        if missing:
+            owner = getattr(instance, "name", type(instance).__name__)
+            part = getattr(value, "name", type(value).__name__)
+            raise IncompatiblePartsError(
+                f"{owner}: its {attribute.name} {part!r} lacks "
+                + ", ".join(f"{m}()" for m in missing))
+    return check
+
+
+def _depth(role: str) -> int:
+    return role.count(".")
+
+
+@attrs.frozen
+class Recipe:
+    """A named composition: ``assembler(**parts, **params)`` with parts from the registry.
+
+    ``parts`` maps a role to ``(kind, registered name)``.  A dotted role
+    is a part of a part: ``"oracle.svm_solver"`` is passed to the oracle's
+    factory as ``svm_solver``.  At build time:
+
+    * a parameter named like a role's last component (``svm_solver="libsvm"``)
+      picks another registered component of that kind for the role;
+    * any other parameter goes to whoever takes it: the assembler, or the one
+      part whose factory has a parameter of that name (a name two parts take
+      must be given as ``"role.name"``).
+    """
+
+    name: str
+    assembler: Callable[..., Solver]
+    parts: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
+    description: str = ""
+    families: frozenset[str] = attrs.field(
+        default=attrs.Factory(lambda self: self.assembler.families, takes_self=True)
+    )
+    #: Parameter values this recipe uses unless the caller gives others
+    #: (e.g. a penalty schedule, or BLAS threads measured best for it).
+    defaults: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def _leaf_roles(self) -> dict[str, str]:
+        return {role.rsplit(".", 1)[-1]: role for role in self.parts}
+
+    def _part_parameters(self, registry: Any) -> dict[str, set[str]]:
+        """Parameters each part's factory takes, besides its own sub-parts."""
+        taken: dict[str, set[str]] = {}
+        for role, (kind, name) in self.parts.items():
+            children = {r.rsplit(".", 1)[-1] for r in self.parts
+                        if r.startswith(role + ".") and _depth(r) == _depth(role) + 1}
+            taken[role] = solver_parameters(registry.get(kind, name).factory) - children
+        return taken
+
+    def parameters(self, registry: Any = None) -> set[str]:
+        """Every parameter name :meth:`build` accepts."""
+        registry = _default(registry)
+        accepted = (solver_parameters(self.assembler) - set(self.parts) - {"name"}) | set(
+            self._leaf_roles()
+        )
+        for role, names in self._part_parameters(registry).items():
+            accepted |= names | {f"{role}.{n}" for n in names}
+        return accepted
+
+    def build(self, registry: Any = None, **params: Any) -> Solver:
+        """Create the parts, assemble the solver, check its requirements."""
+        registry = _default(registry)
+        params = {**self.defaults, **params}
+        chosen = dict(self.parts)
+        leaves = self._leaf_roles()
+        for key in [k for k in params if k in leaves and isinstance(params[k], str)]:
+            kind, _ = chosen[leaves[key]]
+            registry.get(kind, params[key])  # an unknown name fails here, with close matches
+            chosen[leaves[key]] = (kind, params.pop(key))
+        recipe = attrs.evolve(self, parts=chosen)
+        own = solver_parameters(self.assembler) - set(self.parts) - {"name"}
+        per_part = recipe._part_parameters(registry)
+        routed: dict[str, dict[str, Any]] = {role: {} for role in chosen}
+        solver_params: dict[str, Any] = {}
+        for key, value in params.items():
+            role, _, leaf = key.rpartition(".")
+            if role:
+                if role not in per_part or leaf not in per_part[role]:
+                    raise UnknownNameError(f"parameter of solver {self.name}", key,
+                                           recipe.parameters(registry))
+                routed[role][leaf] = value
+                continue
+            takers = [r for r, names in per_part.items() if key in names]
+            if key in own:
+                solver_params[key] = value
+            elif len(takers) == 1:
+                routed[takers[0]][key] = value
+            elif takers:
+                raise UnknownNameError(
+                    f"parameter of solver {self.name} (ambiguous: taken by "
+                    f"{', '.join(takers)}; write it as role.{key})", key,
+                    {f"{r}.{key}" for r in takers},
+                )
+            else:
+                raise UnknownNameError(f"parameter of solver {self.name}", key,
+                                       recipe.parameters(registry))
+        built: dict[str, Any] = {}
+        for role in sorted(chosen, key=_depth, reverse=True):
+            kind, name = chosen[role]
+            children = {r.rsplit(".", 1)[-1]: built.pop(r) for r in list(built)
+                        if r.startswith(role + ".") and _depth(r) == _depth(role) + 1}
+            built[role] = registry.create(kind, name, **children, **routed[role])
+        if "name" in solver_parameters(self.assembler):
+            solver_params["name"] = self.name
+        solver = self.assembler(**built, **solver_params)
+        check_requirements(
+            solver.parts(),
+            {role: needs for role, needs in solver.requires.items() if role != "loss"},
+            self.name,
+        )
+        return solver
+
+    def __call__(self, **params: Any) -> Solver:
+        return self.build(**params)
+
+
+def _default(registry: Any) -> Any:
+    if registry is None:
+        from kernelfuse.parts.registry import get_registry
+
+        return get_registry()
+    return registry
+
+
+#: The kind of part each role takes, by the role's last component; a value
+#: written ``"kind:name"`` names the kind itself (for roles not listed).
+ROLE_KINDS = {
+    "optimizer": "optimizer", "inner": "optimizer", "oracle": "oracle", "label_svms": "oracle",
+    "mirror_map": "mirror_map", "prox": "prox", "svm_solver": "svm_solver", "sampler": "sampler",
+}
+
+
+def _assemblers() -> dict[str, Callable[..., Solver]]:
+    from kernelfuse.assembly.outer_loop import OuterLoop
+
+    return {"outer-loop": OuterLoop}
+
+
+def compose(parts: Mapping[str, str], *, assembler: str = "outer-loop", name: str = "composed",
+            defaults: Mapping[str, Any] | None = None, registry: Any = None) -> Recipe:
+    """A :class:`Recipe` from ``{role: registered name}`` (a TOML ``[solver]`` table).
+
+    ``{"optimizer": "mirror-descent", "optimizer.mirror_map": "entropic",
+    "oracle": "vskl-bca", "oracle.svm_solver": "active-set"}`` is
+    ``mirror-vskl``.  Each name is looked up in the kind its role takes
+    (:data:`ROLE_KINDS`, or ``"kind:name"``); an unknown role, kind or name
+    is an error naming it, with close matches.
+    """
+    registry = _default(registry)
+    assemblers = _assemblers()
+    if assembler not in assemblers:
+        raise UnknownNameError("assembler", assembler, assemblers)
+    resolved: dict[str, tuple[str, str]] = {}
+    for role, value in parts.items():
+        kind, _, part = str(value).rpartition(":")
+        if not kind:
+            leaf = role.rsplit(".", 1)[-1]
+            if leaf not in ROLE_KINDS:
+                raise UnknownNameError("role (write its part as 'kind:name')", leaf, ROLE_KINDS)
+            kind = ROLE_KINDS[leaf]
+        registry.get(kind, part)  # an unknown name fails here, with close matches
+        resolved[role] = (kind, part)
+    for role in resolved:
+        parent = role.rpartition(".")[0]
+        if parent and parent not in resolved:
+            raise UnknownNameError(f"role {role!r}: its parent role", parent, resolved)
+    families = _composed_families(resolved, registry)
+    return Recipe(name, assemblers[assembler], parts=resolved, defaults=dict(defaults or {}),
+                  description=f"composed: {', '.join(f'{r}={n}' for r, (_, n) in resolved.items())}",
+                  families=families)
+
+
+def _composed_families(parts: Mapping[str, tuple[str, str]], registry: Any) -> frozenset[str]:
+    kind, part = parts.get("oracle", ("", ""))
+    if not part:
+        raise IncompatiblePartsError("a composed outer loop needs an 'oracle' part")
+    return frozenset(getattr(registry.get(kind, part).factory, "families", frozenset()))

@@ -1,0 +1,207 @@
+"""``Solver``: turns a :class:`~kernelfuse.problem.instance.Problem` into a :class:`~kernelfuse.assembly.result.Result`.
+
+A solver declares the families it minimises and what it needs of its parts
+(``requires``, checked by :func:`kernelfuse.assembly.recipe.check_requirements`
+before any work).  Subclasses implement :meth:`Solver.run`; the base class
+checks the problem, times the run and builds the result, so that the
+reported objective always comes from :func:`kernelfuse.problem.objectives.evaluate`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse.problem import objectives
+from kernelfuse.kernels.array_backend import is_device_array
+from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError, SolverError
+from kernelfuse.kernels.factors import FactorKernels
+from kernelfuse.kernels.rows import KernelRows
+from kernelfuse.problem.scaling import Rescaled, unit_scale
+from kernelfuse.runtime.memory import out_of_memory
+from kernelfuse.problem.instance import Problem
+from kernelfuse.assembly.result import History, Iteration, Result, relative_gap
+
+#: The exceptions of a failed computation (numpy, scipy, Python arithmetic).
+NUMERICAL_ERRORS = (np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError, OverflowError)
+
+#: ``role -> methods``: each entry a method name, or a tuple meaning any one of them.
+Requirements = Mapping[str, tuple[str | tuple[str, ...], ...]]
+
+
+@attrs.frozen
+class Model:
+    """What :meth:`Solver.run` returns: the model and how the run ended."""
+
+    coef: np.ndarray
+    intercept: float = 0.0
+    kernel_weights: np.ndarray | None = None
+    dual_objective: float = math.nan
+    n_iter: int = 0
+    status: str = "converged"
+    message: str = ""
+
+
+class Solver(ABC):
+    """A solver for one or more families of OBJECTIVES.md."""
+
+    #: Registered name of the recipe that builds it.
+    name: ClassVar[str]
+    #: Families it minimises.
+    families: ClassVar[frozenset[str]]
+    #: What it needs of its parts, by role; role ``loss`` is the problem's loss.
+    requires: ClassVar[Requirements] = {}
+    #: BLAS threads while running (None: leave the process setting alone).
+    #: Solvers making many small dense solves run faster on one thread: a
+    #: two-thread OpenBLAS call on a small operand stalls for milliseconds.
+    blas_threads: int | None = None
+    #: Whether it works from :class:`~kernelfuse.kernels.rows.KernelRows` (one example's rows at a time).
+    reads_kernel_rows: ClassVar[bool] = False
+    #: Whether it works from :class:`~kernelfuse.kernels.factors.FactorKernels` (``K_m = Phi_m Phi_m'``);
+    #: solvers that read rows read them from factors too.
+    reads_kernel_factors: ClassVar[bool] = False
+    #: Whether it works from a stack of another array library (CuPy, PyTorch: on a GPU) without
+    #: copying kernels to the host (:mod:`kernelfuse.kernels.array_backend`).
+    reads_device_arrays: ClassVar[bool] = False
+
+    def parts(self) -> dict[str, object]:
+        """Its parts by role (the problem's loss is added at solve time)."""
+        return {}
+
+    def check_problem(self, problem: Problem) -> None:
+        """Raise :class:`IncompatiblePartsError` unless this solver can solve ``problem``."""
+        if problem.family.name not in self.families:
+            raise IncompatiblePartsError(
+                f"solver {self.name!r} does not solve family {problem.family.name!r}; "
+                f"it solves {', '.join(sorted(self.families))}"
+            )
+        if isinstance(problem.K, FactorKernels) and not (self.reads_kernel_factors or self.reads_kernel_rows):
+            raise IncompatiblePartsError(
+                f"solver {self.name!r} needs the kernel stack in memory, not kernel factors; "
+                "compute the stack (kernelfuse.kernels.functions.compute_kernels), or use a solver that reads "
+                "factors (obscure, pegasos-mkl, spicymkl)"
+            )
+        if isinstance(problem.K, KernelRows) and not self.reads_kernel_rows \
+                and not isinstance(problem.K, FactorKernels):
+            raise IncompatiblePartsError(
+                f"solver {self.name!r} needs the kernel stack in memory, not kernel rows on demand; "
+                "compute the stack (kernelfuse.kernels.functions.compute_kernels), or use a solver that reads "
+                "rows (obscure, pegasos-mkl)"
+            )
+        if not self.reads_device_arrays and is_device_array(problem.K):
+            raise IncompatiblePartsError(
+                f"solver {self.name!r} reads the kernel stack as a NumPy array; a stack of "
+                f"{type(problem.K).__module__.split('.')[0]} is read on its device by spicymkl only: "
+                "use solver='spicymkl', or pass a NumPy stack")
+        from kernelfuse.assembly.recipe import check_requirements
+
+        check_requirements({**self.parts(), "loss": problem.loss}, self.requires, self.name)
+
+    @abstractmethod
+    def run(self, problem: Problem, history: History) -> Model:
+        """Minimise the family objective; record iterations in ``history``."""
+
+    def solve(
+        self, problem: Problem, callback: Callable[[Iteration], object] | None = None
+    ) -> Result:
+        """Check, run, and report the objective evaluated at the returned model.
+
+        Kernels far from unit scale are handed to :meth:`run` rescaled to it
+        (:mod:`kernelfuse.problem.scaling`), the model mapped back.  A computation
+        failing inside :meth:`run` (a singular system, a
+        floating-point error) becomes a :class:`SolverError` naming the
+        solver, and so does running out of memory (naming the allocation,
+        :func:`kernelfuse.runtime.memory.out_of_memory`); a model whose objective is
+        not finite is returned with status ``diverged``.  Any status but ``converged`` warns
+        (:class:`ConvergenceWarning`).
+        """
+        self.check_problem(problem)
+        try:
+            units = unit_scale(problem)  # a copy of the stack where it rescales
+            inner = problem if units is None else units.problem
+            history = History(callback, 1.0 if units is None else units.objective_factor)
+            if self.blas_threads is None:
+                model = self.run(inner, history)
+            else:
+                from threadpoolctl import threadpool_limits
+
+                with threadpool_limits(limits=self.blas_threads, user_api="blas"):
+                    model = self.run(inner, history)
+        except NUMERICAL_ERRORS as exc:
+            raise SolverError(
+                f"solver {self.name!r} failed numerically with no model to return: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        except MemoryError as exc:
+            raise out_of_memory(exc, f"solver {self.name!r}") from exc
+        elapsed = history.elapsed()
+        if units is not None:  # back to the problem's units
+            model = attrs.evolve(model, coef=np.asarray(model.coef) / units.scale,
+                                 dual_objective=units.objective_factor * model.dual_objective)
+        with np.errstate(all="ignore"):  # a diverged model overflows: reported below, not twice
+            objective = objectives.evaluate(problem, model.coef, model.intercept, model.kernel_weights)
+            weights = model.kernel_weights
+            if weights is None:
+                weights = objectives.model_kernel_weights(problem, np.asarray(model.coef))
+        status, message = model.status, model.message
+        if units is not None and status == "converged":
+            status, message = _rescaled_status(self, units, objective, model, message)
+        if not (math.isfinite(objective) and np.isfinite(model.coef).all()):
+            status, message = "diverged", (
+                f"the objective at the returned model is {objective} "
+                f"(the run ended with {model.status!r}{': ' + model.message if model.message else ''})"
+            )
+        if status != "converged":
+            warnings.warn(
+                f"solver {self.name!r} stopped with status {status!r}"
+                + (f": {message}" if message else ""),
+                ConvergenceWarning, stacklevel=2,
+            )
+        return Result(
+            coef=np.asarray(model.coef, dtype=float),
+            intercept=float(model.intercept),
+            kernel_weights=weights,
+            objective=objective,
+            dual_objective=float(model.dual_objective),
+            gap=relative_gap(objective, float(model.dual_objective)),
+            n_iter=int(model.n_iter),
+            time=elapsed,
+            status=status,
+            solver=self.name,
+            family=problem.family.name,
+            history=tuple(history.rows),
+            message=message,
+        )
+
+
+def _rescaled_status(solver: Solver, units: Rescaled, objective: float, model: Any,
+                     message: str) -> tuple[str, str]:
+    """``converged`` at the unit scale stays ``converged`` in the problem's units only where the
+    gap there is at most the one certified inside or the solver's ``tol``: the unit of the gap,
+    ``max(1, |P|)`` (OBJECTIVES.md), is not scale invariant, so an absolute gap below ``tol`` on
+    a small inner objective can be a relative gap of 1 once the objective is scaled up."""
+    outer = relative_gap(objective, float(model.dual_objective))
+    inner = relative_gap(objective / units.objective_factor,
+                         float(model.dual_objective) / units.objective_factor)
+    if outer <= max(inner, float(getattr(solver, "tol", 0.0))) * (1.0 + 1e-6):  # equal up to rounding
+        return "converged", message
+    return "stalled", (f"certified at the unit scale (gap {inner:.3g}), but the gap in the "
+                       f"problem's units is {outer:.3g}" + (f"; {message}" if message else ""))
+
+
+def solver_parameters(factory: Callable[..., Any]) -> set[str]:
+    """The keyword parameters a solver (or loss) factory accepts."""
+    if attrs.has(factory):  # type: ignore[arg-type]
+        return {f.alias or f.name for f in attrs.fields(factory) if f.init}  # type: ignore[arg-type]
+    import inspect
+
+    return {
+        name for name, p in inspect.signature(factory).parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    }

@@ -1,0 +1,5 @@
+"""What users run: scikit-learn estimators, the CLI and its configs, saved models,
+the demo, kernel grids, progress and metrics.
+
+Layer 6 of core, the top: imports any layer below.
+"""

@@ -1,0 +1,657 @@
+"""scikit-learn estimators: MKL from feature matrices (or precomputed kernel stacks).
+
+``MKLClassifier()``, ``MKLRegressor()`` and ``MultiLabelMKLClassifier()`` build
+the kernel stack from the features with kernel specs (by default the papers'
+grid, :mod:`kernelfuse.frontends.kernel_grid`), normalise it on the training set
+(:mod:`kernelfuse.kernels.normalization`), solve the MKL problem with a
+registered solver (by default SpicyMKL on ``l1_mkl``), and predict with the
+learnt expansion ``f(x) = sum_m sum_j coef[m, j] k_m(x_j, x) + b``.
+
+* :class:`MKLClassifier`: two classes are one ``l1_mkl`` problem (labels
+  +-1); more are fitted one-vs-rest, unless the family is multiclass
+  (``pnorm_mkl`` with the ``crammer-singer`` loss) or multi-label
+  (``mlmkl_*``: one shared kernel combination), which fit every class at once.
+* :class:`MKLRegressor`: real targets, ``l1_mkl`` with the ``squared`` (default) or
+  ``eps-insensitive`` loss.
+* :class:`MultiLabelMKLClassifier`: an indicator matrix ``Y`` (n, L); a
+  multi-label family (``mlmkl_sum``, ``mlmkl_max``) fits one problem with one
+  kernel combination shared by the labels, any other family one binary problem
+  per label.  One-dimensional targets are fitted as :class:`MKLClassifier` does.
+
+``n_jobs``: the independent problems of one fit (one-vs-rest classes, the
+labels of a non-shared multi-label fit) are solved through joblib, on local
+workers or a Dask cluster, with the serial results (:mod:`kernelfuse.runtime.parallel`).
+
+``kernels="precomputed"``: ``X`` is a kernel stack laid out ``(n, n, M)``
+(kernel axis last), so that scikit-learn's cross-validation, which slices a
+pairwise ``X`` as ``X[np.ix_(test, train)]``, cuts every kernel alike; at
+predict time ``X`` is ``(n_test, n_train, M)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import reprlib
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from kernelfuse.errors import IncompatiblePartsError, SolverError, ValidationError
+from kernelfuse.problem.families import get_family
+from kernelfuse.kernels.functions import (
+    KernelSpec,
+    aligned,
+    check_stack_request,
+    compute_kernels,
+    empty_aligned,
+)
+from kernelfuse.kernels.factors import FactorKernels, has_features
+from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory
+from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.kernels.normalization import KernelNormalizer
+from kernelfuse.kernels.rows import SpecKernelRows
+from kernelfuse.kernels.storage import (
+    BLOCK_BYTES,
+    DTYPES,
+    STORAGES,
+    StorageChoice,
+    block_rows,
+    choose_storage,
+    memmap_stack,
+    training_stack,
+)
+from kernelfuse.runtime.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
+from kernelfuse.frontends.progress import ProgressPrinter
+from kernelfuse.assembly.result import Result
+from kernelfuse.validation import check_psd_value, count, flag, positive, positive_count, random_seed, seconds
+
+#: Family parameters an estimator passes on when set (None: the family's default).
+_FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
+#: ``C`` of ``l1_mkl`` when left at None: chosen by measurement on the main job's grid
+#: (``benchmarks/default_solver.py``, docs/estimators.md).
+L1_MKL_DEFAULT_C = 0.3
+
+
+#: The estimators' own settings, checked by name at fit (scikit-learn's estimators check
+#: nothing in ``__init__``); family and solver parameters are checked where they are used.
+_SETTINGS = {
+    "tol": positive.or_none("the solver's default"),
+    "max_iter": count.or_none("the solver's default"),
+    "time_limit": seconds.or_none("no limit"),
+    "memory_budget": positive_count.or_none("the default budget"),
+    "random_state": random_seed,
+    "standardize": flag,
+    "verbose": flag,
+}
+
+
+#: Tile of :func:`kernels_first`: entries x kernels moved at a time (256 x 128 float64, 256 KiB,
+#: in a core's cache).
+_TILE_ENTRIES, _TILE_KERNELS = 256, 128
+
+
+def kernels_first(X: np.ndarray) -> np.ndarray:
+    """A precomputed stack ``X`` (n, n', M) as the C-contiguous (M, n, n') the solvers take.
+
+    The transpose of ``X`` as an (n n', M) matrix, copied tile by tile so that each tile is
+    read and written in cache: numpy's copy of ``moveaxis(X, 2, 0)`` reads ``X`` with a
+    stride of ``M`` entries, a cache miss for every entry (docs/reliability.md, "Input
+    checks and their cost").
+    """
+    entries = X.reshape(-1, X.shape[2])
+    out = np.empty((X.shape[2], X.shape[0], X.shape[1]), dtype=X.dtype)
+    flat = out.reshape(X.shape[2], -1)
+    for i in range(0, entries.shape[0], _TILE_ENTRIES):
+        for m in range(0, entries.shape[1], _TILE_KERNELS):
+            flat[m:m + _TILE_KERNELS, i:i + _TILE_ENTRIES] = entries[i:i + _TILE_ENTRIES, m:m + _TILE_KERNELS].T
+    return out
+
+
+def _solve_one(K: np.ndarray, target: np.ndarray, progress: bool = False, **kwargs: Any) -> Result:
+    """One problem of a fit (a job of :func:`kernelfuse.runtime.parallel.map_jobs`: module-level, so
+    that process and Dask workers unpickle it by name), with its own progress printer.  An
+    interrupted solve interrupts the fit (a model missing some of its problems is no model)."""
+    from kernelfuse.assembly.api import solve
+
+    result = solve(K, target, callback=ProgressPrinter() if progress else None, **kwargs)
+    if result.status == "interrupted":
+        raise KeyboardInterrupt
+    return result
+
+
+class MKLEstimator(BaseEstimator):
+    """The parameters, kernels and solving shared by the kernelfuse estimators.
+
+    Parameters
+    ----------
+    kernels : "grid", a sequence of :class:`~kernelfuse.kernels.functions.KernelSpec`, or "precomputed"
+    solver : a registered solver name (see ``kernelfuse plugins --kind solver``) or a
+        built :class:`~kernelfuse.assembly.solver.Solver`
+    family : problem family of OBJECTIVES.md
+    C, C2, lam, p, q, r, eps : family (and loss) parameters; None keeps the family default,
+        except ``C`` for ``l1_mkl``: None means 0.3, the measured default (docs/estimators.md)
+    loss : registered loss name for family ``l1_mkl`` (None: the estimator's default)
+    groups : group of each kernel for ``vskl`` (None: the specs' groups)
+    normalization : "unit-trace", "spherical" or "none"
+    standardize : scale every feature to zero mean and unit variance on the
+        training set first (the kernel grid's widths assume it)
+    tol : relative duality gap at which the solver stops (1e-3, as scikit-learn's
+        SVC; the solvers' own default is 1e-6); None keeps the solver's default
+    max_iter : passed to the solver when set
+    time_limit : seconds each solve may take (passed to the solver when set; every
+        iterative solver takes it and stops with status ``time_limit``)
+    memory_budget : bytes the training kernel stack may take in memory, and a block of
+        test kernels at predict time (None: half the memory available to the process when
+        read, :func:`kernelfuse.runtime.memory.default_memory_budget`); see ``storage``
+    storage : where the training kernels live (:mod:`kernelfuse.kernels.storage`):
+        "factors" (explicit features ``Phi_m``, ``K_m = Phi_m Phi_m'``, when every kernel
+        has them: Nystrom, random Fourier features; for obscure, pegasos-mkl, spicymkl),
+        "memory" (a numpy stack), "rows" (computed on demand, for the solvers that read
+        kernel rows: obscure, pegasos-mkl), "memmap" (a stack written to a file in
+        ``storage_dir`` block by block, deleted after the fit), or "auto": factors where
+        possible, else memory if the stack fits ``memory_budget``, else rows if the solver
+        reads them, else a memory map; the choice and why are in ``kernel_storage_``
+        (printed with ``verbose``)
+    storage_dir : folder of the memory-mapped stack (None: the temporary folder)
+    kernel_dtype : "float64", or "float32" for a stack (in memory or memory-mapped) of half
+        the bytes; solvers read it in float64 arithmetic (:mod:`kernelfuse.kernels.products`),
+        so the model is the one of the float32-rounded kernels (docs/scaling.md)
+    random_state : seed of a stochastic solver (passed as ``seed`` where the solver
+        takes one; the deterministic solvers ignore it)
+    solver_params : other solver keywords (e.g. ``{"svm_solver": "libsvm"}``)
+    check_psd : "auto", True or False: how hard the training kernels are checked for PSD
+        (families other than ``mikl``).  "auto": not at all when every kernel function
+        declares ``psd`` (the grid's do), a certificate costing about one read of the stack
+        otherwise and for ``kernels="precomputed"``; True: every kernel's eigenvalues
+        (``O(M n^3)``); False: none (docs/reliability.md, "Input checks and their cost")
+    verbose : print progress (iteration, objective, gap, time) to stderr
+    n_jobs : workers solving the independent problems of one fit at once (the
+        one-vs-rest classes, the labels of a non-shared multi-label fit; in a fit of one
+        problem, the solver's own independent parts where it takes ``n_jobs``: the
+        per-label SVMs of the multi-label solvers) through
+        joblib: None serial unless a ``joblib.parallel_config`` context sets
+        ``n_jobs`` or a backend (``backend="dask"``: a Dask cluster), 1 serial,
+        -1 all cores; the results equal the serial ones bit for bit
+        (:mod:`kernelfuse.runtime.parallel`, docs/parallel.md)
+
+    Attributes
+    ----------
+    n_features_in_, kernels_ (the specs used), results_ (one
+    :class:`~kernelfuse.assembly.result.Result` per problem solved), result_ (the
+    first), coef_ (M, n_train), or (n_problems, M, n_train) for several
+    problems, or the solver's (M, n_outputs, n_train) for one multi-output
+    problem, intercept_, kernel_weights_ (the mean over the problems), n_iter_
+    (the most iterations any problem recorded, the starting point included).
+    """
+
+    #: The loss used when ``loss`` is None (None: the family's default).
+    default_loss: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        kernels: str | Sequence[KernelSpec] = "grid",
+        solver: Any = "spicymkl",
+        family: str = "l1_mkl",
+        C: float | None = None,
+        C2: float | None = None,
+        lam: float | None = None,
+        p: float | None = None,
+        q: float | None = None,
+        r: float | None = None,
+        eps: float | None = None,
+        loss: str | None = None,
+        groups: Sequence[int] | None = None,
+        normalization: str = "unit-trace",
+        standardize: bool = False,
+        tol: float | None = 1e-3,
+        max_iter: int | None = None,
+        time_limit: float | None = None,
+        memory_budget: int | None = None,
+        storage: str = "auto",
+        storage_dir: str | None = None,
+        kernel_dtype: str = "float64",
+        random_state: int | None = None,
+        solver_params: dict[str, Any] | None = None,
+        check_psd: str | bool = "auto",
+        verbose: bool = False,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.kernels = kernels
+        self.solver = solver
+        self.family = family
+        self.C = C
+        self.C2 = C2
+        self.lam = lam
+        self.p = p
+        self.q = q
+        self.r = r
+        self.eps = eps
+        self.loss = loss
+        self.groups = groups
+        self.normalization = normalization
+        self.standardize = standardize
+        self.tol = tol
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.memory_budget = memory_budget
+        self.storage = storage
+        self.storage_dir = storage_dir
+        self.kernel_dtype = kernel_dtype
+        self.random_state = random_state
+        self.solver_params = solver_params
+        self.check_psd = check_psd
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ kernels
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernels, str) and self.kernels == "precomputed"
+
+    def _validated(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``X`` (features, or a precomputed stack) and ``y`` checked; sets ``n_features_in_``."""
+        check_n_jobs(self.n_jobs)
+        check_psd_value(self.check_psd)
+        for name, domain in _SETTINGS.items():
+            domain.check(name, getattr(self, name))
+        family = get_family(self.family)  # its parameters checked before any kernel is computed
+        family.resolve_params({p.name: getattr(self, p.name) for p in family.params
+                               if getattr(self, p.name, None) is not None})
+        if not (self.solver_params is None or isinstance(self.solver_params, dict)
+                and all(isinstance(key, str) for key in self.solver_params)):
+            raise ValidationError("solver_params must be a dict of solver parameters by name "
+                                  f"(e.g. {{'svm_solver': 'libsvm'}}) or None, got {self.solver_params!r}")
+        if self.standardize and self._precomputed():
+            raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
+        if not self._precomputed():
+            return validate_data(self, X, y, dtype=np.float64, multi_output=self._multi_output())
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 3:
+            raise ValueError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
+        self.n_features_in_ = X.shape[1]
+        return X, np.asarray(y)
+
+    def _multi_output(self) -> bool:
+        return False
+
+    def _train_stack(self, X: np.ndarray) -> np.ndarray:
+        if self._precomputed():
+            if X.shape[0] != X.shape[1]:
+                raise ValidationError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
+            return kernels_first(X)
+        if self.standardize:
+            self.feature_mean_ = X.mean(axis=0)
+            scale = X.std(axis=0)
+            self.feature_scale_ = np.where(scale > 0, scale, 1.0)
+            X = (X - self.feature_mean_) / self.feature_scale_
+        if isinstance(self.kernels, str):
+            if self.kernels != "grid":
+                raise ValidationError(
+                    f"kernels must be 'grid', 'precomputed' or a list of KernelSpec, got {self.kernels!r}"
+                )
+            specs = kernel_grid(X.shape[1])
+        else:
+            specs = list(self.kernels) if isinstance(self.kernels, Sequence) else []
+            if not specs or not all(isinstance(s, KernelSpec) for s in specs):
+                raise ValidationError("kernels must be 'grid', 'precomputed' or a non-empty list of "
+                                      f"KernelSpec, got {reprlib.repr(self.kernels)}")
+        self.kernels_ = specs
+        self.X_fit_ = aligned(X)  # the (standardised) training features the test kernels pair with
+        self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
+        self.kernel_storage_ = self._choose_storage(specs, X.shape[0])
+        if self.verbose:
+            print(f"kernelfuse: kernel storage {self.kernel_storage_.storage}: "
+                  f"{self.kernel_storage_.reason}", file=sys.stderr)
+        block_bytes = min(BLOCK_BYTES, self._budget_bytes())
+        if self.kernel_storage_.storage == "factors":
+            return FactorKernels.from_specs(specs, X, self.normalizer_)
+        if self.kernel_storage_.storage == "rows":
+            return SpecKernelRows(specs, X, self.normalization)
+        if self.kernel_storage_.storage == "memmap":
+            handle, path = tempfile.mkstemp(suffix=".npy", prefix="kernelfuse-stack-", dir=self.storage_dir)
+            os.close(handle)
+            self._stack_file = path
+            return memmap_stack(specs, X, path, self.normalizer_, dtype=self.kernel_dtype,
+                                block_bytes=block_bytes, n_jobs=self.n_jobs)
+        check_stack_request(len(specs), X, None, self.kernel_dtype, self._budget_bytes())
+        shape = (len(specs), X.shape[0], X.shape[0])
+        if shares_files(self.n_jobs):  # worker processes build it in, and solve from, one shared file
+            out, self._shared_file = shared_empty(shape, self.kernel_dtype, self.storage_dir)
+        else:
+            out = empty_aligned(shape, self.kernel_dtype)  # where the shared file's starts
+        # Blocks of at most 1/32 of the stack: building it costs little beyond the stack itself.
+        training_stack(specs, X, out, self.normalizer_, n_jobs=self.n_jobs,
+                       block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
+        out.flags.writeable = False  # the solves share it: mapped read-only in the workers
+        return out
+
+    def _choose_storage(self, specs: Sequence[KernelSpec], n_samples: int) -> StorageChoice:
+        if self.storage not in ("auto", *STORAGES):
+            raise ValidationError(f"storage must be 'auto' or one of {', '.join(STORAGES)}, "
+                                  f"got {self.storage!r}")
+        if self.kernel_dtype not in DTYPES:
+            raise ValidationError(f"kernel_dtype must be one of {', '.join(DTYPES)}, got {self.kernel_dtype!r}")
+        reads_rows = self._solver_reads("reads_kernel_rows")
+        reads_factors = reads_rows or self._solver_reads("reads_kernel_factors")
+        if self.storage == "rows" and not reads_rows:
+            raise IncompatiblePartsError(
+                f"storage='rows' needs a solver that reads kernel rows (obscure, pegasos-mkl); "
+                f"{self.solver!r} needs the stack: use storage 'memory' or 'memmap'")
+        if self.storage == "factors":
+            if not reads_factors:
+                raise IncompatiblePartsError(
+                    f"storage='factors' needs a solver that reads kernel factors (obscure, pegasos-mkl, "
+                    f"spicymkl); {self.solver!r} needs the stack: use storage 'memory' or 'memmap'")
+            without = [m for m, spec in enumerate(specs) if not has_features(spec)]
+            if without:
+                raise ValidationError(
+                    f"storage='factors' needs kernels with explicit features (Nystrom, random Fourier "
+                    f"features); kernel(s) {', '.join(map(str, without[:10]))} have none")
+        if self.storage != "auto":
+            return StorageChoice(self.storage, "asked for (storage=" + repr(self.storage) + ")")
+        return choose_storage(len(specs), n_samples, memory_budget=self._budget_bytes(),
+                              reads_rows=reads_rows, dtype=self.kernel_dtype, folder=self.storage_dir,
+                              factors=reads_factors and all(has_features(spec) for spec in specs))
+
+    def _solver_reads(self, flag: str) -> bool:
+        """Whether the solver declares ``flag`` (``reads_kernel_rows``, ``reads_kernel_factors``)."""
+        from kernelfuse.parts.registry import get_registry
+
+        if not isinstance(self.solver, str):
+            return bool(getattr(self.solver, flag, False))
+        registry = get_registry()
+        return bool(getattr(registry.get("solver", self.solver).factory.build(registry), flag, False))
+
+    @contextlib.contextmanager
+    def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows | FactorKernels]:
+        """The training kernels in the storage chosen; a memory-mapped stack's file, or the
+        file a parallel fit shares with its workers, is removed when the fit is done with it.
+        Running out of memory while building or solving is a :class:`SolverError` naming the
+        allocation (:func:`kernelfuse.runtime.memory.out_of_memory`)."""
+        self._stack_file: str | None = None
+        self._shared_file: str | None = None
+        try:
+            yield self._train_stack(X)
+        except (MemoryError, OSError) as exc:
+            if not is_out_of_memory(exc):
+                raise
+            raise out_of_memory(exc, f"{type(self).__name__}.fit") from exc
+        finally:
+            if self._stack_file is not None:
+                with contextlib.suppress(OSError):
+                    os.remove(self._stack_file)
+            if self._shared_file is not None:
+                remove_shared(self._shared_file)
+            del self._stack_file, self._shared_file
+
+    def _test_input(self, X: Any) -> np.ndarray:
+        """``X`` at predict time, checked: features (standardised as in training), or a
+        precomputed stack (n_test, n_train, M)."""
+        check_is_fitted(self)
+        if self._precomputed():
+            X = np.asarray(X, dtype=np.float64)
+            M = self.result_.coef.shape[0]
+            if X.ndim != 3 or X.shape[1] != self.n_train_ or X.shape[2] != M:
+                raise ValueError(
+                    f"kernels='precomputed' needs X of shape (n_test, {self.n_train_}, {M}), got {X.shape}"
+                )
+            return X
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.standardize:
+            X = (X - self.feature_mean_) / self.feature_scale_
+        return X
+
+    def _test_kernels(self, X: np.ndarray) -> np.ndarray:
+        """The test kernels (M, n_test, N) of checked rows (:meth:`_test_input`)."""
+        if self._precomputed():
+            return kernels_first(X)
+        K = compute_kernels(self.kernels_, self.X_fit_, X, memory_budget=self._budget_bytes())
+        return self.normalizer_.transform(K, self.kernels_, X)
+
+    def _budget_bytes(self) -> int:
+        return default_memory_budget() if self.memory_budget is None else int(self.memory_budget)
+
+    # ------------------------------------------------------------------ solving
+    def _solve_each(self, K: np.ndarray, targets: Sequence[np.ndarray]) -> None:
+        """Solve one problem per target (a vector, or a matrix for a multi-output family)."""
+        from kernelfuse.parts.registry import get_registry
+
+        params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
+        if self.C is None and self.family == "l1_mkl":
+            params["C"] = L1_MKL_DEFAULT_C
+        for name in ("tol", "max_iter", "time_limit"):
+            if getattr(self, name) is not None:
+                params[name] = getattr(self, name)
+        takes = get_registry().get("solver", self.solver).factory.parameters() \
+            if isinstance(self.solver, str) else ()
+        if self.random_state is not None and "seed" in takes:
+            params["seed"] = self.random_state
+        if len(targets) == 1 and self.n_jobs is not None and "n_jobs" in takes:
+            params["n_jobs"] = self.n_jobs  # one problem: its own independent parts in parallel
+        if "check_psd" in (self.solver_params or {}):
+            raise ValidationError(f"check_psd is an estimator parameter, not a solver's: "
+                                  f"{type(self).__name__}(check_psd=...) instead of solver_params")
+        params.update(self.solver_params or {})
+        groups = self.groups
+        if groups is None and not self._precomputed() and self.family == "vskl":
+            groups = [spec.group for spec in self.kernels_]
+        loss = self.loss
+        if loss is None and get_family(self.family).losses is None:  # the family takes any loss
+            loss = self.default_loss
+        common = dict(solver=self.solver, family=self.family, loss=loss, groups=groups,
+                      check_psd=self._psd_check(), progress=self.verbose, **params)
+        self._adopt_results(map_jobs(_solve_one, [(K, target) for target in targets],
+                                     self.n_jobs, common))
+
+    def _psd_check(self) -> str | bool:
+        """``check_psd`` for the solves of a fit: "auto" becomes False when kernelfuse
+        computed every kernel from a kernel function that declares ``psd`` (normalising by
+        positive factors keeps a kernel PSD)."""
+        check_psd = check_psd_value(self.check_psd)
+        if check_psd == "auto" and not self._precomputed() \
+                and all(spec.function.psd for spec in self.kernels_):
+            return False
+        return check_psd
+
+    def _solve_labels(self, K: np.ndarray, signs: np.ndarray) -> None:
+        """Labels as +-1 columns: one problem for a multi-label family (one shared
+        combination), else one binary problem per column."""
+        if get_family(self.family).target == "multilabel":
+            self._solve_each(K, [signs])
+        else:
+            self._solve_each(K, list(signs.T))
+
+    def _adopt_results(self, results: Sequence[Result]) -> None:
+        """Fitted attributes from the solver results (one per problem); a diverged
+        result (no finite model) is a :class:`SolverError`, not a fitted estimator."""
+        for result in results:
+            if result.status == "diverged" or not np.isfinite(result.coef).all():
+                raise SolverError(f"solver {result.solver!r} diverged: {result.message}; "
+                                  "no model to predict with")
+        coefs = np.stack([r.coef for r in results])
+        self.results_ = list(results)
+        self.result_ = self.results_[0]
+        self.n_train_ = coefs.shape[-1]
+        self.coef_ = coefs[0] if len(results) == 1 else coefs
+        self.intercept_ = np.array([r.intercept for r in results])
+        weights = [r.kernel_weights for r in results if r.kernel_weights is not None]
+        self.kernel_weights_ = np.mean(weights, axis=0) if weights else None
+        self.n_iter_ = max(len(r.history) for r in results)
+
+    def _scores(self, X: Any) -> np.ndarray:
+        """Decision values, one column per problem (a multi-output problem gives its own columns).
+
+        Test kernels are computed by blocks of rows, each within ``memory_budget``
+        (at most 64 MiB), so predicting many points never holds their whole stack.
+        When every kernel has explicit features (Nystrom, random Fourier features) the
+        kernels are never formed: ``f(x) = sum_m t_m(x) phi_m(x) . w_m`` with
+        ``w_m = Phi_m' coef_m`` from the normalised training factors, ``O(r)`` per kernel
+        and point instead of ``O(N r)`` (``t_m(x)`` the normalisation's test scale)."""
+        X = self._test_input(X)
+        step = block_rows(self.result_.coef.shape[0], self.n_train_,
+                          min(BLOCK_BYTES, self._budget_bytes()))
+        weights = self._feature_weights()
+        blocks = []
+        for start in range(0, X.shape[0], step):
+            rows = X[start:start + step]
+            if weights is not None:
+                blocks.append(self._feature_scores(rows, weights))
+                continue
+            K = self._test_kernels(rows)
+            blocks.append(np.column_stack([r.decision_function(K) for r in self.results_]))
+        return np.concatenate(blocks)
+
+    def _feature_weights(self) -> list[list[np.ndarray]] | None:
+        """``w_m = Phi_m' coef_m`` per problem and kernel, ``(r_m,)`` or ``(r_m, outputs)``; None
+        unless every kernel has explicit features."""
+        if self._precomputed() or not all(has_features(spec) for spec in self.kernels_):
+            return None
+        factors = FactorKernels.from_specs(self.kernels_, self.X_fit_, self.normalizer_).factors
+        return [[Phi.T @ np.asarray(r.coef)[m].T for m, Phi in enumerate(factors)] for r in self.results_]
+
+    def _feature_scores(self, X: np.ndarray, weights: list[list[np.ndarray]]) -> np.ndarray:
+        """Decision values of the rows ``X`` from their features and :meth:`_feature_weights`."""
+        features = [spec.function.features(X if spec.features is None else X[:, list(spec.features)])
+                    for spec in self.kernels_]
+        scales = self.normalizer_.test_scales(np.stack([np.einsum("ij,ij->i", phi, phi) for phi in features]))
+        features = [scale[:, None] * phi for scale, phi in zip(scales, features)]
+        return np.column_stack([sum(phi @ w for phi, w in zip(features, per_kernel)) + r.intercept
+                                for r, per_kernel in zip(self.results_, weights)])
+
+    def save(self, path: Any) -> None:
+        """Write the fitted model to ``path`` (.npz: arrays + JSON, no pickle)."""
+        from kernelfuse.frontends.persistence import save_model
+
+        save_model(self, path)
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._precomputed()
+        return tags
+
+
+class MKLClassifier(ClassifierMixin, MKLEstimator):
+    """Multiple kernel learning classifier: binary, multiclass one-vs-rest (or natively).
+
+    The default is SpicyMKL on ``l1_mkl`` with the logistic loss, ``C = 0.3``
+    and a relative gap of 1e-3, chosen by measurement on the breast-cancer
+    grid (docs/estimators.md).  Parameters and attributes: see
+    :class:`MKLEstimator`; also ``classes_``.  ``decision_function`` is
+    ``(n,)`` for two classes (positive: ``classes_[1]``), else ``(n, n_classes)``.
+    """
+
+    default_loss = "logistic"
+
+    def fit(self, X: Any, y: Any) -> MKLClassifier:
+        return self._fit_classes(*self._validated(X, y))
+
+    def _fit_classes(self, X: np.ndarray, y: np.ndarray) -> MKLClassifier:
+        check_classification_targets(y)
+        self.classes_, encoded = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
+                             f"got 1 class ({self.classes_[0]!r})")
+        signs = np.where(encoded[:, None] == np.arange(self.classes_.size), 1.0, -1.0)
+        target = get_family(self.family).target
+        with self._training_kernels(X) as K:
+            if target == "class" and self.classes_.size > 2:  # a native multiclass loss
+                self._solve_each(K, [encoded.astype(float)])
+            elif self.classes_.size == 2 and target != "multilabel":
+                self._solve_each(K, [signs[:, 1]])
+            else:  # one-vs-rest, or every class a label of one shared combination
+                self._solve_labels(K, signs)
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Decision values: (n,) for two classes (positive: ``classes_[1]``), else (n, n_classes)."""
+        scores = self._scores(X)
+        if self.classes_.size == 2 and scores.shape[1] == 2:  # one multi-output problem
+            return scores[:, 1] - scores[:, 0]
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X: Any) -> np.ndarray:
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+class MKLRegressor(RegressorMixin, MKLEstimator):
+    """Multiple kernel learning regression: ``l1_mkl`` with the squared (default) or
+    ``eps-insensitive`` loss, ``sum_i loss(y_i, f_i) + C sum_m ||f_m||``.
+
+    Parameters and attributes: see :class:`MKLEstimator`.
+    """
+
+    default_loss = "squared"
+
+    def fit(self, X: Any, y: Any) -> MKLRegressor:
+        X, y = self._validated(X, y)
+        with self._training_kernels(X) as K:
+            self._solve_each(K, [np.asarray(y, dtype=np.float64)])
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self._scores(X)[:, 0]
+
+
+class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
+    """Multi-label MKL: ``Y`` an indicator matrix (n, L) of 0/1 (or -1/+1).
+
+    With a multi-label family (``mlmkl_sum``, ``mlmkl_max``: OBJECTIVES.md
+    family 6) one problem is solved and the labels share one kernel
+    combination; with any other family each label is its own binary problem
+    (its own combination; ``kernel_weights_`` is then their mean).
+    ``decision_function`` is (n, L) and ``predict`` the indicator matrix in
+    the fitted ``Y``'s values (0/1, or -1/+1: ``label_values_``) and dtype.  ``classes_`` is ``arange(L)`` and
+    ``multilabel_`` True.  Targets of one dimension are fitted as
+    :class:`MKLClassifier` fits them (``multilabel_`` False).
+    """
+
+    def _multi_output(self) -> bool:
+        return True
+
+    def fit(self, X: Any, y: Any) -> MultiLabelMKLClassifier:
+        X, Y = self._validated(X, y)
+        if Y.ndim == 1 or Y.shape[1] == 1:  # one label column: classes, as MKLClassifier
+            self.multilabel_ = False
+            return self._fit_classes(X, Y.ravel())
+        if type_of_target(Y) != "multilabel-indicator" or Y.shape[1] < 2:
+            raise ValueError(f"{type(self).__name__} needs Y as an indicator matrix of at least "
+                             f"two labels (values 0/1 or -1/+1), got {type_of_target(Y)} {Y.shape}")
+        self.multilabel_ = True
+        self.classes_ = np.arange(Y.shape[1])
+        self.label_dtype_ = Y.dtype
+        self.label_values_ = np.array([-1 if (Y < 0).any() else 0, 1], dtype=Y.dtype)  # off, on
+        with self._training_kernels(X) as K:
+            self._solve_labels(K, np.where(Y > 0, 1.0, -1.0))
+        return self
+
+    def _is_multilabel(self) -> bool:
+        check_is_fitted(self)
+        return self.multilabel_
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Decision values (n, L) for multi-label targets (positive: the label is on)."""
+        if not self._is_multilabel():
+            return super().decision_function(X)
+        return self._scores(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        if not self._is_multilabel():
+            return super().predict(X)
+        off, on = self.label_values_
+        return np.where(self.decision_function(X) > 0, on, off).astype(self.label_dtype_)
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        return tags

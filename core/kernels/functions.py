@@ -1,0 +1,285 @@
+"""Kernel functions and kernel specs: from feature matrices to a kernel stack.
+
+A :class:`KernelFunction` computes ``k(x, z)`` for all pairs of rows of two
+feature matrices, vectorised through BLAS.  A :class:`KernelSpec` says which
+function, on which features (columns), in which group; a list of specs and
+a feature matrix give the stack ``K`` of shape (M, N, N) that every solver
+takes (:func:`compute_kernels`), or the test kernels ``K(x_test, x_train)``
+of shape (M, N_test, N).  The memory a stack needs is known before it is
+allocated, and a budget turns an oversized request into a clear error (by default half
+the memory available to the process, :func:`kernelfuse.runtime.memory.default_memory_budget`).
+Features held by another array library (a CuPy or PyTorch array on a GPU)
+give a stack of that library on that device, computed there in float64
+(:mod:`kernelfuse.kernels.array_backend`) by the kernels that have a form for it
+(:meth:`KernelFunction.on_device`: Gaussian, linear, polynomial).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse.kernels import array_backend
+from kernelfuse.errors import ValidationError
+
+class Pairwise:
+    """Rows X and Z of one feature subset, with their inner products and squared
+    distances computed once and shared by every kernel on that subset.
+
+    ``workspace`` (optional): two (len(X), len(Z)) arrays the inner products
+    and the squared distances are written into, and a third for scratch, so
+    that a caller computing many small blocks (kernel rows on demand) reuses
+    memory instead of mapping fresh pages for every block.
+    """
+
+    def __init__(self, X: np.ndarray, Z: np.ndarray, Z_sqnorms: np.ndarray | None = None,
+                 workspace: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        self.X, self.Z = X, Z
+        #: The array namespace of device features (None for NumPy): the generic forms below.
+        self.xp = array_backend.namespace(X)
+        self._Z_sqnorms = Z_sqnorms  # ||z_j||^2 when known (kernel rows reuse them)
+        self._workspace = workspace
+        self._gram: np.ndarray | None = None
+        self._sqdist: np.ndarray | None = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.X.shape[0], self.Z.shape[0]
+
+    @property
+    def gram(self) -> np.ndarray:
+        """``[x_i' z_j]``."""
+        if self._gram is None:
+            if self.xp is not None:
+                self._gram = self.X @ self.xp.matrix_transpose(self.Z)
+                return self._gram
+            out = None if self._workspace is None else self._workspace[0]
+            self._gram = np.matmul(self.X, self.Z.T, out=out)
+        return self._gram
+
+    @property
+    def sqdist(self) -> np.ndarray:
+        """``[||x_i - z_j||^2]``, clipped at 0."""
+        if self._sqdist is None and self.xp is not None:
+            xp = self.xp
+            d = xp.sum(self.X * self.X, axis=1)[:, None] + xp.sum(self.Z * self.Z, axis=1)[None, :]
+            self._sqdist = xp.clip(d - 2.0 * self.gram, min=0.0)
+        if self._sqdist is None:
+            z_norms = (self.Z * self.Z).sum(1) if self._Z_sqnorms is None else self._Z_sqnorms
+            out, scratch = (None, None) if self._workspace is None else self._workspace[1:]
+            d = np.add.outer((self.X * self.X).sum(1), z_norms, out=out)  # in place from here: at
+            d -= np.multiply(self.gram, 2.0, out=scratch)  # N = 10^5 every N x N temporary is 80 GB
+            self._sqdist = np.maximum(d, 0.0, out=d)
+        return self._sqdist
+
+
+class KernelFunction(ABC):
+    """``k(x, z)`` on feature vectors; ``psd`` says whether every Gram matrix is PSD.
+
+    ``psd`` is a promise the input checks trust: a stack computed from kernel functions that
+    declare it is not checked for PSD (``check_psd="auto"``, docs/reliability.md).  Declare
+    it False for a kernel that is indefinite for some inputs or parameters (a property where
+    it depends on the parameters, as the polynomial kernel's ``coef0 >= 0``).
+    """
+
+    name: ClassVar[str]
+    psd: ClassVar[bool] = True
+
+    @abstractmethod
+    def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        """The matrix ``[k(x_i, z_j)]`` for rows x_i of X and z_j of Z."""
+
+    def on_pairwise(self, pairs: Pairwise) -> np.ndarray:
+        """The same matrix from shared pairwise quantities (override this or
+        :meth:`on_pairwise_into` to reuse them)."""
+        if type(self).on_pairwise_into is not KernelFunction.on_pairwise_into:
+            return self.on_pairwise_into(pairs, np.empty(pairs.shape))
+        return self(pairs.X, pairs.Z)
+
+    def on_pairwise_into(self, pairs: Pairwise, out: np.ndarray) -> np.ndarray:
+        """:meth:`on_pairwise` written into ``out`` (returned): kernels that override it
+        compute in place, with no temporary as large as the result."""
+        np.copyto(out, self.on_pairwise(pairs))
+        return out
+
+    def on_device(self, pairs: Pairwise) -> Any:
+        """The matrix of :meth:`on_pairwise` from pairwise quantities held by another array library
+        (``pairs.xp``: CuPy, PyTorch, ...), in that library, on its device."""
+        raise ValidationError(
+            f"kernel {self.name!r} has no form for {type(pairs.X).__module__.split('.')[0]} arrays "
+            "(gaussian, linear and polynomial have one); compute it from NumPy features")
+
+    def diagonal(self, X: np.ndarray) -> np.ndarray:
+        """``k(x_i, x_i)`` for every row (used by spherical normalisation)."""
+        return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])
+
+
+def squared_distances(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """``||x_i - z_j||^2`` through one matrix product, clipped at 0."""
+    return Pairwise(X, Z).sqdist
+
+
+@attrs.frozen
+class KernelSpec:
+    """One kernel of a stack: a function, the features it reads, its group."""
+
+    function: KernelFunction
+    #: Column indices the kernel reads (None: every column).
+    features: tuple[int, ...] | None = attrs.field(
+        default=None, converter=lambda f: None if f is None else tuple(int(i) for i in f)
+    )
+    group: int = 0
+    label: str = ""
+
+    def compute(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
+        """``k(x_i, z_j)`` on this spec's features (Z defaults to X)."""
+        return self.function.on_pairwise(self.pairwise(X, X if Z is None else Z))
+
+    def pairwise(self, X: np.ndarray, Z: np.ndarray) -> Pairwise:
+        """The rows of X and Z restricted to this spec's features."""
+        xp = array_backend.namespace(X)
+        if xp is not None and self.features is not None:
+            cols = array_backend.on_device(np.array(self.features), X, xp.int64)
+            return Pairwise(xp.take(X, cols, axis=1), xp.take(Z, cols, axis=1))
+        cols = slice(None) if self.features is None else list(self.features)
+        return Pairwise(X[:, cols], Z[:, cols])
+
+
+def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type = np.float64) -> int:
+    """Bytes of a (M, n_rows, n_cols) stack of ``dtype``."""
+    return int(n_kernels) * int(n_rows) * int(n_cols) * np.dtype(dtype).itemsize
+
+
+#: Byte alignment of the training features a fitted model keeps (:func:`aligned`).
+ALIGNMENT = 64
+
+
+def aligned(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``array`` starting on an :data:`ALIGNMENT`-byte boundary.
+
+    numpy's and BLAS's vectorised loops round differently depending on
+    where an operand starts in memory, so a kernel computed from equal
+    features at two addresses may differ in the last bit.  A fitted model
+    keeps its training features aligned, and so does the model loaded from
+    its file: their predictions are bit-identical.
+    """
+    array = np.asarray(array)
+    out = empty_aligned(array.shape, array.dtype)
+    out[...] = array
+    return out
+
+
+def empty_aligned(shape: tuple[int, ...], dtype: np.dtype | type | str = np.float64) -> np.ndarray:
+    """An uninitialised C-contiguous array starting on an :data:`ALIGNMENT`-byte boundary
+    (see :func:`aligned`): a training stack starts there in a serial fit and in the file
+    a parallel fit shares with its workers (:func:`kernelfuse.runtime.parallel.shared_empty`)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buffer = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -buffer.ctypes.data % ALIGNMENT
+    return buffer[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def readable_bytes(n: int, exact: bool = False) -> str:
+    """``n`` bytes in the largest binary unit that keeps it at least 1 (``"1.50 GiB"``),
+    followed by the exact count where ``exact`` (``"1.50 GiB (1610612736 bytes)"``)."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}" + (f" ({int(n)} bytes)" if exact else "")
+    return f"{int(n)} bytes"
+
+
+def check_stack_request(n_kernels: int, X: np.ndarray, Z: np.ndarray | None,
+                        dtype: np.dtype | type, memory_budget: int | None) -> np.ndarray:
+    """The rows ``Z`` (``X`` when None) of a stack of ``n_kernels`` kernels, after the checks
+    made before allocating it: 2-D features of one width, finite, a stack within the budget
+    (None: :func:`kernelfuse.runtime.memory.default_memory_budget`; ``X`` and ``Z`` of one array
+    library: NumPy, or on a device)."""
+    from kernelfuse.runtime.memory import default_memory_budget
+
+    if memory_budget is None:
+        memory_budget = default_memory_budget()
+    xp = array_backend.namespace(X)
+    if xp is None:
+        rows = X if Z is None else np.asarray(Z, dtype=np.float64)
+        finite = bool(np.isfinite(X).all() and np.isfinite(rows).all())
+    else:
+        rows = X if Z is None else xp.astype(Z, xp.float64)
+        finite = bool(xp.all(xp.isfinite(X))) and bool(xp.all(xp.isfinite(rows)))
+    if X.ndim != 2 or rows.ndim != 2 or rows.shape[1] != X.shape[1]:
+        raise ValidationError(
+            f"feature matrices must be 2-D with the same number of columns, got {X.shape} "
+            f"and {rows.shape}"
+        )
+    if not finite:
+        raise ValidationError("features contain NaN or inf")
+    need = stack_bytes(n_kernels, rows.shape[0], X.shape[0], dtype)
+    if need > memory_budget:
+        raise ValidationError(
+            f"the kernel stack needs {readable_bytes(need, exact=True)} ({n_kernels} kernels of "
+            f"{rows.shape[0]} x {X.shape[0]}, {np.dtype(dtype).name}), over the memory budget of "
+            f"{readable_bytes(memory_budget, exact=True)}; use fewer kernels or "
+            "samples, float32, or raise memory_budget"
+        )
+    return rows
+
+
+def compute_kernels(
+    specs: Sequence[KernelSpec],
+    X: np.ndarray,
+    Z: np.ndarray | None = None,
+    *,
+    dtype: np.dtype | type = np.float64,
+    memory_budget: int | None = None,
+) -> np.ndarray:
+    """The stack ``K[m] = specs[m](Z, X)``: shape (M, len(Z), len(X)), Z defaulting to X.
+
+    Raises :class:`ValidationError` before allocating when the stack would
+    exceed ``memory_budget`` bytes (None: half the memory available,
+    :func:`kernelfuse.runtime.memory.default_memory_budget`), saying how much it needs.  Features of another
+    array library (CuPy, PyTorch: ``X`` and ``Z`` on one device) give a stack of that library
+    on that device (``dtype`` float32 or float64), each kernel computed there in float64.
+    """
+    xp = array_backend.namespace(X)
+    if xp is not None:
+        return _compute_on_device(xp, specs, xp.astype(X, xp.float64), Z, dtype, memory_budget)
+    X = np.asarray(X, dtype=np.float64)
+    rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
+    K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
+    for m, spec, pairs in _specs_with_pairs(specs, rows, X):
+        K[m] = spec.function.on_pairwise(pairs)
+    return K
+
+
+def _specs_with_pairs(specs: Sequence[KernelSpec], rows: Any, X: Any) -> Iterator[tuple[int, KernelSpec, Any]]:
+    """Each spec with its pairwise quantities of ``rows`` and ``X``; consecutive specs on one
+    feature subset share them."""
+    pairs, features = None, object()
+    for m, spec in enumerate(specs):
+        if spec.features != features:
+            pairs, features = spec.pairwise(rows, X), spec.features
+        yield m, spec, pairs
+
+
+def _compute_on_device(xp: Any, specs: Sequence[KernelSpec], X: Any, Z: Any, dtype: np.dtype | type,
+                       memory_budget: int | None) -> Any:
+    """:func:`compute_kernels` for features ``X`` (float64) of the array namespace ``xp``."""
+    rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
+    target = getattr(xp, np.dtype(dtype).name)
+    K = array_backend.zeros(X, (len(specs), rows.shape[0], X.shape[0]), target)
+    for m, spec, pairs in _specs_with_pairs(specs, rows, X):
+        K[m, ...] = xp.astype(spec.function.on_device(pairs), target)
+    return K
+
+
+def with_constant_kernel(K: np.ndarray, value: float = 1.0) -> np.ndarray:
+    """``K`` (M, n, N) with a constant kernel ``value`` appended: a bias for families without an
+    intercept (``mikl``, ``pnorm_mkl``); the model's last kernel is then the bias."""
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 3:
+        raise ValidationError(f"K must have shape (M, n, N), got {K.shape}")
+    return np.concatenate([K, np.full((1, *K.shape[1:]), float(value))])

@@ -1,0 +1,62 @@
+"""The ``MirrorMap`` interface: the Bregman geometry of mirror descent.
+
+A mirror map is a strongly convex function h on a convex set X with
+``grad_h: X -> dual space`` and its inverse ``grad_h_conjugate`` (the
+gradient of the convex conjugate h*), so that a mirror-descent step is
+``x+ = grad_h_conjugate(grad_h(x) - step * g)`` followed, where needed, by
+a Bregman projection.  ``divergence(x, z) = h(x) - h(z) - <grad_h(z), x - z>``.
+Examples: the entropic map on a product of simplices (mirrorVSKL,
+ML-MKL-SA), the (2,p) group-norm map (OBSCURE).
+
+A map may be *local* (a variable metric): :meth:`MirrorMap.at` returns the
+map for one step, built from the oracle's answer at the current point (the
+``local-quadratic`` map takes the Hessian the oracle reports, so the
+mirror step is a projected Newton step).  A fixed map returns itself.
+:meth:`MirrorMap.initial_step` and :attr:`MirrorMap.max_step` give a step
+rule the scale of steps in the map's own units.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from kernelfuse.parts.oracle import OracleAnswer
+
+
+class MirrorMap(ABC):
+    """h, grad h, grad h* and the Bregman divergence of h."""
+
+    name: ClassVar[str]
+    #: The largest step a step rule should try (the map's own scale).
+    max_step: ClassVar[float] = math.inf
+    #: Whether :meth:`at` builds the map from the oracle's answer (a variable metric).
+    local: ClassVar[bool] = False
+
+    def at(self, point: np.ndarray, answer: OracleAnswer) -> MirrorMap:
+        """The map for a step from ``point``, where the oracle answered ``answer`` (a fixed map: itself)."""
+        return self
+
+    def initial_step(self, gradient: np.ndarray, groups: np.ndarray) -> float:
+        """A first step for a rule that adapts it (1 unless the map knows its scale)."""
+        return 1.0
+
+    @abstractmethod
+    def grad_h(self, x: np.ndarray) -> np.ndarray:
+        """Primal point to dual point."""
+
+    @abstractmethod
+    def grad_h_conjugate(self, theta: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """Dual point to primal point: the inverse of :meth:`grad_h` on the set.
+
+        ``groups`` (one int per coordinate) describes the set's product
+        structure (one simplex, or one norm block, per group).
+        """
+
+    @abstractmethod
+    def divergence(self, x: np.ndarray, z: np.ndarray) -> float:
+        """Bregman divergence D_h(x, z) >= 0."""

@@ -1,0 +1,51 @@
+"""The ``OuterOptimizer`` interface: an iteration rule with explicit state.
+
+Shaped like an optax transformation with a line search: ``init`` builds the
+state, and ``step(point, answer, state, evaluate)`` returns the next point,
+the oracle's answer there and the new state.  ``evaluate(point)`` asks the
+oracle at a trial point, so rules with a line search (Armijo steps, golden
+section) are steps like any other.  The state holds everything the rule
+carries (step sizes, penalties, averages), so runs can be warm-started,
+checkpointed and tested step by step.  ``estimate`` is the point the rule
+vouches for (its iterate, or an average of iterates: ML-MKL-SA eq. 10).  Examples: mirror descent, reduced
+gradient, augmented Lagrangian, forward-backward (+ FISTA), stochastic
+proximal sub-gradient, stochastic mirror-prox.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from kernelfuse.parts.oracle import OracleAnswer
+from kernelfuse.problem.instance import Problem
+
+Evaluate = Callable[[np.ndarray], OracleAnswer]
+
+
+class OuterOptimizer(ABC):
+    """An iteration rule over the outer variables."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> Any:
+        """Initial state at ``point``, where the oracle answered ``answer``."""
+
+    @abstractmethod
+    def step(
+        self, point: np.ndarray, answer: OracleAnswer, state: Any, evaluate: Evaluate
+    ) -> tuple[np.ndarray, OracleAnswer, Any]:
+        """The next point, the oracle's answer there, and the new state."""
+
+    def readings(self, state: Any) -> Mapping[str, float]:
+        """Numbers the rule holds that a history row should show (e.g. its ``step``)."""
+        return {}
+
+    def estimate(self, point: np.ndarray, state: Any) -> np.ndarray:
+        """The optimiser's estimate of the solution: the current point, or,
+        for rules that average their iterates, the average."""
+        return point

@@ -1,0 +1,88 @@
+"""The ``Oracle`` interface: the inner problem at the current outer point.
+
+An outer optimiser moves some variables (kernel weights, dual multipliers,
+primal coefficients); at each point it asks an oracle, which solves or
+samples the inner problem there and answers with a value, a (sub)gradient
+with respect to the outer variables, where it has one a certified lower
+bound on the family optimum, and the primal model the point gives with
+its objective.  Oracle state (warm starts, caches) is explicit, as in
+optax: ``init`` creates it with the starting point, ``query`` returns the
+new state.
+
+Examples: an SVM on the combined kernel (mirrorVSKL, SimpleMKL), Newton on
+the smoothed dual (SpicyMKL), one sampled example (OBSCURE), one sampled
+label (ML-MKL-SA).  A sampling oracle's answers are unbiased estimates
+without a model; :meth:`Oracle.model` gives the complete answer.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse.problem.instance import Problem
+
+
+@attrs.frozen(eq=False)
+class OracleAnswer:
+    """What an oracle returns at a point.
+
+    ``value`` and ``gradient``: the outer function and a (sub)gradient at
+    the point.  ``lower_bound``: a certified lower bound on the family
+    optimum (nan if none).  ``coef``, ``intercept``, ``kernel_weights``: the
+    primal model at the point, and ``objective`` the family objective there
+    (:func:`kernelfuse.problem.objectives.evaluate_parts`); a stochastic answer (one
+    sampled label) carries no model: ``coef`` None, ``objective`` nan.  ``counters``: the work
+    this answer cost (``svm_calls``, ``kernel_passes``, ...), summed by the
+    loop.  ``gauges``: readings recorded in the history as they are, not
+    summed (e.g. ML-MKL-SA's estimate of the saddle-point gap).
+    ``active_kernels``: how many kernels the model uses, for progress reports.
+    ``curvature``: where the oracle can tell, a function returning a factor
+    ``R`` (r, n) with ``R'R`` the Hessian of ``value`` at the point, valid
+    while the inner solution's active sets hold (computed on demand: only
+    a second-order step asks for it); None otherwise.
+    """
+
+    value: float
+    gradient: np.ndarray
+    coef: np.ndarray | None
+    objective: float
+    intercept: float = 0.0
+    kernel_weights: np.ndarray | None = None
+    lower_bound: float = math.nan
+    counters: Mapping[str, float] = attrs.field(factory=dict)
+    gauges: Mapping[str, float] = attrs.field(factory=dict)
+    #: Kernels the model uses (weight above 1e-6 of the largest); -1 if unknown.
+    active_kernels: int = -1
+    curvature: Callable[[], np.ndarray] | None = None
+
+
+class Oracle(ABC):
+    """Solves or samples the inner problem at an outer point."""
+
+    name: ClassVar[str]
+    #: Families this oracle's inner problem belongs to.
+    families: ClassVar[frozenset[str]]
+
+    @abstractmethod
+    def init(self, problem: Problem) -> tuple[np.ndarray, Any]:
+        """The starting point for ``problem`` and the initial oracle state."""
+
+    @abstractmethod
+    def query(self, point: np.ndarray, state: Any) -> tuple[OracleAnswer, Any]:
+        """Answer at ``point``, and the updated state."""
+
+    def model(self, point: np.ndarray, state: Any) -> tuple[OracleAnswer, Any]:
+        """The complete answer at ``point``, with its primal model.
+
+        Asked once, at the end, where the optimiser's estimate is a point the
+        oracle never answered at (an average of iterates).  A deterministic
+        oracle's :meth:`query` is already complete; a sampling oracle solves
+        the whole inner problem here.
+        """
+        return self.query(point, state)

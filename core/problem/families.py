@@ -1,0 +1,120 @@
+"""The problem families of OBJECTIVES.md: their parameters, targets and rules.
+
+A :class:`Family` says what a problem of that family looks like (targets,
+groups, whether kernels must be PSD, which losses it admits) and which
+parameters it takes, with their defaults and admissible ranges.  Its
+objective is evaluated in :mod:`kernelfuse.problem.objectives`.  Families are fixed by
+OBJECTIVES.md, so they live in core, not in the plugin registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from kernelfuse.errors import UnknownNameError
+from kernelfuse.validation import Domain, exponent_in_one_two, nonnegative, one_or_two, positive
+
+#: Target kinds: ``binary`` is y in {-1, +1}; ``real`` any finite y;
+#: ``class`` is binary (+-1) or integer multiclass labels; ``multilabel`` is
+#: Y of shape (N, L) in {-1, +1}; ``loss`` means "whatever the loss needs".
+TARGETS = ("binary", "real", "class", "multilabel", "loss")
+
+
+@attrs.frozen
+class Param:
+    """One family parameter: default value and admissible values."""
+
+    name: str
+    default: float
+    doc: str
+    domain: Domain
+
+    def validate(self, value: object) -> float:
+        return self.domain.check(f"parameter {self.name}", value)  # type: ignore[no-any-return]
+
+
+C = Param("C", 1.0, "regularisation constant (see the family for where it sits)", positive)
+C2 = Param("C2", 0.0, "elastic-net weight (C2 / 2) sum_m ||f_m||^2", nonnegative)
+LAM = Param("lam", 1.0, "regularisation weight lam", positive)
+
+
+@attrs.frozen
+class Family:
+    """A problem family of OBJECTIVES.md."""
+
+    name: str
+    title: str
+    target: str
+    params: tuple[Param, ...]
+    losses: tuple[str, ...] | None  # None: any loss whose target fits
+    default_loss: str
+    requires_psd: bool = True
+    has_intercept: bool = True
+    uses_groups: bool = False
+
+    def resolve_params(self, given: Mapping[str, object]) -> dict[str, float]:
+        """Defaults filled in, each value checked against its range."""
+        known = {p.name for p in self.params}
+        for name in given:
+            if name not in known:
+                raise UnknownNameError(f"parameter of family {self.name}", name, known)
+        return {p.name: p.validate(given.get(p.name, p.default)) for p in self.params}
+
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "l1_mkl", "l1-MKL, SpicyMKL form: sum_i loss + C sum_m ||f_m|| (+ C2/2 sum ||f_m||^2)",
+            target="loss", params=(C, C2), losses=None, default_loss="hinge",
+        ),
+        Family(
+            "l1_mkl_sq", "l1-MKL, SimpleMKL form: 0.5 (sum_m ||f_m||)^2 + C sum_i hinge",
+            target="binary", params=(C,), losses=("hinge",), default_loss="hinge",
+        ),
+        Family(
+            "vskl", "Variable Sparsity Kernel Learning: l1 inside groups, l_2q across",
+            target="binary",
+            params=(C, Param("q", 1.0, "exponent across groups (inf allowed)",
+                             Domain(">= 1 (inf allowed)", lambda v: v >= 1))),
+            losses=("hinge",), default_loss="hinge", uses_groups=True,
+        ),
+        Family(
+            "pnorm_mkl", "p-norm MKL (OBSCURE / UFO-MKL): (lam/2) ||f||_{2,p}^2 + mean loss",
+            target="class",
+            params=(LAM, Param("p", 1.5, "norm exponent across kernels", exponent_in_one_two)),
+            losses=("hinge", "crammer-singer"), default_loss="hinge", has_intercept=False,
+        ),
+        Family(
+            "mikl", "Multiple Indefinite Kernel Learning: squared hinge + (lam/q) ||alpha||_{pq;r}^q",
+            target="binary",
+            params=(LAM, Param("p", 2.0, "inner exponent", one_or_two),
+                    Param("q", 1.0, "outer exponent", one_or_two),
+                    Param("r", 2.0, "grouping: 1 = samples, 2 = kernels", one_or_two)),
+            losses=("squared-hinge",), default_loss="squared-hinge",
+            requires_psd=False, has_intercept=False,
+        ),
+        Family(
+            "mlmkl_sum", "multi-label MKL, one shared combination: min_d sum_k SVM_k(d)",
+            target="multilabel", params=(C,), losses=("hinge",), default_loss="hinge",
+            has_intercept=False,
+        ),
+        Family(
+            "mlmkl_max", "multi-label MKL, worst label: min_d max_k SVM_k(d)",
+            target="multilabel", params=(C,), losses=("hinge",), default_loss="hinge",
+            has_intercept=False,
+        ),
+    )
+}
+
+
+def get_family(name: str | Family) -> Family:
+    """The family called ``name`` (an error lists close matches)."""
+    if isinstance(name, Family):
+        return name
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise UnknownNameError("family", str(name), FAMILIES) from None

@@ -1,0 +1,246 @@
+"""The objective of every family of OBJECTIVES.md, evaluated in one place.
+
+Every solver reports ``objective = evaluate(problem, coef, intercept,
+kernel_weights)`` at the model it returns, so solvers of one family compare
+number for number.  Notation (OBJECTIVES.md): ``K`` (M, N, N), ``coef``
+(M, N) or (M, n_outputs, N), ``f_m = K[m].T @ coef[m]`` on the training
+points, ``||f_m||^2 = coef[m] @ K[m] @ coef[m]`` (summed over outputs).
+
+One pass over the kernel stack (a batched matrix-vector product,
+:func:`kernel_products` of :mod:`kernelfuse.kernels.products`, whatever the
+stack's storage) gives both the decision values and the RKHS norms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from kernelfuse.errors import ValidationError
+from kernelfuse.problem.instance import Problem
+from kernelfuse.kernels.products import kernel_products
+
+#: Simplex tolerance for kernel weights: d >= -tol and |sum(d) - 1| <= tol.
+SIMPLEX_TOL = 1e-8
+
+
+def sparse_kernel_products(K: np.ndarray, coef: np.ndarray) -> tuple[np.ndarray, float]:
+    """:func:`kernel_products` reading only the kernels whose coefficients are not all zero.
+
+    Returns the products and the fraction of a pass over the stack it cost;
+    sparse l1-MKL models touch a few kernels of thousands.
+    """
+    active = np.flatnonzero(np.any(coef.reshape(coef.shape[0], -1) != 0, axis=1))
+    return kernel_products(K, coef, active), active.size / K.shape[0]
+
+
+def squared_norms(coef: np.ndarray, products: np.ndarray) -> np.ndarray:
+    """``coef[m] @ K[m] @ coef[m]``, shape (M,) or (M, n_outputs); clipped at 0.
+
+    Clipping removes the rounding noise of PSD kernels (a negative value of
+    order 1e-16 ||K|| ||coef||^2), never a real negative curvature: families
+    that need PSD kernels are validated on input.
+    """
+    return np.maximum(0.0, np.sum(coef * products, axis=-1))
+
+
+def rkhs_norms(K: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """``||f_m||`` per kernel (summed over outputs when coef is 3-D), shape (M,)."""
+    sq = squared_norms(coef, kernel_products(K, coef))
+    return np.sqrt(sq if sq.ndim == 1 else sq.sum(axis=1))
+
+
+def decision_values(products: np.ndarray, intercept: float | np.ndarray = 0.0) -> np.ndarray:
+    """``f = sum_m K[m].T @ coef[m] + b``: (N,), or (N, n_outputs) for 3-D coef."""
+    f = products.sum(axis=0)
+    return (f if f.ndim == 1 else f.T) + intercept
+
+
+def norm_weights(norms: np.ndarray) -> np.ndarray:
+    """Kernel weights ``d_m = ||f_m|| / sum_k ||f_k||`` (uniform when all are 0).
+
+    At an optimum of ``l1_mkl_sq`` these are the SimpleMKL weights
+    (OBJECTIVES.md, family 2); kernelfuse reports them for every PSD family
+    whose model has no weights of its own.
+    """
+    total = norms.sum()
+    if total <= 0:
+        return np.full(norms.shape, 1.0 / norms.size)
+    return norms / total
+
+
+def _l1_mkl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Family 1: sum_i loss(y_i, f_i) + C sum_m ||f_m|| + (C2/2) sum_m ||f_m||^2."""
+    norms = np.sqrt(sq)
+    return p.loss.total(p.y, f) + p.params["C"] * norms.sum() + 0.5 * p.params["C2"] * sq.sum()
+
+
+def _l1_mkl_sq(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Family 2: 0.5 (sum_m ||f_m||)^2 + C sum_i hinge(y_i, f_i)."""
+    return 0.5 * np.sqrt(sq).sum() ** 2 + p.params["C"] * p.loss.total(p.y, f)
+
+
+def group_sums(norms: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """``s_j = sum_{k in group j} ||f_jk||`` for groups 0..G-1."""
+    return np.bincount(groups, weights=norms, minlength=int(groups.max()) + 1)
+
+
+def lq_of_squares(s: np.ndarray, q: float) -> float:
+    """``[sum_j s_j^(2q)]^(1/q)`` (``max_j s_j^2`` for q = inf), without overflow."""
+    top = float(s.max()) if s.size else 0.0
+    if top == 0.0:
+        return 0.0
+    if np.isinf(q):
+        return top * top
+    return top * top * float(np.sum((s / top) ** (2 * q))) ** (1.0 / q)
+
+
+def _vskl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Family 3: 0.5 [sum_j (sum_{k in j} ||f_jk||)^(2q)]^(1/q) + C sum_i hinge."""
+    s = group_sums(np.sqrt(sq), p.groups)  # type: ignore[arg-type]
+    return 0.5 * lq_of_squares(s, p.params["q"]) + p.params["C"] * p.loss.total(p.y, f)
+
+
+def _pnorm_mkl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Family 4: (lam/2) (sum_m ||f_m||^p)^(2/p) + (1/N) sum_i loss_i."""
+    if sq.ndim == 2:
+        sq = sq.sum(axis=1)
+    return 0.5 * p.params["lam"] * group_norm(np.sqrt(sq), p.params["p"]) ** 2 + p.loss.total(p.y, f) / p.n_samples
+
+
+def group_norm(norms: np.ndarray, exponent: float) -> float:
+    """``(sum_m norms_m^exponent)^(1/exponent)``, scaled by the largest so nothing overflows."""
+    top = float(np.max(norms, initial=0.0))
+    return 0.0 if top == 0.0 else top * float(np.sum((norms / top) ** exponent)) ** (1.0 / exponent)
+
+
+def mixed_norm_power(alpha: np.ndarray, p: float, q: float, r: float, weight: float = 1.0) -> float:
+    """``weight * ||alpha||_{pq;r}^q`` of OBJECTIVES.md family 5, alpha of shape (N, M).
+
+    r = 1: groups are samples (rows); r = 2: groups are kernels (columns).
+    Computed as ``weight * a^q * ||alpha / a||_{pq;r}^q`` with ``a = max |alpha|``, the
+    factor ``a^q`` multiplied in one ``a`` at a time (q in {1, 2}), so that it is finite
+    whenever the product is (a model of kernels scaled by 1e-170 has ``|alpha|`` near 1e170,
+    ``|alpha|^2`` beyond the floats, and ``lam`` near 1e-300: kernelfuse.problem.scaling).
+    """
+    largest = float(np.abs(alpha).max(initial=0.0))
+    if largest == 0.0:
+        return 0.0
+    inner = np.sum(np.abs(alpha / largest) ** p, axis=1 if r == 1 else 0)
+    value = weight * float(np.sum(inner ** (q / p)))
+    for _ in range(round(q)):
+        value *= largest
+    return value
+
+
+def _mikl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Family 5: sum_i sqhinge(y_i, f_i) + (lam/q) ||alpha||_{pq;r}^q, alpha = coef.T."""
+    prm = p.params
+    return p.loss.total(p.y, f) + mixed_norm_power(coef.T, prm["p"], prm["q"], prm["r"], prm["lam"] / prm["q"])
+
+
+def _mlmkl_terms(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> np.ndarray:
+    """P_k = 0.5 sum_m ||f_mk||^2 / d_m + C sum_i hinge(Y_ik, f_k(x_i)) per label.
+
+    The primal of SVM_k(d) (OBJECTIVES.md family 6) at the returned expansion:
+    an upper bound on SVM_k(d), equal to it when coef solves the label's SVM.
+    A kernel with d_m = 0 must carry f_mk = 0 (else P_k = inf).
+    """
+    assert d is not None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(d[:, None] > 0, sq / d[:, None], np.where(sq > 0, np.inf, 0.0))
+    hinge = p.loss.value(p.y, f).sum(axis=0)
+    return 0.5 * ratio.sum(axis=0) + p.params["C"] * hinge
+
+
+def _mlmkl_sum(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Family 6, sum: sum_k P_k(d, coef)."""
+    return float(_mlmkl_terms(p, coef, f, sq, d).sum())
+
+
+def _mlmkl_max(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Family 6, worst label: max_k P_k(d, coef)."""
+    return float(_mlmkl_terms(p, coef, f, sq, d).max())
+
+
+_FAMILY_OBJECTIVES: dict[str, Callable[..., float]] = {
+    "l1_mkl": _l1_mkl,
+    "l1_mkl_sq": _l1_mkl_sq,
+    "vskl": _vskl,
+    "pnorm_mkl": _pnorm_mkl,
+    "mikl": _mikl,
+    "mlmkl_sum": _mlmkl_sum,
+    "mlmkl_max": _mlmkl_max,
+}
+
+
+def check_model(
+    problem: Problem, coef: object, intercept: object, kernel_weights: object
+) -> tuple[np.ndarray, float, np.ndarray | None]:
+    """Model arrays checked against the problem's shapes and constraints."""
+    coef = np.asarray(coef, dtype=np.float64)
+    if coef.shape != problem.coef_shape:
+        raise ValidationError(
+            f"coef must have shape {problem.coef_shape} for this problem, got {coef.shape}"
+        )
+    if not np.isfinite(coef).all():
+        raise ValidationError("coef contains NaN or inf")
+    b = float(np.asarray(intercept, dtype=np.float64))
+    if not problem.family.has_intercept and b != 0.0:
+        raise ValidationError(f"family {problem.family.name} has no intercept, got {b}")
+    d = None
+    if problem.family.target == "multilabel":
+        if kernel_weights is None:
+            raise ValidationError(f"family {problem.family.name} needs kernel_weights")
+        d = np.asarray(kernel_weights, dtype=np.float64)
+        if d.shape != (problem.n_kernels,):
+            raise ValidationError(
+                f"kernel_weights must have shape ({problem.n_kernels},), got {d.shape}"
+            )
+        if not (np.isfinite(d).all() and d.min() >= -SIMPLEX_TOL
+                and abs(d.sum() - 1.0) <= SIMPLEX_TOL):
+            raise ValidationError("kernel_weights must be >= 0 and sum to 1")
+        d = np.maximum(d, 0.0)
+    return coef, b, d
+
+
+def evaluate_parts(
+    problem: Problem,
+    coef: np.ndarray,
+    f: np.ndarray,
+    sq: np.ndarray,
+    kernel_weights: np.ndarray | None = None,
+) -> float:
+    """P from parts a solver already has, without a pass over the kernels.
+
+    ``f`` the decision values (intercept included) and ``sq`` the squared
+    norms ``coef[m] @ K[m] @ coef[m]`` (per output where coef is 3-D), as
+    :func:`kernel_products` and :func:`squared_norms` would give.  For the
+    per-iteration history of iterative solvers; the reported objective is
+    always :func:`evaluate` at the returned model.
+    """
+    return float(_FAMILY_OBJECTIVES[problem.family.name](problem, coef, f, sq, kernel_weights))
+
+
+def evaluate(
+    problem: Problem,
+    coef: object,
+    intercept: object = 0.0,
+    kernel_weights: object = None,
+) -> float:
+    """The family objective P of OBJECTIVES.md at the model (coef, intercept, d)."""
+    coef, b, d = check_model(problem, coef, intercept, kernel_weights)
+    products = kernel_products(problem.K, coef)
+    sq = squared_norms(coef, products)
+    return evaluate_parts(problem, coef, decision_values(products, b), sq, d)
+
+
+def model_kernel_weights(problem: Problem, coef: np.ndarray) -> np.ndarray | None:
+    """Kernel weights reported with a model whose family has none of its own.
+
+    ``||f_m|| / sum_k ||f_k||`` for the PSD families; None for ``mikl``.
+    """
+    if not problem.family.requires_psd:
+        return None
+    return norm_weights(rkhs_norms(problem.K, coef))

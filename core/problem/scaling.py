@@ -1,0 +1,138 @@
+"""Solving in the kernels' own units: a problem on ``K`` is the same problem on ``K / s``.
+
+Every family of OBJECTIVES.md keeps its minimiser under a change of the
+kernels' scale when its parameters change with it.  With ``K' = K / s`` and
+``coef' = s coef`` the model ``f = sum_m K[m].T @ coef[m] + b`` is unchanged
+and every RKHS norm scales as ``||f_m||_K = ||f_m||_K' / sqrt(s)``, so:
+
+* ``l1_mkl``: ``C' = C / sqrt(s)``, ``C2' = C2 / s``; ``P = P'``;
+* ``l1_mkl_sq`` and ``vskl`` (regulariser of degree 2 in the norms):
+  ``C' = s C``; ``P = P' / s``;
+* ``pnorm_mkl``: ``lam' = lam / s``; ``P = P'``;
+* ``mikl`` (``alpha' = s alpha``): ``lam' = lam / s^q``; ``P = P'``;
+* ``mlmkl_sum`` and ``mlmkl_max``: ``SVM_k(d; K, C) = SVM_k(d; K', s C) / s``
+  (the dual variables scale by ``s``): ``C' = s C``; ``P = P' / s``.
+
+:meth:`kernelfuse.assembly.solver.Solver.solve` uses it to hand every solver kernels
+whose largest entry is 1 whenever the given largest entry lies outside
+:data:`SCALE_BAND` (or as near to 1 as the law keeps the parameters finite and
+non-zero, :func:`nearest_representable_scale`): the solvers' default steps, penalties and tolerances
+assume kernels near unit scale (SpicyMKL's proximal penalty on a stack times
+1e6 ran to ``max_iter``; Clarabel failed on a stack times 1e-6,
+tests/core/problem/test_conditioning.py).  Inside the band nothing changes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import attrs
+import numpy as np
+
+from kernelfuse.kernels.array_backend import is_device_array
+from kernelfuse.kernels.factors import FactorKernels
+from kernelfuse.kernels.storage import is_memory_mapped
+from kernelfuse.problem.instance import Problem
+
+#: Largest kernel entries in this range are solved as given.
+SCALE_BAND = (1e-5, 1e5)
+
+Law = Callable[[Mapping[str, float], float], tuple[dict[str, float], float]]
+
+
+def _l1_mkl(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+    return {**params, "C": params["C"] / math.sqrt(s), "C2": params["C2"] / s}, 1.0
+
+
+def _degree_two_with_C(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+    return {**params, "C": params["C"] * s}, 1.0 / s
+
+
+def _pnorm_mkl(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+    return {**params, "lam": params["lam"] / s}, 1.0
+
+
+def _mikl(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+    lam = params["lam"]
+    for _ in range(round(params["q"])):  # q in {1, 2}: lam / s / s, never s^q (underflows at s < 1e-162)
+        lam /= s
+    return {**params, "lam": lam}, 1.0
+
+
+#: family -> (parameters, s) -> (parameters on K / s, factor with P = factor * P').
+SCALING_LAWS: dict[str, Law] = {
+    "l1_mkl": _l1_mkl,
+    "l1_mkl_sq": _degree_two_with_C,
+    "vskl": _degree_two_with_C,
+    "pnorm_mkl": _pnorm_mkl,
+    "mikl": _mikl,
+    "mlmkl_sum": _degree_two_with_C,
+    "mlmkl_max": _degree_two_with_C,
+}
+
+
+@attrs.frozen
+class Rescaled:
+    """``problem`` on ``K / scale``; ``P = objective_factor * P'`` and ``coef = coef' / scale``."""
+
+    problem: Problem
+    scale: float
+    objective_factor: float
+
+
+def representable(params: Mapping[str, float], mapped: Mapping[str, float]) -> bool:
+    """Whether the law's ``mapped`` parameters are floats again: finite, and non-zero where
+    ``params`` were (no overflow, no underflow)."""
+    return all(math.isfinite(mapped[name]) and (mapped[name] != 0.0 or params[name] == 0.0)
+               for name in params)
+
+
+def nearest_representable_scale(problem: Problem, scale: float) -> float:
+    """``scale`` when the family's law maps the parameters to floats on ``K / scale``, else the
+    scale nearest to it (in ``log s``, between 1 and ``scale``) at which it does.
+
+    ``mikl`` with ``q = 2`` on kernels of largest entry 1e-200 and ``lam = 1`` would need
+    ``lam' = 1e400`` on unit kernels; solved on ``K / s`` with ``s`` near 1e-154 instead
+    (``lam'`` near 1e308), it is the same problem (``f`` underflows either way).
+    """
+    law, params = SCALING_LAWS[problem.family.name], problem.params
+    if representable(params, law(params, scale)[0]):
+        return scale
+    low, high = 0.0, 1.0  # fractions t of log(scale); t = 0 (s = 1) maps params to themselves
+    for _ in range(60):
+        middle = (low + high) / 2
+        if representable(params, law(params, math.exp(middle * math.log(scale)))[0]):
+            low = middle
+        else:
+            high = middle
+    return math.exp(low * math.log(scale))
+
+
+def rescale(problem: Problem, scale: float) -> Rescaled:
+    """The same problem on ``K / scale`` (parameters mapped by the family's law)."""
+    params, factor = SCALING_LAWS[problem.family.name](problem.params, scale)
+    K = (FactorKernels([Phi / np.sqrt(scale) for Phi in problem.K.factors])
+         if isinstance(problem.K, FactorKernels) else problem.K / scale)
+    largest = None if problem.largest_entry is None else problem.largest_entry / scale
+    return Rescaled(attrs.evolve(problem, K=K, params=params, largest_entry=largest), scale, factor)
+
+
+def unit_scale(problem: Problem) -> Rescaled | None:
+    """The problem with largest kernel entry 1 when the given one lies outside
+    :data:`SCALE_BAND`; None when it lies inside, or the kernels are read by rows or
+    memory-mapped (rescaling would copy the stack into memory).  Factors are
+    rescaled as factors (``Phi / sqrt(scale)``); the largest entry of
+    ``Phi Phi'`` is on its diagonal."""
+    if isinstance(problem.K, FactorKernels):
+        largest = float(problem.K.diagonal().max())
+    elif not (isinstance(problem.K, np.ndarray) or is_device_array(problem.K)) or is_memory_mapped(problem.K):
+        return None
+    elif problem.largest_entry is not None:  # read by the validation
+        largest = problem.largest_entry
+    else:  # a Problem built by hand
+        largest = max(float(np.abs(Km).max()) for Km in problem.K)  # one kernel's temporary at a time
+    if largest == 0.0 or SCALE_BAND[0] <= largest <= SCALE_BAND[1]:
+        return None
+    scale = nearest_representable_scale(problem, largest)
+    return None if scale == 1.0 else rescale(problem, scale)

@@ -1,0 +1,148 @@
+"""Reduced gradient with golden-section line search: SimpleMKL (Rakotomamonjy et al., JMLR 2008, Algorithm 1).
+
+Minimises ``J(d)`` over one simplex.  With ``mu = argmax_m d_m`` and
+``g = grad J(d)``, the reduced descent direction is (section 3.2)
+
+    ``D_m = 0`` if ``d_m = 0`` and ``g_m > g_mu``; ``D_m = g_mu - g_m`` otherwise (m != mu);
+    ``D_mu = -sum_{m != mu} D_m``.
+
+Along ``D`` the step first goes as far as the simplex allows (``gamma_max``,
+some ``d_nu`` reaches 0) while that lowers ``J``, dropping ``nu`` from ``D``
+each time (``D_mu += D_nu``, ``D_nu = 0``, keeping ``sum(D) = 0``; should
+``nu`` be ``mu`` itself, the largest remaining weight takes its role); then a golden-section search on
+``[0, gamma_max]`` picks the step, stopping when the bracket is below
+``line_search_tol`` times its initial length (the SimpleMKL toolbox default
+is 0.1); when no step in the bracket lowered ``J``, it backs off
+geometrically (factor 10, at most ``max_backtracks`` times) instead of
+returning a zero step.  Every evaluation of ``J`` is an oracle call (one SVM).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from kernelfuse.errors import IncompatiblePartsError
+from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
+from kernelfuse.parts.oracle import OracleAnswer
+from kernelfuse.problem.instance import Problem
+from kernelfuse.validation import count, positive
+
+GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
+
+
+def reduced_direction(d: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, int]:
+    """SimpleMKL's descent direction on the simplex at ``d`` (sums to 0), and ``mu``."""
+    mu = int(np.argmax(d))
+    D = g[mu] - g
+    D[(d <= 0.0) & (g > g[mu])] = 0.0
+    D[mu] = 0.0
+    D[mu] = -D.sum()
+    return D, mu
+
+
+def max_step(d: np.ndarray, D: np.ndarray) -> tuple[float, int]:
+    """Largest ``gamma`` keeping ``d + gamma D >= 0`` and the index that reaches 0."""
+    falling = np.flatnonzero(D < 0)
+    if falling.size == 0:
+        return np.inf, -1
+    ratios = -d[falling] / D[falling]
+    k = int(np.argmin(ratios))
+    return float(ratios[k]), int(falling[k])
+
+
+def at_edge(d: np.ndarray, D: np.ndarray, gamma: float) -> np.ndarray:
+    """``d + gamma D`` with the weights that reach 0 there to rounding set to 0.
+
+    Weights of kernels alike to the oracle (duplicated or constant kernels share
+    a gradient) reach the edge together; left at a rounding residue (measured
+    1e-33) they would cap every later step at about that size.
+    """
+    step = gamma * D
+    edge = d + step
+    edge[np.abs(edge) <= 4.0 * np.finfo(float).eps * (d + np.abs(step))] = 0.0
+    return edge
+
+
+@attrs.define
+class ReducedGradient(OuterOptimizer):
+    """SimpleMKL's reduced gradient on one simplex, with golden-section line search."""
+
+    name = "reduced-gradient"
+    line_search_tol: float = positive.field(0.1)
+    #: Steps of 10x back-off after a golden search that found no decrease.
+    max_backtracks: int = count.field(10)
+
+    def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> Any:
+        if problem.groups is not None and int(problem.groups.max()) > 0:
+            raise IncompatiblePartsError(
+                "optimizer 'reduced-gradient' works on one simplex; the problem has "
+                f"{int(problem.groups.max()) + 1} groups"
+            )
+        return None
+
+    def step(
+        self, point: np.ndarray, answer: OracleAnswer, state: Any, evaluate: Evaluate
+    ) -> tuple[np.ndarray, OracleAnswer, Any]:
+        d, current = point, answer
+        D, mu = reduced_direction(d, current.gradient)
+        if not np.any(D):
+            return d, current, state
+        # Go to the boundary while that lowers J.
+        while True:
+            gamma_max, nu = max_step(d, D)
+            if nu < 0:  # rounding left no falling weight: nothing to gain
+                return d, current, state
+            if gamma_max > 0.0:
+                edge = at_edge(d, D, gamma_max)
+                edge[nu] = 0.0
+                edge_answer = evaluate(edge)
+                if edge_answer.value >= current.value:
+                    break
+                d, current = edge, edge_answer
+            # The weight nu is at 0 (reached, or already there): drop it from the direction.
+            D = D.copy()
+            D[nu] = 0.0
+            if nu == mu:  # the balancing weight itself hit 0: rebalance on the largest
+                mu = int(np.argmax(d))
+            D[mu] = 0.0
+            D[mu] = -D.sum()  # D_mu += D_nu when nu != mu: sum(D) stays 0
+            if not np.any(D < 0):
+                return d, current, state
+        return (*self._golden_section(d, D, gamma_max, current, edge_answer, evaluate), state)
+
+    def _golden_section(
+        self, d: np.ndarray, D: np.ndarray, gamma_max: float, at_zero: OracleAnswer,
+        at_max: OracleAnswer, evaluate: Evaluate,
+    ) -> tuple[np.ndarray, OracleAnswer]:
+        def point_at(gamma: float) -> np.ndarray:
+            return np.maximum(d + gamma * D, 0.0)
+
+        lo, hi = 0.0, gamma_max
+        candidates = [(at_zero.value, 0.0, at_zero), (at_max.value, gamma_max, at_max)]
+        x1, x2 = hi - GOLDEN * (hi - lo), lo + GOLDEN * (hi - lo)
+        a1, a2 = evaluate(point_at(x1)), evaluate(point_at(x2))
+        candidates += [(a1.value, x1, a1), (a2.value, x2, a2)]
+        while hi - lo > self.line_search_tol * gamma_max:
+            if a1.value < a2.value:
+                hi, x2, a2 = x2, x1, a1
+                x1 = hi - GOLDEN * (hi - lo)
+                a1 = evaluate(point_at(x1))
+                candidates.append((a1.value, x1, a1))
+            else:
+                lo, x1, a1 = x1, x2, a2
+                x2 = lo + GOLDEN * (hi - lo)
+                a2 = evaluate(point_at(x2))
+                candidates.append((a2.value, x2, a2))
+        value, gamma, best = min(candidates, key=lambda c: c[0])
+        if gamma == 0.0:
+            # No evaluated step lowered J: back off geometrically rather than stall.
+            trial = min(x for _, x, _ in candidates if x > 0.0)
+            for _ in range(self.max_backtracks):
+                trial *= 0.1
+                answer = evaluate(point_at(trial))
+                if answer.value < at_zero.value:
+                    return point_at(trial), answer
+        return point_at(gamma), best

@@ -1,0 +1,120 @@
+"""OuterLoop's honest endings: a stalled optimiser, a broken oracle, an SVM system that fails."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kernelfuse import ConvergenceWarning, Problem, SolverError
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
+from kernelfuse.parts.optimizer import OuterOptimizer
+from kernelfuse.assembly.outer_loop import OuterLoop
+from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+from kernelfuse.parts.svm_solver import svm_dual_value, svm_primal_value
+
+from helpers import breast_cancer_kernels
+
+
+class Stuck(OuterOptimizer):
+    """Never moves."""
+
+    name = "stuck"
+
+    def init(self, problem, point, answer):
+        return None
+
+    def step(self, point, answer, state, evaluate):
+        return point, answer, state
+
+
+class Broken(Oracle):
+    """Answers NaN after ``good_calls`` calls."""
+
+    name = "broken"
+    families = frozenset({"l1_mkl_sq"})
+
+    def __init__(self, good_calls: int = 1) -> None:
+        self.good_calls = good_calls
+
+    def init(self, problem):
+        return np.full(problem.n_kernels, 1.0 / problem.n_kernels), 0
+
+    def query(self, point, state):
+        value = 1.0 if state < self.good_calls else math.nan
+        answer = OracleAnswer(value=value, gradient=np.zeros_like(point),
+                              coef=np.zeros((point.size, 20)), objective=20.0)
+        return answer, state + 1
+
+
+@pytest.fixture
+def problem():
+    K, y = breast_cancer_kernels(n=20, m=3, seed=0)
+    return Problem.create(K, y, "l1_mkl_sq", C=5.0)
+
+
+def test_a_stalled_optimizer_ends_stalled_with_a_warning(problem):
+    solver = OuterLoop(optimizer=Stuck(), oracle=VSKLBlockCoordinateAscent(), tol=1e-12)
+    with pytest.warns(ConvergenceWarning, match="no further decrease"):
+        result = solver.solve(problem)
+    assert result.status == "stalled" and result.n_iter == 1
+    assert result.gap > 1e-12  # the certificate says how far it is
+
+
+def test_a_non_finite_oracle_answer_ends_numerical_failure_with_the_model_before_it(problem):
+    from kernelfuse.plugins.mirror_vskl.mirror_descent import MirrorDescent
+
+    solver = OuterLoop(optimizer=MirrorDescent(), oracle=Broken(good_calls=1), max_iter=5)
+    with pytest.warns(ConvergenceWarning, match="numerical_failure.*non-finite value"):
+        result = solver.solve(problem)
+    assert result.status == "numerical_failure" and result.n_iter == 0
+    assert np.array_equal(result.coef, np.zeros((3, 20)))
+    assert result.objective == pytest.approx(5.0 * 20)  # recomputed: C * sum_i hinge(y_i, 0)
+
+
+def test_a_non_finite_oracle_answer_at_the_start_raises(problem):
+    from kernelfuse.plugins.mirror_vskl.mirror_descent import MirrorDescent
+
+    solver = OuterLoop(optimizer=MirrorDescent(), oracle=Broken(good_calls=0), max_iter=5)
+    with pytest.raises(SolverError, match="failed numerically with no model.*non-finite value"):
+        solver.solve(problem)
+
+
+def test_active_set_survives_a_failing_linear_system(monkeypatch):
+    K3, y = breast_cancer_kernels(n=40, m=3, seed=1)
+    K = K3.sum(axis=0) * 40
+    solver = ActiveSetSVM()
+    first = solver.solve(K, y, 2.0)
+    calls = {"n": 0}
+    original = ActiveSetSVM._solve_on_sets
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise np.linalg.LinAlgError("SVD did not converge")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ActiveSetSVM, "_solve_on_sets", staticmethod(flaky))
+    again = solver.solve(K * 1.01, y, 2.0, warm_start=first)
+    assert solver.fallbacks == 1
+    primal = svm_primal_value(K * 1.01, y, 2.0, again.alpha, again.intercept)
+    assert (primal - svm_dual_value(K * 1.01, y, again.alpha)) / primal < 1e-10
+
+
+@pytest.mark.filterwarnings("ignore::kernelfuse.errors.ConvergenceWarning")  # max_iter on purpose
+def test_history_rows_carry_the_optimisers_step():
+    import kernelfuse
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 2))
+    K = np.stack([np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / w) for w in (0.5, 2.0)])
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    result = kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", C=1.0,
+                              mirror_map="entropic")
+    steps = [row.counters["step"] for row in result.history]
+    assert all(s > 0 for s in steps) and len(set(steps)) > 1  # Armijo steps grow and shrink
+    sa = kernelfuse.solve(K, np.c_[y, -y], solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=0,
+                          max_iter=20, tol=1e-12)
+    assert sa.history[5].counters["step_kernels"] > 0 and sa.history[5].counters["step_labels"] > 0

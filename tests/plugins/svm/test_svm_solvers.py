@@ -1,0 +1,158 @@
+"""SVM inner solvers against an exact cvxpy solve of the SVM dual, and their KKT conditions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernelfuse import get_registry
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+from kernelfuse.parts.svm_solver import intercept_from_alpha, margins, svm_dual_value, svm_primal_value
+
+from helpers import breast_cancer_kernels
+
+
+def exact_dual(K, y, C, intercept):
+    """max 1'a - 0.5 (a*y)' K (a*y), 0 <= a <= C (, y'a = 0), by cvxpy + Clarabel."""
+    import cvxpy as cp
+
+    w, V = np.linalg.eigh(K)
+    keep = w > 1e-12 * w[-1]
+    L = V[:, keep] * np.sqrt(w[keep])
+    a = cp.Variable(y.size)
+    constraints = [a >= 0, a <= C] + ([y @ a == 0] if intercept else [])
+    problem = cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(a, y))),
+                         constraints)
+    problem.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return problem.value
+
+
+def kernel(seed, n=60, m=3):
+    K, y = breast_cancer_kernels(n=n, m=m, seed=seed)
+    d = np.random.default_rng(seed).dirichlet(np.ones(m))
+    return np.tensordot(d, K, axes=1) * n, y
+
+
+CASES = [(seed, C) for seed in range(3) for C in (0.1, 1.0, 100.0)]
+TOLERANCE = {"active-set": 1e-9, "osqp": 1e-6, "libsvm": 1e-5}
+
+
+@pytest.mark.parametrize("name", ["active-set", "osqp", "libsvm"])
+@pytest.mark.parametrize("seed, C", CASES)
+def test_solvers_reach_the_exact_svm_optimum(name, seed, C):
+    K, y = kernel(seed)
+    solver = get_registry().create("svm_solver", name)
+    solution = solver.solve(K, y, C)
+    alpha, b = solution.alpha, solution.intercept
+    assert alpha.min() >= 0 and alpha.max() <= C and abs(alpha @ y) <= 1e-6 * max(C, 1)
+    primal = svm_primal_value(K, y, C, alpha, b)
+    dual = svm_dual_value(K, y, alpha)
+    optimum = exact_dual(K, y, C, intercept=True)
+    scale = max(1.0, abs(optimum))
+    assert (primal - dual) / scale <= TOLERANCE[name]
+    assert abs(dual - optimum) / scale <= max(TOLERANCE[name], 1e-8)
+
+
+@pytest.mark.parametrize("name", ["active-set", "osqp"])
+@pytest.mark.parametrize("seed, C", CASES[:4])
+def test_without_intercept(name, seed, C):
+    K, y = kernel(seed)
+    solution = get_registry().create("svm_solver", name).solve(K, y, C, intercept=False)
+    assert solution.intercept == 0.0
+    optimum = exact_dual(K, y, C, intercept=False)
+    dual = svm_dual_value(K, y, solution.alpha)
+    primal = svm_primal_value(K, y, C, solution.alpha, 0.0)
+    assert abs(dual - optimum) / max(1, abs(optimum)) <= TOLERANCE[name]
+    assert (primal - dual) / max(1, abs(primal)) <= TOLERANCE[name]
+
+
+def test_libsvm_refuses_no_intercept():
+    K, y = kernel(0)
+    with pytest.raises(ValueError, match="always fits an intercept"):
+        get_registry().create("svm_solver", "libsvm").solve(K, y, 1.0, intercept=False)
+
+
+def test_active_set_kkt_and_warm_start_on_a_nearby_kernel():
+    K3, y = breast_cancer_kernels(n=80, m=3, seed=4)
+    solver = ActiveSetSVM()
+    first = solver.solve(np.tensordot([0.5, 0.3, 0.2], K3, axes=1) * 80, y, 10.0)
+    K = np.tensordot([0.45, 0.33, 0.22], K3, axes=1) * 80
+    warm = solver.solve(K, y, 10.0, warm_start=first)
+    G = margins(K, y, warm.alpha, warm.intercept)
+    free = (warm.alpha > 1e-9) & (warm.alpha < 10.0 - 1e-9)
+    assert np.abs(G[free]).max() < 1e-8
+    assert G[warm.alpha <= 1e-9].min() > -1e-8
+    assert G[warm.alpha >= 10.0 - 1e-9].max(initial=0.0) < 1e-8
+    assert warm.n_iter <= 10 and solver.fallbacks == 0
+    assert warm.intercept == pytest.approx(intercept_from_alpha(K, y, 10.0, warm.alpha), abs=1e-8)
+
+
+def test_active_set_falls_back_and_stays_exact():
+    K, y = kernel(1)
+    solver = ActiveSetSVM(max_iter=1)
+    bad_start = get_registry().create("svm_solver", "libsvm").solve(K[::-1, ::-1], y, 1.0)
+    solution = solver.solve(K, y, 1.0, warm_start=bad_start)
+    assert solver.fallbacks >= 1
+    optimum = exact_dual(K, y, 1.0, intercept=True)
+    assert svm_dual_value(K, y, solution.alpha) == pytest.approx(optimum, rel=1e-9)
+
+
+def test_a_warm_start_hands_over_after_warm_max_iter_steps():
+    K3, y = breast_cancer_kernels(n=80, m=3, seed=4)
+    start = ActiveSetSVM().solve(np.tensordot([0.5, 0.3, 0.2], K3, axes=1) * 80, y, 10.0)
+    K = np.tensordot([0.4, 0.33, 0.27], K3, axes=1) * 80  # 5 steps from the start
+    patient, hasty = ActiveSetSVM(), ActiveSetSVM(warm_max_iter=1)
+    slow = patient.solve(K, y, 10.0, warm_start=start)
+    fast = hasty.solve(K, y, 10.0, warm_start=start)
+    assert 1 < slow.n_iter <= 12 and patient.fallbacks == 0 and hasty.fallbacks == 1
+    optimum = exact_dual(K, y, 10.0, intercept=True)
+    for solution in (slow, fast):
+        assert svm_dual_value(K, y, solution.alpha) == pytest.approx(optimum, rel=1e-9)
+
+
+def test_duplicate_points_make_singular_systems_and_still_solve():
+    """Titanic-like data: few distinct points, so K_FF is singular on the free set."""
+    rng = np.random.default_rng(0)
+    distinct = rng.normal(size=(6, 2))
+    X = distinct[rng.integers(0, 6, size=50)]
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=50) > 0, 1.0, -1.0)
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    solution = ActiveSetSVM().solve(K, y, 2.0)
+    optimum = exact_dual(K, y, 2.0, intercept=True)
+    assert svm_dual_value(K, y, solution.alpha) == pytest.approx(optimum, rel=1e-8)
+    primal = svm_primal_value(K, y, 2.0, solution.alpha, solution.intercept)
+    assert primal == pytest.approx(optimum, rel=1e-8)
+
+
+def test_libsvm_bounded_steps_report_a_feasible_unconverged_answer():
+    """libsvm's SMO is bounded (``max_iter``): stopped early its answer is feasible (a valid
+    lower bound on the dual optimum) and says converged=False."""
+    from kernelfuse.plugins.svm.libsvm import LibSVM
+
+    K, y = kernel(0)
+    C = 100.0
+    full = LibSVM().solve(K, y, C)
+    cut = LibSVM(max_iter=3).solve(K, y, C)
+    assert full.converged and 3 < full.n_iter
+    assert not cut.converged and cut.n_iter == 3
+    assert cut.alpha.min() >= 0 and cut.alpha.max() <= C and abs(cut.alpha @ y) <= 1e-9 * C
+    optimum = exact_dual(K, y, C, intercept=True)
+    assert svm_dual_value(K, y, cut.alpha) < optimum - 1e-3 * abs(optimum)
+    assert abs(svm_dual_value(K, y, full.alpha) - optimum) <= TOLERANCE["libsvm"] * max(1.0, abs(optimum))
+
+
+@pytest.mark.parametrize("name", ["active-set", "libsvm"])
+def test_a_large_constant_part_of_the_kernel_changes_nothing(name):
+    """With an intercept the dual ignores ``c 11'``; the solvers work on the centred kernel,
+    so a constant part 1e8 times the rest (a constant group weighted by 1/gamma_j, VSKL with
+    q = inf) leaves the answer and the decision values as on K alone."""
+    K, y = kernel(1)
+    C = 1.0
+    solver = get_registry().create("svm_solver", name)
+    plain = solver.solve(K, y, C)
+    shifted = solver.solve(K + 1e8 * K.max(), y, C)
+    optimum = exact_dual(K, y, C, intercept=True)
+    assert abs(svm_dual_value(K, y, shifted.alpha) - optimum) <= TOLERANCE[name] * max(1.0, optimum)
+    f_plain = K @ (plain.alpha * y) + plain.intercept
+    f_shifted = (K + 1e8 * K.max()) @ (shifted.alpha * y) + shifted.intercept
+    assert np.max(np.abs(f_shifted - f_plain)) <= 1e-3

@@ -1,0 +1,52 @@
+"""Solvers composed only from registered parts (plugins/variants/recipes.py), against cvxpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelfuse
+from kernelfuse.errors import KernelfuseError
+from kernelfuse.testing import check_solver
+
+
+@pytest.mark.parametrize("solver, family", [
+    ("mlmkl-max-md", "mlmkl_max"),
+    ("mlmkl-max-averaged-md", "mlmkl_max"),
+    ("mlmkl-simplemkl", "mlmkl_sum"),
+])
+def test_variant_reaches_the_cvxpy_optimum(solver, family):
+    differences = check_solver(solver, family, seeds=(0, 1), C=1.0)
+    assert max(differences) <= 1e-4
+
+
+def test_variants_certify_their_gap_and_refuse_other_families():
+    from kernelfuse.testing import small_problem
+
+    K, Y, _ = small_problem("mlmkl_max", 3, 30, 4)
+    result = kernelfuse.solve(K, Y, solver="mlmkl-max-md", family="mlmkl_max", C=1.0)
+    assert result.converged and 0.0 <= result.gap <= 1e-4
+    assert result.kernel_weights.sum() == pytest.approx(1.0)
+    # Its oracle solves the multi-label families only: another family is refused by name.
+    with pytest.raises(KernelfuseError, match="l1_mkl_sq"):
+        kernelfuse.solve(K, np.where(Y[:, 0] > 0, 1.0, -1.0), solver="mlmkl-max-md",
+                         family="l1_mkl_sq", C=1.0)
+    parts = kernelfuse.get_registry().get("solver", "mlmkl-simplemkl").factory.parts
+    assert dict(parts)["optimizer"] == ("optimizer", "reduced-gradient")
+    assert np.isfinite(result.dual_objective)
+
+
+@pytest.mark.parametrize("parts, message", [
+    ({"optimizer": "forward-backward", "optimizer.prox": "mirror_map:entropic", "oracle": "squared-hinge-gradient"},
+     "forward-backward: its prox 'entropic' lacks prox()"),
+    ({"optimizer": "mirror-descent", "optimizer.mirror_map": "prox:block-soft-threshold", "oracle": "vskl-bca"},
+     "mirror_map 'block-soft-threshold' lacks grad_h()"),
+    ({"optimizer": "mirror-descent", "oracle": "vskl-bca", "oracle.svm_solver": "kernel:gaussian"},
+     "svm_solver 'gaussian' lacks solve()"),
+])
+def test_a_part_of_the_wrong_sort_fails_as_the_solver_is_built(parts, message):
+    from kernelfuse.errors import IncompatiblePartsError
+    from kernelfuse.assembly.recipe import compose
+
+    with pytest.raises(IncompatiblePartsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        compose(parts).build()

@@ -1,0 +1,96 @@
+"""The conformance kit (kernelfuse.testing) on every built-in part it covers, and on broken parts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernelfuse import get_registry
+from kernelfuse.testing import check_loss, check_mirror_map, check_prox, check_solver
+
+LOSSES = ["hinge", "squared-hinge", "logistic", "squared", "eps-insensitive", "crammer-singer"]
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_every_builtin_loss_conforms(name):
+    loss = get_registry().create("loss", name)
+    checked = check_loss(loss)
+    assert {"value", "derivative"} <= set(checked)
+    if name != "crammer-singer":
+        assert {"conjugate", "cvxpy_sum"} <= set(checked)
+    if name in ("hinge", "squared-hinge", "eps-insensitive"):
+        assert "conjugate_prox" in checked
+
+
+def test_a_wrong_derivative_or_conjugate_is_caught():
+    from kernelfuse.plugins.losses.logistic import Logistic
+
+    class WrongSign(Logistic):
+        def derivative(self, y, f):
+            return -super().derivative(y, f)
+
+    class WrongConjugate(Logistic):
+        def conjugate(self, y, rho):
+            return super().conjugate(y, rho) - 0.1
+
+    with pytest.raises(AssertionError, match="not a sub-gradient"):
+        check_loss(WrongSign())
+    with pytest.raises(AssertionError, match="Fenchel-Young"):
+        check_loss(WrongConjugate())
+
+
+@pytest.mark.parametrize("p, q, r", [(1.0, 1.0, 1.0), (2.0, 2.0, 1.0), (2.0, 1.0, 2.0), (1.0, 2.0, 2.0)])
+def test_mixed_norm_prox_conforms(p, q, r):
+    prox = get_registry().create("prox", "mixed-norm", lam=0.7, p=p, q=q, r=r)
+    assert check_prox(prox) == ["moreau", "non-expansive", "optimality", "fenchel-young"]
+
+
+def test_block_soft_threshold_conforms_and_a_wrong_prox_is_caught():
+    prox = get_registry().create("prox", "block-soft-threshold", C=0.7, C2=0.2)
+
+    def value(x):
+        return float(prox.penalty(np.linalg.norm(x, axis=-1)).sum())
+
+    assert "optimality" in check_prox(prox, value=value)
+
+    base = get_registry().create("prox", "block-soft-threshold", C=0.7)
+
+    class Lazy(type(prox)):
+        def prox(self, x, step):  # forgets the elastic-net shrink
+            return base.prox(x, step)
+
+    with pytest.raises(AssertionError, match="not the minimiser|Moreau"):
+        check_prox(Lazy(C=0.7, C2=0.2), value=value)
+
+
+def test_mirror_maps_conform():
+    rng = np.random.default_rng(0)
+    groups = np.array([0, 0, 1, 1, 1])
+    points = []
+    for _ in range(4):
+        x = rng.uniform(0.05, 1.0, size=5)
+        points.append(x / np.bincount(groups, weights=x)[groups])
+    assert check_mirror_map(get_registry().create("mirror_map", "entropic"), points, groups) == [
+        "inverse", "divergence"]
+    blocks = [rng.normal(size=(4, 3)) for _ in range(4)]  # OBSCURE's map: every row a block
+    for p in (1.2, 1.5, 2.0):
+        group_norm = get_registry().create("mirror_map", "group-norm", p=p)
+        assert check_mirror_map(group_norm, blocks, np.arange(4)) == ["inverse", "divergence"]
+
+
+@pytest.mark.parametrize("solver, family, params", [
+    ("mirror-vskl", "l1_mkl_sq", {"C": 1.0}),
+    ("simplemkl", "l1_mkl_sq", {"C": 1.0}),
+    ("mirror-vskl", "vskl", {"C": 1.0, "q": 2.0}),
+    ("spicymkl", "l1_mkl", {"C": 0.5, "loss": "logistic", "tol": 1e-7}),
+    ("mikl", "mikl", {"lam": 1.0, "p": 2.0, "q": 1.0, "r": 2.0, "tol": 1e-9}),
+    ("mlmkl-sum", "mlmkl_sum", {"C": 1.0}),
+])
+def test_builtin_solvers_reach_the_cvxpy_optimum(solver, family, params):
+    differences = check_solver(solver, family, seeds=(0, 1), **params)
+    assert len(differences) == 2 and max(differences) <= 1e-4
+
+
+def test_a_solver_that_stops_early_is_caught():
+    with pytest.raises(AssertionError, match="above the cvxpy optimum"):
+        check_solver("mlmkl-sum", "mlmkl_sum", seeds=(0,), C=1.0, max_iter=1)

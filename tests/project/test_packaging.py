@@ -1,0 +1,73 @@
+"""The package list, and a wheel built and installed into a fresh environment."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+
+import venv
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO
+
+
+def declared_packages() -> set[str]:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    with open(REPO / "pyproject.toml", "rb") as handle:
+        return set(tomllib.load(handle)["tool"]["setuptools"]["packages"])
+
+
+def test_every_subpackage_is_declared():
+    """A package missing from pyproject imports editable but is absent from the wheel."""
+    found = set()
+    for root, prefix in (("core", "kernelfuse"), ("plugins", "kernelfuse.plugins")):
+        for init in (REPO / root).rglob("__init__.py"):
+            parts = init.parent.relative_to(REPO / root).parts
+            if "__pycache__" not in parts:
+                found.add(".".join((prefix, *parts)))
+    assert found == declared_packages()
+
+
+def test_wheel_installs_and_works_in_a_fresh_environment(tmp_path):
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+         "--wheel-dir", str(wheels), str(REPO)],
+        check=True, capture_output=True, text=True, timeout=300,
+    )
+    (wheel,) = wheels.glob("kernelfuse-*.whl")
+    env_dir = tmp_path / "fresh"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    target = Path(subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True).stdout.strip())
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+         "--target", str(target), str(wheel)],
+        check=True, capture_output=True, text=True, timeout=300,
+    )
+    # Dependencies come from the test environment's site-packages, appended after the
+    # fresh one (a .pth line, whose own .pth files -- the editable install -- stay inactive).
+    (target / "test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    script = (
+        "import kernelfuse, kernelfuse.plugins.losses, numpy as np\n"
+        "from kernelfuse.parts.registry import get_registry\n"
+        f"assert kernelfuse.__file__.startswith({str(target)!r}), kernelfuse.__file__\n"
+        "r = get_registry()\n"
+        "own = {'kernelfuse', 'kernelfuse-robust-losses', 'kernelfuse-alignment'}  # + contrib/\n"
+        "assert {e.provider for e in r} <= own, {e.provider for e in r}\n"
+        "assert {e.provider for e in r if e.kind == 'solver' and e.name == 'cvxpy'} == {'kernelfuse'}\n"
+        "assert 'cvxpy' in r.names('solver') and 'logistic' in r.names('loss')\n"
+        "print(kernelfuse.__version__)\n"
+    )
+    done = subprocess.run([str(python), "-W", "error", "-c", script],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0.1.0"
+    cli = subprocess.run([str(python), "-m", "kernelfuse", "plugins", "--kind", "solver"],
+                         capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0 and "cvxpy" in cli.stdout, cli.stderr
