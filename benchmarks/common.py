@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from kernelfuse.runtime.files import atomic_write, write_png
 
 REPO = Path(__file__).resolve().parents[1]

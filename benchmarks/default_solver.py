@@ -17,8 +17,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import common
 import numpy as np
+
+import common
 
 CS = (0.03, 0.1, 0.3, 1.0)
 LOSSES = ("logistic", "hinge")
@@ -26,8 +27,8 @@ LOSSES = ("logistic", "hinge")
 
 def main_grid() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     from kernelfuse.frontends.demo import breast_cancer_split
-    from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.frontends.kernel_grid import kernel_grid
+    from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.kernels.normalization import KernelNormalizer
 
     X_train, X_test, y_train, y_test, names = breast_cancer_split()

@@ -160,8 +160,8 @@ def timed(K: Any, y: np.ndarray, loss: str, C: float, tol: float, time_limit: fl
 def breast_cancer(cfg: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The unit-trace kernel grid on the 455 breast-cancer training points (smoke: fewer)."""
     from kernelfuse.frontends.demo import breast_cancer_split
-    from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.frontends.kernel_grid import GAUSSIAN_WIDTHS, POLYNOMIAL_DEGREES, kernel_grid
+    from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.kernels.normalization import KernelNormalizer
 
     X, _, y, _, _ = breast_cancer_split(0)

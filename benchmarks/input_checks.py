@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
 import numpy as np
+
+import common
 
 LOSSES = ("logistic", "hinge")
 SOLVE = {"solver": "spicymkl", "family": "l1_mkl", "C": 1.0, "tol": 1e-6}
@@ -68,8 +69,9 @@ def main() -> None:
 
     get_registry()
     registry_seconds = time.perf_counter() - t0
-    import kernelfuse
     from default_solver import main_grid
+
+    import kernelfuse
     from kernelfuse.frontends.estimators import MKLClassifier
 
     K, y, _, _ = main_grid()

@@ -46,7 +46,6 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-
 from kernelfuse.frontends.metrics import mean_average_precision  # noqa: E402
 
 C = 1.0

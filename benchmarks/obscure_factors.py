@@ -103,8 +103,8 @@ def pendigits(N: int, seed: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int
 def factor_kernels(X: np.ndarray, bounds: list[tuple[int, int]]) -> Any:
     """The 12 Nystrom Gaussians (rank :data:`RANK`, kernel m with seed m), spherically normalised."""
     from kernelfuse import get_registry
-    from kernelfuse.kernels.functions import KernelSpec
     from kernelfuse.kernels.factors import FactorKernels
+    from kernelfuse.kernels.functions import KernelSpec
     from kernelfuse.plugins.kernels.nystrom import Nystrom
 
     specs = []

@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
 import numpy as np
 
+import common
 from kernelfuse.testing import INDEFINITE_KINDS, NEAR_SINGULAR_KINDS, indefinite_kernel, near_singular_kernel
 from kernelfuse.validation import PSD_TOL, SAMPLE_ROWS, sample_fails
 

@@ -40,7 +40,6 @@ REGION = re.compile(r"(<!-- generated: (\S+) (\S+) -->\n)(.*?)(<!-- end generate
 
 def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     """Benchmark (the JSON name before ``_quick`` / ``_10splits``) -> table name -> renderer."""
-    import common
     import default_solver
     import gpu
     import input_checks
@@ -57,6 +56,8 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import spicymkl_scaling
     import storage
     import vskl_report
+
+    import common
 
     return {
         "peers": peers.TABLES,

@@ -72,8 +72,8 @@ def pendigits(n: int, seed: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
 def factor_kernels(views: dict[str, np.ndarray]) -> Any:
     """The 12 Nystrom kernels of rank :data:`RANK` as :class:`FactorKernels` (unit trace)."""
     from kernelfuse import get_registry
-    from kernelfuse.kernels.functions import KernelSpec
     from kernelfuse.kernels.factors import FactorKernels
+    from kernelfuse.kernels.functions import KernelSpec
     from kernelfuse.plugins.kernels.nystrom import Nystrom
 
     X = np.hstack(list(views.values()))

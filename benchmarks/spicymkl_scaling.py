@@ -93,8 +93,8 @@ def log(message: str) -> None:
 
 def grid_data(name: str, seed: int) -> dict[str, Any]:
     """The kernelfuse grid (27 (d + 1) unit-trace kernels) on a data set's training split."""
-    from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.frontends.kernel_grid import kernel_grid
+    from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.kernels.normalization import KernelNormalizer
 
     if name == "breast-cancer":

@@ -30,13 +30,11 @@ from typing import Any
 import numpy as np
 
 import kernelfuse
+from common import RESULTS_DIR, fmt, gaussian_kernels, machine_info, markdown_table, uci_split, write_json
 from kernelfuse.errors import SolverError
-from kernelfuse.problem.families import get_family
 from kernelfuse.parts.registry import get_registry
+from kernelfuse.problem.families import get_family
 from kernelfuse.testing import small_problem
-
-from common import (RESULTS_DIR, fmt, gaussian_kernels, machine_info, markdown_table, uci_split,
-                    write_json)
 
 
 def hard_problem(family: str, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:

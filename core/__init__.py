@@ -13,6 +13,9 @@ from __future__ import annotations
 import importlib.metadata as _metadata
 
 from kernelfuse.assembly.api import solve
+from kernelfuse.assembly.recipe import Recipe, check_requirements
+from kernelfuse.assembly.result import Iteration, Result
+from kernelfuse.assembly.solver import Model, Solver
 from kernelfuse.errors import (
     ConvergenceWarning,
     FileWriteError,
@@ -22,18 +25,15 @@ from kernelfuse.errors import (
     UnknownNameError,
     ValidationError,
 )
-from kernelfuse.problem.families import FAMILIES, Family, get_family
 from kernelfuse.parts.loss import Loss
 from kernelfuse.parts.mirror_map import MirrorMap
 from kernelfuse.parts.optimizer import OuterOptimizer
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
-from kernelfuse.problem.instance import Problem
 from kernelfuse.parts.prox import ProxOperator
-from kernelfuse.assembly.recipe import Recipe, check_requirements
 from kernelfuse.parts.registry import Registry, get_registry
 from kernelfuse.parts.regularizer import Regularizer
-from kernelfuse.assembly.result import Iteration, Result
-from kernelfuse.assembly.solver import Model, Solver
+from kernelfuse.problem.families import FAMILIES, Family, get_family
+from kernelfuse.problem.instance import Problem
 
 __version__ = _metadata.version("kernelfuse")
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from kernelfuse.errors import KernelfuseError
 from kernelfuse.assembly.result import STATUSES, Result
+from kernelfuse.errors import KernelfuseError
 
 #: An entry point taking longer than this on a fuzz input counts as a hang.
 HANG_SECONDS = 60

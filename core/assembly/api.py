@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernelfuse.errors import UnknownNameError, ValidationError
-from kernelfuse.problem.families import get_family
-from kernelfuse.parts.loss import Loss
-from kernelfuse.problem.instance import Problem
 from kernelfuse.assembly.recipe import Recipe
-from kernelfuse.parts.registry import Registry, get_registry
 from kernelfuse.assembly.result import Iteration, Result
 from kernelfuse.assembly.solver import Solver, solver_parameters
+from kernelfuse.errors import UnknownNameError, ValidationError
+from kernelfuse.parts.loss import Loss
+from kernelfuse.parts.registry import Registry, get_registry
+from kernelfuse.problem.families import get_family
+from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import check_psd_value
 
 
@@ -82,7 +82,7 @@ def solve(
         raise ValidationError(
             "solver must be a registered name, a {role: part name} mapping or a Solver object, "
             f"got {type(solver).__name__}")
-    name = solver if isinstance(solver, str) else getattr(recipe or solver, "name")
+    name = solver if isinstance(solver, str) else (recipe or solver).name
     if family is None:
         if len(families) != 1:
             raise ValidationError(

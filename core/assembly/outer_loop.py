@@ -62,13 +62,13 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.runtime.deadline import DeadlineReached, check, cuttable, deadline, expired, remaining
-from kernelfuse.parts.optimizer import OuterOptimizer
-from kernelfuse.parts.oracle import Oracle, OracleAnswer
-from kernelfuse.problem.instance import Problem
 from kernelfuse.assembly.result import History, relative_gap
 from kernelfuse.assembly.solver import NUMERICAL_ERRORS, Model, Requirements, Solver
+from kernelfuse.parts.optimizer import OuterOptimizer
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.stopping import Progress, StoppingRule
+from kernelfuse.problem.instance import Problem
+from kernelfuse.runtime.deadline import DeadlineReached, check, cuttable, deadline, expired, remaining
 from kernelfuse.validation import count, flag, positive, positive_count, seconds
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import attrs
 
-from kernelfuse.errors import IncompatiblePartsError, UnknownNameError
 from kernelfuse.assembly.solver import Requirements, Solver, solver_parameters
+from kernelfuse.errors import IncompatiblePartsError, UnknownNameError
 
 
 def check_requirements(parts: Mapping[str, object], requires: Requirements, who: str) -> None:

@@ -18,15 +18,15 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.problem import objectives
-from kernelfuse.kernels.array_backend import is_device_array
+from kernelfuse.assembly.result import History, Iteration, Result, relative_gap
 from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError, SolverError
+from kernelfuse.kernels.array_backend import is_device_array
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.rows import KernelRows
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.scaling import Rescaled, unit_scale
 from kernelfuse.runtime.memory import out_of_memory
-from kernelfuse.problem.instance import Problem
-from kernelfuse.assembly.result import History, Iteration, Result, relative_gap
 
 #: The exceptions of a failed computation (numpy, scipy, Python arithmetic).
 NUMERICAL_ERRORS = (np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError, OverflowError)

@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from kernelfuse.assembly.result import FAILED_STATUSES
 from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
+from kernelfuse.frontends.progress import ProgressPrinter
 from kernelfuse.problem.families import FAMILIES, get_family
 from kernelfuse.runtime.files import atomic_write, check_output_path
-from kernelfuse.frontends.progress import ProgressPrinter
-from kernelfuse.assembly.result import FAILED_STATUSES
 from kernelfuse.runtime.npz_file import read_npz, read_numpy_file
 
 #: The first bytes of a .npy file.

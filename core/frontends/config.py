@@ -171,8 +171,8 @@ ESTIMATORS = ("MKLClassifier", "MKLRegressor")
 def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
     """The estimator (``MKLClassifier`` unless ``[model] estimator`` says otherwise) a configuration describes."""
     from kernelfuse.frontends import estimators
-    from kernelfuse.kernels.functions import KernelSpec
     from kernelfuse.frontends.kernel_grid import kernel_grid
+    from kernelfuse.kernels.functions import KernelSpec
     from kernelfuse.parts.registry import get_registry
 
     kernels_cfg = config["kernels"]

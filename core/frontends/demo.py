@@ -51,11 +51,11 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
     any work when it cannot be written); returns the figures it printed."""
     from kernelfuse.assembly.api import solve
     from kernelfuse.errors import ConvergenceWarning
-    from kernelfuse.runtime.files import output_folder
-    from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.frontends.kernel_grid import kernel_grid
-    from kernelfuse.kernels.normalization import KernelNormalizer
     from kernelfuse.frontends.progress import ProgressPrinter
+    from kernelfuse.kernels.functions import compute_kernels
+    from kernelfuse.kernels.normalization import KernelNormalizer
+    from kernelfuse.runtime.files import output_folder
 
     say = (lambda *a: None) if quiet else print
     output = output_folder(output)  # refused before any work when it cannot be written

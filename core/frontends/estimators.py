@@ -43,8 +43,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, Regre
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from kernelfuse.assembly.result import Result
 from kernelfuse.errors import IncompatiblePartsError, SolverError, ValidationError
-from kernelfuse.problem.families import get_family
+from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.frontends.progress import ProgressPrinter
+from kernelfuse.kernels.factors import FactorKernels, has_features
 from kernelfuse.kernels.functions import (
     KernelSpec,
     aligned,
@@ -52,9 +55,6 @@ from kernelfuse.kernels.functions import (
     compute_kernels,
     empty_aligned,
 )
-from kernelfuse.kernels.factors import FactorKernels, has_features
-from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory
-from kernelfuse.frontends.kernel_grid import kernel_grid
 from kernelfuse.kernels.normalization import KernelNormalizer
 from kernelfuse.kernels.rows import SpecKernelRows
 from kernelfuse.kernels.storage import (
@@ -67,9 +67,9 @@ from kernelfuse.kernels.storage import (
     memmap_stack,
     training_stack,
 )
+from kernelfuse.problem.families import get_family
+from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory
 from kernelfuse.runtime.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
-from kernelfuse.frontends.progress import ProgressPrinter
-from kernelfuse.assembly.result import Result
 from kernelfuse.validation import check_psd_value, count, flag, positive, positive_count, random_seed, seconds
 
 #: Family parameters an estimator passes on when set (None: the family's default).

@@ -32,9 +32,9 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.result import Result
 from kernelfuse.errors import KernelfuseError, ValidationError
 from kernelfuse.kernels.functions import KernelSpec, aligned
-from kernelfuse.assembly.result import Result
 from kernelfuse.runtime.npz_file import read_npz, write_npz
 
 FORMAT = "kernelfuse-model"

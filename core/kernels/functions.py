@@ -23,8 +23,9 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.kernels import array_backend
 from kernelfuse.errors import ValidationError
+from kernelfuse.kernels import array_backend
+
 
 class Pairwise:
     """Rows X and Z of one feature subset, with their inner products and squared

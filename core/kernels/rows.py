@@ -36,7 +36,6 @@ from kernelfuse.kernels.normalization import KernelNormalizer
 from kernelfuse.runtime.parallel import blas_threads, large_product_threads
 from kernelfuse.validation import count, positive_count
 
-
 #: Bytes of the row sets one product of :meth:`SpecKernelRows.prefetch` computes.
 PREFETCH_BYTES = 64 * 2**20
 #: Buffers of dropped row sets kept for reuse at most (each dropped set is reused by the next

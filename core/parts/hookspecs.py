@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from kernelfuse.parts.registry import Registry
     from kernelfuse.assembly.result import Iteration
+    from kernelfuse.parts.registry import Registry
 
 PROJECT = "kernelfuse"
 

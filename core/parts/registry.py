@@ -31,8 +31,8 @@ from typing import Any
 import attrs
 import pluggy
 
-from kernelfuse.parts import hookspecs
 from kernelfuse.errors import UnknownNameError, ValidationError
+from kernelfuse.parts import hookspecs
 
 #: The kinds of component a plugin can register.
 KINDS = (

@@ -52,10 +52,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
-from kernelfuse.problem import objectives
 from kernelfuse.kernels.factors import FactorKernels
-from kernelfuse.problem.instance import Problem
 from kernelfuse.kernels.products import kernel_times
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
 
 
 def _domain(problem: Problem) -> tuple[np.ndarray, np.ndarray]:

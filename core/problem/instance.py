@@ -8,11 +8,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.kernels import array_backend
 from kernelfuse.errors import ValidationError
-from kernelfuse.problem.families import Family, get_family
+from kernelfuse.kernels import array_backend
 from kernelfuse.kernels.rows import KernelRows
 from kernelfuse.parts.loss import Loss
+from kernelfuse.problem.families import Family, get_family
 from kernelfuse.validation import check_groups, check_kernels, check_psd_value, check_targets
 
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 import numpy as np
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.problem.instance import Problem
 from kernelfuse.kernels.products import kernel_products
+from kernelfuse.problem.instance import Problem
 
 #: Simplex tolerance for kernel weights: d >= -tol and |sum(d) - 1| <= tol.
 SIMPLEX_TOL = 1e-8

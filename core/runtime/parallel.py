@@ -158,7 +158,6 @@ def map_jobs(
 
     import joblib
     from joblib.parallel import get_active_backend
-
     from threadpoolctl import threadpool_limits
 
     backend, _ = get_active_backend(prefer=prefer)

@@ -19,11 +19,11 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-from kernelfuse.problem.instance import Problem
 from kernelfuse.assembly.result import History, relative_gap
 from kernelfuse.assembly.solver import Model, Solver
 from kernelfuse.parts.svm_solver import SVMSolver
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import positive, positive_count
 
 
@@ -42,10 +42,10 @@ class AverageKernelSVM(Solver):
         return {"svm_solver": self.svm_solver}
 
     def run(self, problem: Problem, history: History) -> Model:
-        from kernelfuse.problem import objectives
         from kernelfuse.kernels.combined import quadratic_forms
-        from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
         from kernelfuse.kernels.products import weighted_sum
+        from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
+        from kernelfuse.problem import objectives
 
         M = problem.n_kernels
         K_avg = weighted_sum(problem.K, np.full(M, 1.0 / M))

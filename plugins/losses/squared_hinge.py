@@ -7,8 +7,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.problem.conic import sum_squares_cone
 from kernelfuse.parts.loss import Loss
+from kernelfuse.problem.conic import sum_squares_cone
 
 
 @attrs.frozen

@@ -15,10 +15,10 @@ from kernelfuse.parts.hookspecs import hookimpl
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     from kernelfuse.assembly.outer_loop import OuterLoop
+    from kernelfuse.assembly.recipe import Recipe
     from kernelfuse.plugins.mikl.forward_backward import ForwardBackward
     from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
     from kernelfuse.plugins.mikl.squared_hinge_gradient import SquaredHingeGradient
-    from kernelfuse.assembly.recipe import Recipe
 
     registry.add("prox", MixedNormProx.name, MixedNormProx,
                  description="MIKL: prox of (lam/q)||alpha||_{pq;r}^q (l1, l2 squared, l21, l12 elitist "

@@ -24,14 +24,14 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.problem import objectives
+from kernelfuse.assembly.recipe import part_with
 from kernelfuse.errors import ValidationError
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
 from kernelfuse.plugins.mikl.squared_hinge_gradient import adjoint, penalty_of
+from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
-from kernelfuse.assembly.recipe import part_with
 from kernelfuse.validation import flag, positive, positive_count
 
 

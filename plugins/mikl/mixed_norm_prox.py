@@ -22,12 +22,11 @@ The conjugate (for the duality gap): ``p* = inf`` for ``p = 1``, 2 for ``p = 2``
 
 from __future__ import annotations
 
-
 import attrs
 import numpy as np
 
-from kernelfuse.problem import objectives
 from kernelfuse.parts.prox import ProxOperator
+from kernelfuse.problem import objectives
 from kernelfuse.validation import one_or_two, positive
 
 

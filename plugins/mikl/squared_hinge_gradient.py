@@ -22,11 +22,11 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.problem import objectives
+from kernelfuse.kernels.products import kernel_times
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
+from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
-from kernelfuse.kernels.products import kernel_times
 
 
 def penalty_of(problem: Problem) -> MixedNormProx:

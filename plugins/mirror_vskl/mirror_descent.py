@@ -39,13 +39,13 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.recipe import part_with
 from kernelfuse.errors import ValidationError
 from kernelfuse.parts.mirror_map import MirrorMap
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.plugins.mirror_maps.entropic_simplex import EntropicSimplices
 from kernelfuse.problem.instance import Problem
-from kernelfuse.assembly.recipe import part_with
 from kernelfuse.validation import below_one, count, growth_factor, positive
 
 STEP_RULES = ("auto", "armijo", "line-search", "lipschitz-free", "theorem-3.1")

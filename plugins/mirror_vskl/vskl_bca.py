@@ -51,15 +51,15 @@ import math
 import attrs
 import numpy as np
 
-from kernelfuse.problem import objectives
-from kernelfuse.kernels.combined import combined_kernel, expansion_products, included_kernels
-from kernelfuse.runtime.deadline import expired
-from kernelfuse.parts.oracle import Oracle, OracleAnswer
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-from kernelfuse.problem.instance import Problem
 from kernelfuse.assembly.recipe import part_with
-from kernelfuse.plugins.mirror_vskl.svm_curvature import margin_support_vectors, svm_curvature_factor
+from kernelfuse.kernels.combined import combined_kernel, expansion_products, included_kernels
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
+from kernelfuse.plugins.mirror_vskl.svm_curvature import margin_support_vectors, svm_curvature_factor
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
+from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, positive, positive_count
 
 

@@ -27,11 +27,11 @@ from kernelfuse.parts.hookspecs import hookimpl
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     from kernelfuse.assembly.outer_loop import OuterLoop
+    from kernelfuse.assembly.recipe import Recipe
     from kernelfuse.plugins.mlmkl.iterate_averaging import IterateAveraging
     from kernelfuse.plugins.mlmkl.label_sampler import LabelSampler
     from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
     from kernelfuse.plugins.mlmkl.saddle_mirror_descent import SaddleMirrorDescent
-    from kernelfuse.assembly.recipe import Recipe
 
     registry.add("oracle", LabelSVMs.name, LabelSVMs,
                  description="ML-MKL: every label's SVM on the shared kernel K(p), warm-started")

@@ -58,10 +58,10 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.recipe import part_with
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
 from kernelfuse.problem.instance import Problem
-from kernelfuse.assembly.recipe import part_with
 from kernelfuse.validation import Domain, flag, random_seed
 
 

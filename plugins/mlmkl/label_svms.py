@@ -41,15 +41,15 @@ import attrs
 import numpy as np
 import scipy.optimize
 
-from kernelfuse.problem import objectives
-from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
-from kernelfuse.runtime.deadline import check, expired
-from kernelfuse.parts.oracle import Oracle, OracleAnswer
-from kernelfuse.runtime.parallel import check_n_jobs, map_jobs
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-from kernelfuse.problem.instance import Problem
 from kernelfuse.assembly.recipe import part_with
+from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
+from kernelfuse.runtime.deadline import check, expired
+from kernelfuse.runtime.parallel import check_n_jobs, map_jobs
 from kernelfuse.validation import flag
 
 

@@ -32,12 +32,12 @@ import math
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.recipe import part_with
 from kernelfuse.parts.mirror_map import MirrorMap
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.plugins.mirror_maps.entropic_simplex import EntropicSimplices
 from kernelfuse.problem.instance import Problem
-from kernelfuse.assembly.recipe import part_with
 from kernelfuse.validation import positive
 
 

@@ -24,11 +24,11 @@ from kernelfuse.parts.hookspecs import hookimpl
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     from kernelfuse.assembly.outer_loop import OuterLoop
+    from kernelfuse.assembly.recipe import Recipe
     from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
     from kernelfuse.plugins.obscure.expansion_model import ExpansionModel
     from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
     from kernelfuse.plugins.obscure.online_batch import OnlineBatch
-    from kernelfuse.assembly.recipe import Recipe
 
     registry.add("mirror_map", GroupNormMirrorMap.name, GroupNormMirrorMap,
                  description="OBSCURE: (q/2)||w||_{2,p}^2 over kernel blocks; grad h* scales each block, "

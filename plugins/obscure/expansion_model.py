@@ -35,8 +35,6 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.problem import duality
-from kernelfuse.problem import objectives
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
@@ -44,6 +42,7 @@ from kernelfuse.plugins.obscure.expansion import Expansion
 from kernelfuse.plugins.obscure.feature_expansion import FeatureExpansion
 from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
 from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
+from kernelfuse.problem import duality, objectives
 from kernelfuse.problem.instance import Problem
 
 

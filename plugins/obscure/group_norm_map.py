@@ -21,12 +21,11 @@ applied to the expansion of ``theta``.  The explicit-vector methods of
 
 from __future__ import annotations
 
-
 import attrs
 import numpy as np
 
-from kernelfuse.problem import objectives
 from kernelfuse.parts.mirror_map import MirrorMap
+from kernelfuse.problem import objectives
 from kernelfuse.validation import exponent_in_one_two
 
 

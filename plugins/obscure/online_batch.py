@@ -60,7 +60,6 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.problem import duality
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.plugins.obscure import dual_coordinate
@@ -68,6 +67,7 @@ from kernelfuse.plugins.obscure.example_subgradient import ExampleSubgradient
 from kernelfuse.plugins.obscure.expansion import Expansion
 from kernelfuse.plugins.obscure.expansion_model import dual_point
 from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
+from kernelfuse.problem import duality
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import count, flag, positive, random_seed
 

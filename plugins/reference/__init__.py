@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kernelfuse.parts.hookspecs import hookimpl
 from kernelfuse.assembly.recipe import Recipe
+from kernelfuse.parts.hookspecs import hookimpl
 
 
 @hookimpl

@@ -39,14 +39,14 @@ import math
 import numpy as np
 
 from kernelfuse.kernels.combined import quadratic_forms
-from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound, pnorm_mkl_lower_bound
 from kernelfuse.plugins.mikl.squared_hinge_gradient import (
     SquaredHingeGradient,
     adjoint,
     penalty_of,
 )
-from kernelfuse.plugins.mlmkl.label_svms import max_family_lower_bound, weighted_lower_bound
 from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
+from kernelfuse.plugins.mlmkl.label_svms import max_family_lower_bound, weighted_lower_bound
+from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound, pnorm_mkl_lower_bound
 from kernelfuse.problem.instance import Problem
 
 

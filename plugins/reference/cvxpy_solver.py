@@ -48,12 +48,12 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.problem import objectives
-from kernelfuse.errors import SolverError
-from kernelfuse.plugins.reference.certificate import lower_bound
-from kernelfuse.problem.instance import Problem
 from kernelfuse.assembly.result import History, relative_gap, roundoff
 from kernelfuse.assembly.solver import Model, Requirements, Solver
+from kernelfuse.errors import SolverError
+from kernelfuse.plugins.reference.certificate import lower_bound
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import flag, positive, positive_count, seconds
 
 #: (gap, feasibility) tolerances of the successive Clarabel attempts, in units of ``tol``.

@@ -21,9 +21,9 @@ from kernelfuse.parts.hookspecs import hookimpl
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     from kernelfuse.assembly.outer_loop import OuterLoop
+    from kernelfuse.assembly.recipe import Recipe
     from kernelfuse.plugins.spicymkl.augmented_lagrangian import AugmentedLagrangian
     from kernelfuse.plugins.spicymkl.smoothed_dual_newton import SmoothedDualNewton
-    from kernelfuse.assembly.recipe import Recipe
 
     registry.add("optimizer", AugmentedLagrangian.name, AugmentedLagrangian,
                  description="SpicyMKL: proximal minimisation (dual augmented Lagrangian), "

@@ -40,8 +40,8 @@ import numpy as np
 
 from kernelfuse.kernels import array_backend
 from kernelfuse.kernels.factors import FactorKernels
-from kernelfuse.plugins.spicymkl.newton_system import DenseSystem, DeviceSystem, LowRankSystem, NewtonSystem
 from kernelfuse.kernels.products import add_kernel, kernel_times, kernels_times
+from kernelfuse.plugins.spicymkl.newton_system import DenseSystem, DeviceSystem, LowRankSystem, NewtonSystem
 
 
 @attrs.define(slots=False)

@@ -29,8 +29,8 @@ import numpy as np
 from kernelfuse.kernels.rows import kernel_diagonal
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
-from kernelfuse.problem.instance import Problem
 from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
+from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import growth_factor, positive
 
 

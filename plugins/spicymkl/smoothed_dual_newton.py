@@ -49,10 +49,9 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.problem import objectives
-from kernelfuse.runtime.deadline import expired
-from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_dual_value
+from kernelfuse.assembly.recipe import check_requirements
 from kernelfuse.errors import ValidationError
+from kernelfuse.kernels.products import kernel_times, kernels_times
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.spicymkl.active_kernels import KernelTerms
 from kernelfuse.plugins.spicymkl.dual_loss_terms import (
@@ -61,11 +60,12 @@ from kernelfuse.plugins.spicymkl.dual_loss_terms import (
     SlackTerm,
     uses_slack,
 )
-from kernelfuse.problem.instance import Problem
-from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
-from kernelfuse.assembly.recipe import check_requirements
 from kernelfuse.plugins.spicymkl.kernel_norm_bounds import KernelNormBounds, kernel_times_and_frobenius
-from kernelfuse.kernels.products import kernel_times, kernels_times
+from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
+from kernelfuse.problem import objectives
+from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_dual_value
+from kernelfuse.problem.instance import Problem
+from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, nonnegative, positive, positive_count
 
 

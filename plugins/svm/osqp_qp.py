@@ -8,9 +8,9 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from kernelfuse.runtime.deadline import remaining
 from kernelfuse.errors import SolverError
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver, intercept_from_alpha
+from kernelfuse.runtime.deadline import remaining
 from kernelfuse.validation import positive, positive_count
 
 

@@ -30,16 +30,15 @@ import pytest
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 
 import kernelfuse
+from helpers import SHARED_DATA
 from kernelfuse.kernels.functions import KernelSpec, compute_kernels
 from kernelfuse.kernels.normalization import KernelNormalizer
+from kernelfuse.parts.registry import get_registry
 from kernelfuse.plugins.kernels.gaussian import Gaussian
 from kernelfuse.plugins.kernels.laplacian import Laplacian
 from kernelfuse.plugins.kernels.linear import Linear
 from kernelfuse.plugins.kernels.polynomial import Polynomial
-from kernelfuse.parts.registry import get_registry
 from kernelfuse.testing import assert_within_certified
-
-from helpers import SHARED_DATA
 
 PROBLEMS = int(os.environ.get("KERNELFUSE_RANDOM_PROBLEMS", 2))
 #: Every registered solver but the reference, and OBSCURE / Pegasos-MKL (their own tests).

@@ -26,10 +26,9 @@ import numpy as np
 import pytest
 
 import kernelfuse
-from kernelfuse.parts.registry import get_registry
-from kernelfuse.assembly.result import STATUSES
-
 from degenerate import CASES, degenerate_problem
+from kernelfuse.assembly.result import STATUSES
+from kernelfuse.parts.registry import get_registry
 
 REGISTRY = get_registry()
 #: Each solve's time limit, and how far past it a solve may return (the first oracle

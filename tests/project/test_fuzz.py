@@ -14,10 +14,10 @@ The CI profile is derandomised with a fixed number of examples per test;
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
-import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,12 +28,11 @@ from hypothesis import HealthCheck, event, given, reject, settings
 from hypothesis import strategies as st
 
 import kernelfuse
-from kernelfuse.problem.families import get_family
-from kernelfuse.parts.registry import get_registry
-from kernelfuse.assembly.result import Result
-from kernelfuse.testing import small_problem
-
 from fuzzing import check_result, is_clear_error, outcome
+from kernelfuse.assembly.result import Result
+from kernelfuse.parts.registry import get_registry
+from kernelfuse.problem.families import get_family
+from kernelfuse.testing import small_problem
 
 settings.register_profile("ci", max_examples=200, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -432,8 +431,8 @@ MODEL_FORGERIES: dict[str, tuple[Callable[[dict[str, np.ndarray], int], dict[str
 def test_forged_models_with_a_recomputed_digest_are_refused_naming_the_field(saved, tmp_path, name, at):
     """A file changed and its digest recomputed (as anyone can) passes the integrity check:
     what it means is checked, and the refusal names the changed field."""
-    from kernelfuse.runtime.npz_file import DIGEST, arrays_digest, read_npz
     from kernelfuse.frontends.persistence import load_model
+    from kernelfuse.runtime.npz_file import DIGEST, arrays_digest, read_npz
 
     folder, _, _ = saved
     forge, field = MODEL_FORGERIES[name]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import sysconfig
-
 import venv
 from pathlib import Path
 

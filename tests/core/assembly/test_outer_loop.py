@@ -7,15 +7,14 @@ import math
 import numpy as np
 import pytest
 
+from helpers import breast_cancer_kernels
 from kernelfuse import ConvergenceWarning, Problem, SolverError
-from kernelfuse.parts.oracle import Oracle, OracleAnswer
-from kernelfuse.parts.optimizer import OuterOptimizer
 from kernelfuse.assembly.outer_loop import OuterLoop
+from kernelfuse.parts.optimizer import OuterOptimizer
+from kernelfuse.parts.oracle import Oracle, OracleAnswer
+from kernelfuse.parts.svm_solver import svm_dual_value, svm_primal_value
 from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-from kernelfuse.parts.svm_solver import svm_dual_value, svm_primal_value
-
-from helpers import breast_cancer_kernels
 
 
 class Stuck(OuterOptimizer):

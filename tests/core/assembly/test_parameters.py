@@ -15,8 +15,8 @@ import kernelfuse
 from kernelfuse import ValidationError
 from kernelfuse.frontends.cli import main
 from kernelfuse.frontends.estimators import MKLClassifier
-from kernelfuse.parts.hookspecs import hookimpl
 from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.parts.hookspecs import hookimpl
 from kernelfuse.parts.registry import PluginWarning, Registry, get_registry, load_registry
 from kernelfuse.testing import small_problem
 from kernelfuse.validation import positive, random_seed, seconds

@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 import kernelfuse
-from kernelfuse import Result, ValidationError
-from kernelfuse.runtime.npz_file import write_npz
-from kernelfuse.assembly.result import relative_gap
-
 from helpers import breast_cancer_kernels
+from kernelfuse import Result, ValidationError
+from kernelfuse.assembly.result import relative_gap
+from kernelfuse.runtime.npz_file import write_npz
 
 
 def test_save_load_round_trip_and_callback(tmp_path):

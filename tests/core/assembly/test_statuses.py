@@ -20,11 +20,11 @@ import pytest
 
 import kernelfuse
 from kernelfuse import ConvergenceWarning, SolverError, ValidationError
-from kernelfuse.frontends.estimators import MKLClassifier
-from kernelfuse.problem.instance import Problem
-from kernelfuse.parts.registry import get_registry
 from kernelfuse.assembly.result import STATUSES, History
 from kernelfuse.assembly.solver import Model, Solver
+from kernelfuse.frontends.estimators import MKLClassifier
+from kernelfuse.parts.registry import get_registry
+from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import small_problem
 
 #: Solvers that solve one SVM and have no iterations to limit.

@@ -9,11 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernelfuse import Problem
-from kernelfuse.problem import objectives
-from kernelfuse.frontends.cli import main
-
 from helpers import breast_cancer_kernels
+from kernelfuse import Problem
+from kernelfuse.frontends.cli import main
+from kernelfuse.problem import objectives
 
 KERNELFUSE = Path(sys.executable).with_name("kernelfuse")
 

@@ -14,8 +14,8 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import kernelfuse
 from kernelfuse.frontends.estimators import MKLClassifier, MKLRegressor, MultiLabelMKLClassifier
-from kernelfuse.kernels.functions import KernelSpec, compute_kernels
 from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.kernels.functions import KernelSpec, compute_kernels
 from kernelfuse.kernels.normalization import KernelNormalizer
 from kernelfuse.testing import assert_within_certified
 

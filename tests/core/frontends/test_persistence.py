@@ -10,11 +10,11 @@ from sklearn.datasets import make_blobs
 
 from kernelfuse import UnknownNameError, ValidationError
 from kernelfuse.frontends.estimators import MKLClassifier
-from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.frontends.kernel_grid import kernel_grid
-from kernelfuse.runtime.npz_file import DIGEST, write_npz
 from kernelfuse.frontends.persistence import load_model
+from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.parts.registry import get_registry
+from kernelfuse.runtime.npz_file import DIGEST, write_npz
 
 
 @pytest.fixture(scope="module")

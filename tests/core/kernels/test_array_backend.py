@@ -17,18 +17,17 @@ import numpy as np
 import pytest
 
 import kernelfuse
+from helpers import REPO, breast_cancer_kernels
 from kernelfuse import ValidationError
-from kernelfuse.kernels import array_backend
 from kernelfuse.errors import IncompatiblePartsError
-from kernelfuse.kernels.functions import KernelSpec, compute_kernels
 from kernelfuse.frontends.kernel_grid import kernel_grid
-from kernelfuse.plugins.spicymkl.kernel_norm_bounds import kernel_times_and_frobenius
+from kernelfuse.kernels import array_backend
+from kernelfuse.kernels.functions import KernelSpec, compute_kernels
+from kernelfuse.kernels.products import add_kernel, kernel_products, kernel_times, kernels_times, weighted_sum
 from kernelfuse.kernels.rows import kernel_diagonal
 from kernelfuse.plugins.kernels.gaussian import Gaussian
 from kernelfuse.plugins.kernels.laplacian import Laplacian
-from kernelfuse.kernels.products import add_kernel, kernel_products, kernel_times, kernels_times, weighted_sum
-
-from helpers import REPO, breast_cancer_kernels
+from kernelfuse.plugins.spicymkl.kernel_norm_bounds import kernel_times_and_frobenius
 
 xp = pytest.importorskip("array_api_strict")
 

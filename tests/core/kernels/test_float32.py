@@ -15,18 +15,17 @@ import numpy as np
 import pytest
 
 import kernelfuse
+from helpers import traced_peak
 from kernelfuse import ValidationError
-from kernelfuse.problem import objectives
 from kernelfuse.frontends.estimators import MKLClassifier
 from kernelfuse.kernels.functions import KernelSpec
-from kernelfuse.plugins.kernels.gaussian import Gaussian
-from kernelfuse.problem.instance import Problem
-from kernelfuse.parts.registry import get_registry
 from kernelfuse.kernels.products import kernel_products, kernel_times, weighted_sum
+from kernelfuse.parts.registry import get_registry
+from kernelfuse.plugins.kernels.gaussian import Gaussian
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import small_problem
 from kernelfuse.validation import check_kernels
-
-from helpers import traced_peak
 
 SOLVERS = sorted(get_registry().names("solver"))
 

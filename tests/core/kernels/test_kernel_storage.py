@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 
 import kernelfuse
+from helpers import traced_peak
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernels.functions import compute_kernels, stack_bytes
 from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.kernels.functions import compute_kernels, stack_bytes
 from kernelfuse.kernels.normalization import KernelNormalizer
 from kernelfuse.kernels.storage import block_rows, choose_storage, memmap_stack
-
-from helpers import traced_peak
 
 
 @pytest.fixture
@@ -84,9 +83,9 @@ def test_solvers_read_a_memory_mapped_stack_as_an_array(data, tmp_path):
 
 
 def test_a_far_off_scale_memory_mapped_stack_is_not_copied_into_memory(data, tmp_path):
-    from kernelfuse.problem.scaling import unit_scale
     from kernelfuse.kernels.storage import is_memory_mapped
     from kernelfuse.problem.instance import Problem
+    from kernelfuse.problem.scaling import unit_scale
 
     X, y = data
     specs = kernel_grid(4, widths=(2.0,), degrees=())[:2]
@@ -149,8 +148,8 @@ def test_estimators_read_rows_for_the_solvers_that_can(capsys):
 def test_estimators_keep_low_rank_kernels_as_factors(data, solver, family, params):
     """Every kernel with explicit features and a solver that reads factors: ``auto`` keeps the
     factors (N r numbers per kernel), and the model is the one of the dense stack they stand for."""
-    from kernelfuse.frontends.estimators import MKLClassifier
     from kernelfuse.errors import IncompatiblePartsError
+    from kernelfuse.frontends.estimators import MKLClassifier
     from kernelfuse.kernels.factors import FactorKernels
     from kernelfuse.kernels.functions import KernelSpec
     from kernelfuse.plugins.kernels.gaussian import Gaussian

@@ -8,8 +8,8 @@ from sklearn.metrics import pairwise
 
 import kernelfuse
 from kernelfuse import ValidationError, get_registry
-from kernelfuse.kernels.functions import KernelSpec, compute_kernels, stack_bytes
 from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.kernels.functions import KernelSpec, compute_kernels, stack_bytes
 from kernelfuse.kernels.normalization import KernelNormalizer
 
 

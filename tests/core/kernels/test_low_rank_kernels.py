@@ -15,10 +15,10 @@ from sklearn.preprocessing import StandardScaler
 import kernelfuse
 from kernelfuse import ValidationError, get_registry
 from kernelfuse.frontends.estimators import MKLClassifier
+from kernelfuse.frontends.persistence import load_model
 from kernelfuse.kernels.functions import KernelSpec, compute_kernels
 from kernelfuse.kernels.normalization import KernelNormalizer
 from kernelfuse.kernels.rows import SpecKernelRows
-from kernelfuse.frontends.persistence import load_model
 from kernelfuse.plugins.kernels.nystrom import Nystrom
 from kernelfuse.plugins.kernels.random_features import RandomFourierFeatures
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from kernelfuse import get_registry
-from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap, lp_norm
 from kernelfuse.plugins.mirror_maps.entropic_simplex import group_log_softmax
+from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap, lp_norm
 
 
 @pytest.fixture

@@ -65,11 +65,11 @@ import pytest
 
 import kernelfuse
 from kernelfuse import ConvergenceWarning, Problem
-from kernelfuse.problem import objectives
 from kernelfuse.kernels.functions import KernelSpec, compute_kernels
 from kernelfuse.kernels.normalization import KernelNormalizer
 from kernelfuse.plugins.kernels.gaussian import Gaussian
 from kernelfuse.plugins.kernels.linear import Linear
+from kernelfuse.problem import objectives
 from kernelfuse.testing import assert_within_certified, small_problem
 
 N = 30

@@ -10,8 +10,8 @@ import pytest
 import kernelfuse
 from kernelfuse.problem import objectives
 from kernelfuse.problem.families import FAMILIES
-from kernelfuse.problem.scaling import SCALE_BAND, SCALING_LAWS, rescale, unit_scale
 from kernelfuse.problem.instance import Problem
+from kernelfuse.problem.scaling import SCALE_BAND, SCALING_LAWS, rescale, unit_scale
 from kernelfuse.testing import small_problem
 
 PARAMS = {"l1_mkl": {"C": 0.7, "C2": 0.3}, "l1_mkl_sq": {"C": 2.0}, "vskl": {"C": 2.0, "q": 3.0},

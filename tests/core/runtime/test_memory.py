@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import kernelfuse
-from kernelfuse.runtime import memory
 from kernelfuse.frontends.estimators import MKLClassifier
 from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.runtime import memory
 from kernelfuse.testing import small_problem
 
 #: An array no machine holds: numpy raises MemoryError at once, with its shape and dtype.

@@ -13,15 +13,16 @@ import sys
 import textwrap
 from pathlib import Path
 
-import kernelfuse
 import numpy as np
 import pytest
+
+import kernelfuse
 from helpers import breast_cancer_kernels
-from kernelfuse.runtime import files
-from kernelfuse.frontends.cli import main
-from kernelfuse.errors import FileWriteError, ValidationError
-from kernelfuse.runtime.files import atomic_write, check_output_path
 from kernelfuse.assembly.result import Result, roundoff
+from kernelfuse.errors import FileWriteError, ValidationError
+from kernelfuse.frontends.cli import main
+from kernelfuse.runtime import files
+from kernelfuse.runtime.files import atomic_write, check_output_path
 
 TESTS = Path(__file__).resolve().parents[2]
 KERNELFUSE = Path(sys.executable).with_name("kernelfuse")

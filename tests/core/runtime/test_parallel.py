@@ -17,8 +17,9 @@ from threadpoolctl import threadpool_info
 
 import kernelfuse
 from kernelfuse.frontends.estimators import MKLClassifier, MultiLabelMKLClassifier
-from kernelfuse.kernels.functions import compute_kernels, empty_aligned
 from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.frontends.persistence import load_model
+from kernelfuse.kernels.functions import compute_kernels, empty_aligned
 from kernelfuse.kernels.normalization import KernelNormalizer
 from kernelfuse.kernels.storage import training_stack
 from kernelfuse.runtime.parallel import (
@@ -33,7 +34,6 @@ from kernelfuse.runtime.parallel import (
     shared_with_jobs,
     shares_files,
 )
-from kernelfuse.frontends.persistence import load_model
 
 #: 13 features, 2 widths, linear: 42 kernels (13 single-feature Gaussians per width + all-feature ones).
 SPECS = kernel_grid(13, widths=(1.0, 5.0), degrees=(1,))

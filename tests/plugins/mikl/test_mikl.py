@@ -10,12 +10,11 @@ import numpy as np
 import pytest
 
 import kernelfuse
-from kernelfuse import Problem
-from kernelfuse.problem import objectives
-from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
-from kernelfuse.testing import assert_within_certified
-
 from helpers import breast_cancer_kernels
+from kernelfuse import Problem
+from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
+from kernelfuse.problem import objectives
+from kernelfuse.testing import assert_within_certified
 
 REL_TOL = 1e-6  # the tolerance for MIKL against cvxpy
 NORMS = list(itertools.product((1.0, 2.0), (1.0, 2.0), (1.0, 2.0)))  # (p, q, r)

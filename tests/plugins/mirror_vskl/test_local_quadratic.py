@@ -15,14 +15,13 @@ import numpy as np
 import pytest
 
 import kernelfuse
+from helpers import breast_cancer_kernels
 from kernelfuse import IncompatiblePartsError, get_registry
+from kernelfuse.plugins.mirror_vskl.simplex_qp import SimplexQP, project_simplices
 from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem.instance import Problem
-from kernelfuse.plugins.mirror_vskl.simplex_qp import SimplexQP, project_simplices
 from kernelfuse.testing import check_mirror_map
-
-from helpers import breast_cancer_kernels
 
 
 def random_qp(rng: np.random.Generator, duplicates: bool):

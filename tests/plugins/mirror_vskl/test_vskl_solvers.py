@@ -17,15 +17,14 @@ import numpy as np
 import pytest
 
 import kernelfuse
-from kernelfuse import ConvergenceWarning, UnknownNameError
-from kernelfuse.problem import objectives
-from kernelfuse.plugins.simplemkl.reduced_gradient import max_step, reduced_direction
-from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent, exponents
-from kernelfuse.problem.instance import Problem
-from kernelfuse.assembly.result import roundoff
-from kernelfuse.testing import assert_within_certified
-
 from helpers import breast_cancer_kernels
+from kernelfuse import ConvergenceWarning, UnknownNameError
+from kernelfuse.assembly.result import roundoff
+from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent, exponents
+from kernelfuse.plugins.simplemkl.reduced_gradient import max_step, reduced_direction
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
+from kernelfuse.testing import assert_within_certified
 
 GROUPINGS = {
     "one": np.zeros(6, int),

@@ -12,12 +12,12 @@ import pytest
 
 import kernelfuse
 from kernelfuse import Problem
-from kernelfuse.problem import objectives
 from kernelfuse.errors import UnknownNameError, ValidationError
 from kernelfuse.frontends.metrics import average_precision_per_label, mean_average_precision
 from kernelfuse.plugins.mlmkl.iterate_averaging import IterateAveraging
 from kernelfuse.plugins.mlmkl.label_sampler import LabelSampler, smoothed
 from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
+from kernelfuse.problem import objectives
 from kernelfuse.testing import assert_within_certified
 
 #: Runs with a fixed number of iterations end at max_iter by design.

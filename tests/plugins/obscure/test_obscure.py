@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 
 import kernelfuse
+from helpers import breast_cancer_kernels, pnorm_reference, wine_kernels
 from kernelfuse import Problem, get_registry
-from kernelfuse.problem import objectives
 from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap, lp_norm
 from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
+from kernelfuse.problem import objectives
 from kernelfuse.testing import assert_within_certified
-
-from helpers import breast_cancer_kernels, pnorm_reference, wine_kernels
 
 #: Runs stopped by max_iter on purpose (a fixed number of epochs) warn; expected here.
 pytestmark = pytest.mark.filterwarnings("ignore:solver .* stopped with status 'max_iter'")
@@ -168,8 +167,8 @@ def test_bad_parameters_are_refused():
 def test_kernel_rows_on_demand_match_the_stack(normalization):
     from sklearn.datasets import load_wine
 
-    from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.frontends.kernel_grid import kernel_grid
+    from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.kernels.normalization import KernelNormalizer
     from kernelfuse.kernels.rows import SpecKernelRows
 
@@ -308,9 +307,9 @@ def test_kernel_entries_are_the_rows_entries():
 
 
 def test_kernel_rows_on_two_blas_threads_are_the_same_numbers(monkeypatch):
-    from kernelfuse.runtime import parallel
     from kernelfuse.frontends.kernel_grid import kernel_grid
     from kernelfuse.kernels.rows import SpecKernelRows
+    from kernelfuse.runtime import parallel
 
     X = np.random.default_rng(4).normal(size=(300, 40))
     specs = kernel_grid(40, widths=(1.0, 3.0), degrees=(2,))

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 import kernelfuse
-from kernelfuse import Problem, get_registry
-from kernelfuse.problem import duality
-from kernelfuse.problem import objectives
-from kernelfuse.plugins.obscure.expansion_model import dual_point
-
-from kernelfuse.testing import assert_within_certified
-
 from helpers import breast_cancer_kernels, pnorm_reference, random_pnorm_problem, wine_kernels
+from kernelfuse import Problem, get_registry
+from kernelfuse.plugins.obscure.expansion_model import dual_point
+from kernelfuse.problem import duality, objectives
+from kernelfuse.testing import assert_within_certified
 
 LAM = 0.003
 

@@ -17,17 +17,16 @@ from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.preprocessing import StandardScaler
 
 import kernelfuse
+from helpers import pnorm_reference
 from kernelfuse import Problem, get_registry
-from kernelfuse.problem import objectives
-from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.kernels.factors import FactorKernels
+from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.plugins.kernels.nystrom import Nystrom
 from kernelfuse.plugins.kernels.random_features import RandomFourierFeatures
 from kernelfuse.plugins.obscure.feature_expansion import FeatureExpansion
 from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
+from kernelfuse.problem import objectives
 from kernelfuse.testing import assert_within_certified
-
-from helpers import pnorm_reference
 
 #: Runs stopped by max_iter on purpose (a fixed number of epochs) warn; expected here.
 pytestmark = pytest.mark.filterwarnings("ignore:solver .* stopped with status 'max_iter'")

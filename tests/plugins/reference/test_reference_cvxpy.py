@@ -19,11 +19,10 @@ linear kernels on feature subsets), N = 40, M = 3-4, fixed seeds.  Checks:
 
 from __future__ import annotations
 
-import warnings
-
 import math
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -32,12 +31,12 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.svm import SVC
 
 import kernelfuse
-from kernelfuse.problem import objectives
+from kernelfuse.assembly.result import roundoff
 from kernelfuse.errors import ConvergenceWarning, SolverError
-from kernelfuse.problem.instance import Problem
 from kernelfuse.plugins.reference.certificate import lower_bound
 from kernelfuse.plugins.reference.cvxpy_solver import CvxpyReference, certified
-from kernelfuse.assembly.result import roundoff
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
 
 N = 40
 #: Reported objective vs cvxpy's optimal value (relative).

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernelfuse.kernels.factors import FactorKernels
-from kernelfuse.plugins.spicymkl.kernel_norm_bounds import KernelNormBounds, kernel_times_and_frobenius
-from kernelfuse.kernels.products import kernel_times
-
 from helpers import breast_cancer_kernels
+from kernelfuse.kernels.factors import FactorKernels
+from kernelfuse.kernels.products import kernel_times
+from kernelfuse.plugins.spicymkl.kernel_norm_bounds import KernelNormBounds, kernel_times_and_frobenius
 
 
 def indefinite_stack(M: int, N: int, seed: int) -> np.ndarray:

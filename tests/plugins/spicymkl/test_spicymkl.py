@@ -7,15 +7,14 @@ import numpy as np
 import pytest
 
 import kernelfuse
+from helpers import breast_cancer_kernels
 from kernelfuse import IncompatiblePartsError, Problem, ValidationError, get_registry
-from kernelfuse.problem import objectives
-from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound
+from kernelfuse.assembly.result import roundoff
 from kernelfuse.parts.loss import Loss
 from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
-from kernelfuse.assembly.result import roundoff
+from kernelfuse.problem import objectives
+from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound
 from kernelfuse.testing import assert_within_certified
-
-from helpers import breast_cancer_kernels
 
 REL_TOL = 1e-6  # the tolerance for SpicyMKL against cvxpy
 LOSSES = ["logistic", "squared", "squared-hinge", "hinge", "eps-insensitive"]

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 
 import kernelfuse
+from helpers import breast_cancer_kernels, traced_peak
 from kernelfuse import Problem, get_registry
-from kernelfuse.problem import objectives
-from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.kernels.factors import FactorKernels
+from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.plugins.kernels.nystrom import Nystrom
 from kernelfuse.plugins.kernels.random_features import RandomFourierFeatures
+from kernelfuse.problem import objectives
 from kernelfuse.testing import assert_within_certified
-
-from helpers import breast_cancer_kernels, traced_peak
 
 REL_TOL = 1e-6  # as tests/plugins/spicymkl/test_spicymkl.py: SpicyMKL against cvxpy
 LOSSES = ["logistic", "hinge", "squared"]

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernelfuse import get_registry
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-from kernelfuse.parts.svm_solver import intercept_from_alpha, margins, svm_dual_value, svm_primal_value
-
 from helpers import breast_cancer_kernels
+from kernelfuse import get_registry
+from kernelfuse.parts.svm_solver import intercept_from_alpha, margins, svm_dual_value, svm_primal_value
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 
 
 def exact_dual(K, y, C, intercept):

@@ -45,8 +45,8 @@ def test_variants_certify_their_gap_and_refuse_other_families():
      "svm_solver 'gaussian' lacks solve()"),
 ])
 def test_a_part_of_the_wrong_sort_fails_as_the_solver_is_built(parts, message):
-    from kernelfuse.errors import IncompatiblePartsError
     from kernelfuse.assembly.recipe import compose
+    from kernelfuse.errors import IncompatiblePartsError
 
     with pytest.raises(IncompatiblePartsError, match=message.replace("(", r"\(").replace(")", r"\)")):
         compose(parts).build()

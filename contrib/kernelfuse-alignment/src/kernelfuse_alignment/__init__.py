@@ -22,15 +22,15 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.problem import objectives
-from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
-from kernelfuse.parts.hookspecs import hookimpl
-from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-from kernelfuse.problem.instance import Problem
 from kernelfuse.assembly.result import History, relative_gap
 from kernelfuse.assembly.solver import Model, Solver
+from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
+from kernelfuse.parts.hookspecs import hookimpl
 from kernelfuse.parts.svm_solver import SVMSolver
+from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
 
 
 def centred_alignments(K: np.ndarray, y: np.ndarray) -> np.ndarray:
