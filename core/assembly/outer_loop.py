@@ -1,55 +1,15 @@
 """``OuterLoop``: the solver assembled from an outer optimiser and an oracle.
 
-The loop asks the oracle at the starting point, then lets the optimiser
-step (each step may query the oracle several times, e.g. in a line search)
-until the stopping rule named by ``stop`` (a registered component of kind
-``stopping``, :mod:`kernelfuse.parts.stopping`) holds:
-
-* ``stop="gap"``: the certified relative gap
-  ``(P_best - L_best) / max(1, |P_best|) <= tol``, with ``P_best`` the lowest
-  family objective of any primal model seen and ``L_best`` the highest
-  lower bound the oracle certified;
-* ``stop="objective_change"``: ``|P_t - P_{t-1}| / max(1, |P_t|) <= tol``
-  between outer iterations (the criterion of the SimpleMKL and VSKL
-  papers' experiments);
-* ``stop="estimate_change"``: the optimiser's estimate (an average of
-  iterates) moved by at most ``tol`` (relative l1) in the last iteration.
-
-Whatever the rule, ``converged`` is a certificate: when a rule holds, the
-run is ``converged`` only if the certified relative gap of the model it
-returns, ``(P_best - L_best) / max(1, |P_best|)``, is at most ``tol``;
-otherwise (a change-based rule held first, or there is no lower bound) it
-is ``stalled``, the message giving the gap.  An optimiser that returns its
-point unchanged has found no decrease; under a rule that needs a lower
-bound (``gap``) the loop then ends with status ``stalled`` (and a warning)
-rather than spin until ``max_iter``.  Once
-``time_limit`` has passed, an oracle call inside a step (a line search's
-trial, or the next inner solve of one answer) raises
-:class:`~kernelfuse.runtime.deadline.DeadlineReached` and the loop ends with status
-``time_limit``; the oracle's inner solvers see the same deadline
-(:mod:`kernelfuse.runtime.deadline`) and stop their own loops at it.  Where the
-final estimate needs one more complete answer (an average of iterates,
-below), the steps stop earlier by the time the first answer took, so that
-answer too fits in the limit.  A
-numerical failure inside a step (a non-finite oracle answer, a singular
-system) ends the loop with status ``numerical_failure`` and the best model
-seen before it; at the starting point, with no model yet, it is a
-:class:`~kernelfuse.errors.SolverError`.  A ``KeyboardInterrupt`` (Ctrl-C,
-SIGINT) after the first answer ends the loop at once with status
-``interrupted`` and the best model seen (no further answer, not even the
-final estimate's, unless no answer had a model); before it, the interrupt
-propagates.
-
-It returns the best primal model seen, the best lower bound as
-``dual_objective``, and counters summed over all oracle answers
-(``svm_calls``, ``kernel_passes``, ...), recorded every iteration.  Where
-the optimiser's final estimate is a point the oracle never answered at (an
-average of sampled iterates, ML-MKL-SA eq. 10), the oracle's complete
-answer there (:meth:`kernelfuse.parts.oracle.Oracle.model`) joins the candidates;
-answers without a model (a sampled label) never are candidates.
-``record_points=True`` keeps the estimate of every iteration in the
-history (``Iteration.point``: kernel weights against time, as ML-MKL-SA's
-Figure 1).
+The loop asks the oracle at the starting point, then lets the optimiser step (a step may
+query the oracle several times, as a line search does) until the stopping rule named by
+``stop`` holds (kind ``stopping``: ``gap``, ``objective_change``, ``estimate_change``).
+Whatever the rule, ``converged`` is a certificate: the returned model's certified relative
+gap ``(P_best - L_best) / max(1, |P_best|)`` is at most ``tol``; otherwise the status names
+what ended the run (``stalled``, ``max_iter``, ``time_limit``, ``numerical_failure``,
+``interrupted``: docs/reliability.md).  It returns the best primal model seen (with the
+oracle's complete model at the optimiser's final estimate, ML-MKL-SA eq. 10, among them), the
+best lower bound as ``dual_objective`` and the answers' counters summed, every iteration;
+``record_points=True`` keeps every iteration's estimate (ML-MKL-SA's Figure 1).
 """
 
 from __future__ import annotations

@@ -1,78 +1,15 @@
-"""Independent jobs through joblib: on local cores, or on a Dask cluster, with serial results.
+"""Independent jobs through joblib, on local cores or a Dask cluster, with the serial results.
 
-Design
-------
-kernelfuse parallelises only *independent* work: the problems of one fit
-that share nothing but the kernel stack (one-vs-rest classes, the labels of
-a non-shared multi-label fit), and row blocks of a kernel stack.  One MKL
-solve stays serial (its iterations depend on each other).  Everything goes
-through :func:`map_jobs`, a thin layer over ``joblib.Parallel`` /
-``joblib.delayed``:
-
-* ``n_jobs`` follows scikit-learn and joblib: ``None`` is "unset" (serial,
-  unless a ``joblib.parallel_config(n_jobs=..., backend=...)`` context says
-  otherwise), ``1`` always serial and in-process, ``-1`` all cores (all
-  workers of a Dask cluster), ``-2`` all but one, and so on; ``0`` (and a
-  non-integer) is a :class:`~kernelfuse.errors.ValidationError`.
-* The backend is whatever joblib has active: loky processes by default;
-  ``with joblib.parallel_config(backend="dask"):`` (a ``distributed.Client``
-  connected) sends the jobs to the Dask cluster, ``backend="threading"`` to
-  threads of this process.  Nothing here depends on Dask.
-* A serial run (``n_jobs`` resolving to one worker, a Dask cluster of one
-  single-threaded worker included, as joblib itself does) is the plain
-  loop, in-process, with no joblib machinery: the default code path is
-  unchanged.
-* Results come back in the order of the jobs, each computed by the same
-  deterministic (or seeded) code from the same arguments, so a parallel run
-  equals the serial one bit for bit (tested with ``np.array_equal``, on
-  loky and on a Dask ``LocalCluster``).  One detail makes that hold: numpy's
-  vectorised loops round differently depending on where an operand starts
-  in memory, and arrays reach a worker wherever its transport put them
-  (loky's memory maps at another offset modulo 64; Dask's buffers even at
-  addresses not a multiple of 8, measured to change a SpicyMKL solve in the
-  13th digit).  Each job therefore gets its array arguments at the same
-  address offset modulo 64 as in the caller, copying an array that arrived
-  elsewhere (loky: once per job; Dask: once per worker and array, kept
-  while the worker keeps the array).  The jobs sharing one array get it
-  sent once per run: joblib memory-maps it (loky) or scatters it (Dask).
-* Arrays that live in a file are not sent at all when the workers are
-  processes of this machine (loky, multiprocessing, a Dask cluster whose
-  workers are all local): :func:`shared_empty` makes such an array (in
-  ``/dev/shm``, memory, when it has room), and a ``numpy.memmap`` is one;
-  a job gets a :class:`MappedFile` (the file's name and the array's place
-  in it) and maps the same pages, read-only unless the caller's array is
-  writeable.  The estimators build a parallel fit's training stack so:
-  the workers compute its row blocks into the file
-  (:func:`~kernelfuse.kernels.storage.training_stack`), then solve from it,
-  and the machine holds one stack however many workers there are (the
-  threading backend shares the caller's array and copies nothing either).
-  A page-aligned map starts where the file's array starts modulo 64 in
-  every process, so no job copies it into place.
-* Warnings raised in a worker process (a solver's ``ConvergenceWarning``)
-  would stay in that worker's stderr: each job records its warnings and the
-  caller's process re-issues them, in job order, through its own warning
-  filters.  So do exceptions: one raised comes back, with its
-  type (an exception class that cannot be rebuilt from its ``args`` is
-  pickled by its attributes instead of breaking the worker pool).
-* BLAS threads: ``n_jobs`` workers each running a multi-threaded BLAS
-  would oversubscribe the cores.  joblib's loky backend already limits each
-  worker to ``cpu_count // n_jobs`` BLAS/OpenMP threads, and Dask's nanny
-  starts workers with ``OMP_NUM_THREADS=MKL_NUM_THREADS=OPENBLAS_NUM_THREADS=1``
-  (its ``distributed.nanny.pre-spawn-environ`` default), so neither needs
-  more.  Jobs in threads of the calling process (the threading backend, an
-  in-process Dask cluster) share its BLAS thread pool, whose limits
-  (threadpoolctl) are process-wide and not thread-safe: the solvers'
-  own limits, entered and left by concurrent jobs, would leave each job
-  with whatever count the last one restored (measured to change a
-  solve's last bits).  So :func:`map_jobs` pins BLAS to one thread in the
-  calling process once, around every parallel run, and restores it
-  after; worker processes are not affected, and the caller only waits.
-  The iterative solvers pin their own loop to one BLAS thread anyway
-  (``OuterLoop.blas_threads``, measured faster), so a solve's arithmetic
-  does not depend on the worker.
-
-:func:`compute_kernels_blocked` computes a kernel stack by row blocks with
-:func:`~kernelfuse.kernels.functions.compute_kernels`, one job per block.
+:func:`map_jobs` runs work that shares nothing but the kernel stack (one-vs-rest
+classes, the labels of a non-shared multi-label fit, row blocks of a stack) on
+joblib's active backend; one MKL solve stays serial.  ``n_jobs`` follows
+scikit-learn and joblib, and a run on one worker is the plain loop.  Results come
+in job order and equal the serial ones bit for bit: each job gets its arrays at
+the caller's address offset modulo 64, arrays in a file are mapped rather than
+sent (:func:`shared_empty`, :class:`MappedFile`), workers' warnings and exceptions
+are re-raised here, and the caller's BLAS is pinned to one thread during a run.
+Why each is needed, and what was measured: docs/parallel.md.
+:func:`compute_kernels_blocked` computes a stack by row blocks, one job per block.
 """
 
 from __future__ import annotations

@@ -1,56 +1,14 @@
-"""The stochastic class sampler of ML-MKL-SA (Bucak, Jin and Jain, section 3, eqs. 8-9).
+"""The stochastic class sampler of ML-MKL-SA (Bucak, Jin and Jain, section 3, eqs. 8-9, 11).
 
-Family ``mlmkl_max`` written as the saddle-point problem
-
-    ``min_{p in simplex_M} max_{gamma in simplex_L} F(p, gamma) = sum_k gamma_k SVM_k(p)``.
-
-Its point is ``(p, gamma)`` (M + L numbers).  Instead of every label's SVM,
-one query draws one label from the smoothed weights
-``gamma'_k = (1 - delta) gamma_k + delta / L`` (eq. 8; ``delta`` keeps
-every label's probability at least ``delta / L``), solves that label's SVM
-on ``K(p)`` (the step :class:`LabelSVMs` takes for all labels, warm-started
-from the label's last solution), and returns unbiased estimates of both
-partial gradients (eq. 9):
-
-    ``g_p = (gamma_k / gamma'_k) * (-0.5 A[:, k])``  (E = ``d F / d p``),
-    ``g_gamma = e_k SVM_k(p) / gamma'_k``           (E = ``d F / d gamma``).
-
-**Control variates** (``control_variates=True``, the default; our
-addition, in the manner of SAGA, Defazio, Bach and Lacoste-Julien 2014).
-The sampler keeps a table of every label's last value and quadratic forms
-(``v_j``, ``A_j``), filled at the first point by one SVM per label, and
-returns
-
-    ``g_gamma = v + e_k (SVM_k(p) - v_k) / gamma'_k``,
-    ``g_p = -0.5 [sum_j gamma_j A_j + (gamma_k / gamma'_k) (A[:, k] - A_k)]``,
-
-then stores the new ``SVM_k(p)`` and ``A[:, k]`` in the table.  The
-corrections have expectation ``SVM(p) - v`` and ``A(p) - A``, so the
-estimates stay unbiased, one SVM per iteration, but their variance is
-that of the table's staleness, not of the importance weights ``1 / gamma'_k``
-(up to ``L / delta``).  Measured on 20 small problems (tests' generator,
-N = 30, L = 2-6): after 500 iterations every ``max_k SVM_k(p_hat)`` within
-0.3% of the cvxpy optimum, against up to 13% with the plain estimates, which
-let an early favourite label hold the label weights for thousands of
-iterations; on yeast (L = 14) 0.3% after 300 iterations, against 8% after
-3,000.
-
-The answer's ``gradient`` is the saddle operator ``(g_p, -g_gamma)``: a
-descent direction in p and an ascent direction in gamma, as the
-:class:`~kernelfuse.plugins.mlmkl.saddle_mirror_descent.SaddleMirrorDescent`
-optimiser expects.  It carries no model; :meth:`LabelSampler.model` solves
-every label at the (averaged) kernel weights.
-
-The answer's gauge ``saddle_gap_estimate`` estimates the saddle-point gap
-``Delta(p_bar, gamma_bar) = max_gamma F(p_bar, gamma) - min_p F(p, gamma_bar)``
-of the uniform averages of the points queried so far (eq. 11).  F is convex
-in p and linear in gamma, so (with ``v_t = (SVM_k(p_t))_k``, ``G_t = d F / d p``
-at ``(p_t, gamma_t)``)
-
-    ``Delta <= (1/T) [max_k sum_t v_tk - sum_t gamma_t' v_t + sum_t G_t' p_t - min_m sum_t G_tm]``,
-
-and the gauge is this bound with the sampled estimates in place of
-``v_t`` and ``G_t``; it tends to 0 as ``O(T^(-1/3))`` for the paper's steps.
+For ``mlmkl_max`` as the saddle problem ``min_p max_gamma F(p, gamma) = sum_k gamma_k SVM_k(p)``
+(p and gamma on simplices), one query draws one label from the smoothed weights
+``gamma' = (1 - delta) gamma + delta / L`` (eq. 8), solves its SVM on ``K(p)`` warm-started,
+and returns unbiased estimates of both partial gradients as the saddle operator
+``(g_p, -g_gamma)`` (eq. 9).  By default the estimates use control variates (every label's
+last value and quadratic forms, in the manner of SAGA; our addition): still unbiased and one
+SVM per query, without eq. 9's importance-weight variance.  An answer carries no model
+(:meth:`LabelSampler.model` solves every label); its gauge ``saddle_gap_estimate`` bounds the
+gap of the averaged iterates (eq. 11).  Formulas and measurements: docs/methods/ml-mkl-sa.md.
 """
 
 from __future__ import annotations
