@@ -1,50 +1,15 @@
 """Certified lower bounds from dual points, one function per family that has one.
 
-``l1_mkl`` (OBJECTIVES.md family 1): with the penalty ``h(r) = C r + (C2/2) r^2``
-on each ``||f_m||``, Fenchel duality gives, for every ``rho`` in the
-conjugate's domain with ``sum_i rho_i = 0`` (the sum only with an intercept),
-
-    ``P >= D(rho) = -sum_i loss*(y_i, rho_i) - sum_m h*(||rho||_{K_m})``,
-    ``h*(s) = (s - C)_+^2 / (2 C2)``, and for ``C2 = 0`` the constraint ``||rho||_{K_m} <= C``,
-
-tight at ``rho = loss'(f)`` of the optimum (SpicyMKL, section 5.1).  Any
-``rho`` is made feasible by projecting it onto the conjugate's domain
-intersected with ``{sum = 0}`` (:func:`feasible_dual_point`: a shift, then
-a clip to the domain; only a shift for losses finite on the whole line),
-then, for ``C2 = 0``, scaling it by ``min(1, C / max_m ||rho||_{K_m})`` (in
-that order: scaling keeps the sum at zero and, the domain holding 0, the
-domain; the other order can break the norm constraint).  For ``C2 > 0`` the
-better of the unscaled and the scaled point is taken.
-
-The norms ``||rho||_{K_m} = sqrt(rho' K_m rho)`` take one pass over the
-kernels (:func:`kernel_norms`), from a float64 or float32 stack or from
-factors ``K_m = Phi_m Phi_m'`` (``||Phi_m' rho||``, ``O(N r_m)``).
-
-``pnorm_mkl`` (OBJECTIVES.md family 4, no intercept): each loss is a maximum
-of linear functions of ``f``.  Binary hinge:
-``loss_i = max_{a_i in [0, 1]} a_i (1 - y_i f_i)``; Crammer-Singer:
-``loss_i = max_{beta_i} sum_{c != y_i} beta_ic (1 - f_{y_i}(x_i) + f_c(x_i))``
-over ``beta_ic >= 0``, ``s_i = sum_{c != y_i} beta_ic <= 1``.  In the layout
-of one kernel's coefficients, ``tau`` (N,) ``= a y`` or (C, N) with
-``tau[y_i, i] = s_i``, ``tau[c, i] = -beta_ic`` (``s_i = a_i`` binary: the
-example's *mass*), the losses' part is ``(1/N) sum_i s_i - <w, v>`` with
-``v_{m,c} = (1/N) sum_i tau[c, i] phi_m(x_i)``, and
-``min_w (lam/2) ||w||_{2,p}^2 - <w, v> = -||v||_{2,q}^2 / (2 lam)``
-(``q = p / (p - 1)``: the conjugate of half a squared norm is half the
-squared dual norm).  So for every feasible ``tau``
-
-    ``P >= D(tau) = (1/N) sum_i s_i - ||v||_{2,q}^2 / (2 lam)``,
-    ``||v_m||^2 = (1/N^2) sum_c tau_c' K_m tau_c``,
-
-with equality at a saddle point (the program is finite and its constraints
-are polyhedral, so there is no duality gap): ``w* = grad (||.||_{2,q}^2 / (2 lam))(v*)``,
-which is OBSCURE's ``w = grad h*(theta)`` at ``theta = (q / lam) v``
-(:mod:`kernelfuse.plugins.obscure.group_norm_map`).  Any ``tau`` is made
-feasible by clipping each example to its set (:func:`pnorm_mkl_feasible`:
-``a = clip(y tau, 0, 1)``; ``beta = max(0, -tau)`` off ``y_i``, scaled down
-to ``s_i <= 1``), and ``t tau`` stays feasible for ``0 <= t <= 1 / max_i s_i``,
-where ``D(t tau) = t S - t^2 ||v||^2 / (2 lam)`` is best at
-``t = min(1 / max_i s_i, lam S / ||v||^2)`` (:func:`pnorm_mkl_dual_value`).
+``l1_mkl`` (OBJECTIVES.md family 1; SpicyMKL, section 5.1): for ``rho`` in the loss
+conjugate's domain with ``sum_i rho_i = 0`` (with an intercept),
+``P >= D(rho) = -sum_i loss*(y_i, rho_i) - sum_m h*(||rho||_{K_m})``, tight at the optimum's
+``loss'(f)``; :func:`feasible_dual_point` projects any ``rho`` there (a shift, then a clip),
+then it is scaled into ``||rho||_{K_m} <= C`` (that order keeps it feasible).  ``pnorm_mkl``
+(family 4; OBSCURE's dual): for ``tau`` feasible for the hinge or Crammer-Singer loss,
+``P >= D(tau) = (1/N) sum_i s_i - ||v||_{2,q}^2 / (2 lam)``, ``v_m = (1/N) sum_i tau_i phi_m(x_i)``,
+equal at a saddle point; :func:`pnorm_mkl_feasible` clips ``tau`` and
+:func:`pnorm_mkl_dual_value` takes its best multiple.  The norms take one pass over a stack or
+its factors (:func:`kernel_norms`).  Derivations: docs/methods/spicymkl.md, docs/methods/obscure.md.
 """
 
 from __future__ import annotations

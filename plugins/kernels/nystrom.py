@@ -1,51 +1,14 @@
 """Nystrom low-rank kernel ``k(x, z) ~= phi(x) . phi(z)`` from landmarks (Williams & Seeger 2001).
 
-For a PSD base kernel ``k`` and landmarks ``l_1 ... l_r`` (rows of the
-training features), with ``W = [k(l_a, l_b)]`` (r x r) and
-``k_L(x) = [k(x, l_1) ... k(x, l_r)]``, the Nystrom approximation is
-
-    k~(x, z) = k_L(x)' W^+ k_L(z),     phi(x) = W^{+1/2} k_L(x),
-
-so ``k~(x, z) = phi(x) . phi(z)`` with ``r`` explicit features.
-``W^{+1/2} = U diag(mu)^{-1/2} U'`` comes from the eigendecomposition
-``W = U diag(mu) U'``, eigenvalues ``mu < tol * max(mu)`` dropped (their
-directions carry nothing the landmarks resolve).  On the landmarks
-themselves the approximation is exact; with every training point a
-landmark it is the exact training kernel.
-
-Landmarks are sampled among the rows of ``X``:
-
-* ``"uniform"``: ``r`` rows without replacement (Williams & Seeger 2001);
-* ``"leverage"``: by approximate ridge leverage scores
-  ``l_i(lam) = [K (K + lam I)^{-1}]_ii`` (Alaoui & Mahoney 2015; Musco &
-  Musco 2017), estimated from a uniform oversample ``S`` of ``s`` rows as
-  as in Musco & Musco (2017), with the uniform weights ``p = s / N``:
-
-      l~_i = min(1, ( k(x_i, x_i) - k_S(x_i)' (K_SS + lam p I)^{-1} k_S(x_i) ) / lam),
-
-  then ``r`` distinct rows drawn with probabilities proportional to
-  ``l~_i``.  Points in sparse regions (poorly explained by the others)
-  score high, so small clusters are not missed as uniform sampling misses
-  them.  The regularisation ``lam`` sets the scale the landmarks must
-  resolve; by default it is the ``lam`` at which the estimated effective
-  dimension ``d_eff(lam) = sum_i l~_i`` is ``r / 2``.  The bounds of
-  Alaoui & Mahoney (2015) and Rudi, Camoriano & Rosasco (2015) need about
-  ``d_eff log d_eff`` leverage-sampled landmarks; with ``r`` landmarks,
-  ``d_eff = r / 2`` was the best of ``r / 1.5``, ``r / 2``, ``r / 3`` and
-  Musco & Musco's rank-``k`` choice ``lam = (1/k) sum_{i > k} lambda_i(K)``
-  (whose tail a small uniform oversample underestimates) on clustered
-  and on Gaussian data.
-
-The fitted kernel keeps the base kernel as its registered name and JSON
-parameters, and the landmarks and projection as arrays, so a model holding
-it saves and reloads through :mod:`kernelfuse.frontends.persistence`.
-
-References: C. Williams, M. Seeger, "Using the Nystrom method to speed up
-kernel machines", NIPS 2001.  A. Alaoui, M. Mahoney, "Fast randomized
-kernel ridge regression with statistical guarantees", NIPS 2015.
-C. Musco, C. Musco, "Recursive sampling for the Nystrom method", NIPS 2017.
-A. Rudi, R. Camoriano, L. Rosasco, "Less is more: Nystrom computational
-regularization", NIPS 2015.
+For a PSD base kernel ``k``, landmarks ``l_1 ... l_r`` among the training rows,
+``W = [k(l_a, l_b)]`` and ``k_L(x) = [k(x, l_a)]_a``: ``phi(x) = W^{+1/2} k_L(x)``, so
+``k~(x, z) = k_L(x)' W^+ k_L(z)``, exact on the landmarks (eigenvalues of ``W`` below
+``tol * max`` dropped).  Landmarks are drawn uniformly, or by approximate ridge leverage
+scores from a uniform oversample (Alaoui & Mahoney 2015; Musco & Musco 2017) at the ``lam``
+whose estimated effective dimension is ``r / 2``, so that small clusters get landmarks.
+The fitted kernel keeps its base by registered name and JSON parameters and its landmarks
+and projection as arrays, so it saves with a model (:mod:`kernelfuse.frontends.persistence`).
+The choice of ``r / 2`` and the references: docs/kernels.md.
 """
 
 from __future__ import annotations

@@ -1,27 +1,11 @@
 """Random Fourier features of the Gaussian kernel (Rahimi & Recht 2007).
 
-By Bochner's theorem the Gaussian kernel is an expectation over random
-frequencies,
-
-    exp(-||x - z||^2 / (2 width^2)) = E_{w ~ N(0, I / width^2), b ~ U[0, 2 pi)} [2 cos(w'x + b) cos(w'z + b)],
-
-so ``r`` draws ``(w_j, b_j)`` give the features
-
-    phi(x) = sqrt(2 / r) cos(W x + b),   W = Omega / width,
-
-with ``Omega`` an (r, d) matrix of standard normal draws, and
-``phi(x) . phi(z)`` is an unbiased estimate of ``k(x, z)`` with an error of
-order ``1 / sqrt(r)`` (each term is bounded by 2).
-
-The draws depend on the input dimension ``d``, so the kernel is built by
-:meth:`RandomFourierFeatures.draw` for a given ``d`` and ``seed``, and keeps
-``Omega`` and ``b`` as arrays: a saved model reloads them as drawn, whatever
-numpy's random streams do in later versions.  ``width`` stays a parameter
-(``Omega`` is the draw for width 1), so ``attrs.evolve(kernel, width=w)``
-reuses one draw at another width.
-
-Reference: A. Rahimi, B. Recht, "Random features for large-scale kernel
-machines", NIPS 2007.
+By Bochner's theorem ``exp(-||x - z||^2 / (2 width^2)) = E[2 cos(w'x + b) cos(w'z + b)]``
+(``w ~ N(0, I / width^2)``, ``b ~ U[0, 2 pi)``), so ``r`` draws give
+``phi(x) = sqrt(2 / r) cos(Omega x / width + b)``, an unbiased estimate of the kernel with an
+error of order ``1 / sqrt(r)``.  :meth:`RandomFourierFeatures.draw` draws ``Omega`` (r, d) for
+the input dimension ``d``; the kernel keeps the draws as arrays, so a saved model reloads
+them as drawn, and ``attrs.evolve(kernel, width=w)`` reuses them at another width.
 """
 
 from __future__ import annotations

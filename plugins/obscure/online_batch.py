@@ -1,54 +1,15 @@
 """OBSCURE's optimiser: an online stage (Algorithm 1), a stochastic stage (Algorithm 2), then dual coordinate ascent.
 
-Family ``pnorm_mkl`` (OBJECTIVES.md family 4),
-``P(w) = (lam/2) ||w||_{2,p}^2 + (1/N) sum_i loss_i``, with the mirror map
-``h = (q/2) ||.||_{2,p}^2`` (:mod:`.group_norm_map`) and the dual iterate
-``theta`` kept as an :class:`~.expansion.Expansion` (the oracle picks its
-representation: products ``K_m A_c`` on a stack or rows, primal vectors
-``Phi_m' A_c`` on kernel factors; the steps below are the same on both);
-the model is always ``w = grad h*(theta)``.  One call of :meth:`OnlineBatch.step` is
-one epoch over the training set in a fresh random order.
-
-**Online stage** (Algorithm 1, a p-norm perceptron): for each example with
-a non-zero sub-gradient (a positive hinge or Crammer-Singer loss),
-``theta <- theta - eta0 z_i``, ``z_i`` the per-example
-sub-gradient (:mod:`.example_subgradient`), by default
-``eta0 = min(M^(-2/q), 1 / max_i ||phi(x_i)||_{2,q}^2)`` (:func:`default_online_step`).
-It ends after ``online_epochs`` epochs, or after an epoch with at most
-``stop_updates`` updates, and returns the bound
-``R = sqrt(2 P(w_1) / lam) >= ||w*||_{2,p}`` (since
-``(lam/2) ||w*||^2 <= P(w*) <= P(w_1)``; ``P(0)`` when it is smaller).
-An online epoch without any update leaves the model as it was, so the same
-step goes on with the first stochastic epoch: no step returns an unchanged
-model for a stopping rule on the objective's change to take for convergence.
-
-**Stochastic stage** (Algorithm 2): at step ``t`` on example ``i_t``,
-
-    ``eta_t = q / (lam t + sum_{s<=t} s_s)``,
-    ``theta <- (1 - eta_t lam / q) theta - eta_t z_t``   (a proximal step on (lam/q) h),
-    ``theta <- theta min(1, q R / ||theta||_{2,q})``      (the projection, Lemma 1),
-
-where the adaptive strong convexity ``s_t >= 0`` solves
-``s_t^2 + a s_t = q (||z_t||_{2,q} + lam ||theta||_{2,q} / q)^2 / R^2``,
-``a = lam t + sum_{s<t} s_s`` (the adaptive steps of Bartlett, Hazan and
-Rakhlin, which OBSCURE uses: large early steps while ``theta`` is far from
-the ball, ``q / (lam t)`` later).  ``adaptive=False`` sets ``s_t = 0``:
-Pegasos-MKL, the same optimiser with that one option changed.  The online
-stage's examples count as the first steps, so ``t`` continues from them and
-the online iterate is kept (``t = 1`` would give ``1 - eta_1 lam / q = 0``,
-erasing it).
-
-**Dual coordinate stage** (kernelfuse's finishing stage, not in the paper):
-after ``stochastic_epochs`` stochastic epochs the iterate is read as the
-dual point ``tau = (lam N / q) A`` of :mod:`kernelfuse.problem.duality`, clipped to
-the dual domain and scaled to its best multiple, and each further epoch
-visits every example once in a fresh random order, moving its ``tau_i``
-along the best feasible direction to (near) the maximum of the dual there
-(:mod:`.dual_coordinate`).  The dual increases at every step and the model
-``w = grad h*(theta)`` stays the primal point of the dual point, so the
-certified gap of the oracle (:mod:`.expansion_model`) closes, where the
-stochastic stage's ``O(1 / (lam t))`` rate leaves the objective 1-10% above
-the optimum on small problems (docs/methods/obscure.md).
+Family ``pnorm_mkl`` (OBJECTIVES.md family 4), ``P(w) = (lam/2) ||w||_{2,p}^2 + (1/N) sum_i loss_i``,
+with the mirror map ``h = (q/2) ||.||_{2,p}^2`` (:mod:`.group_norm_map`); the dual iterate
+``theta`` is an :class:`~.expansion.Expansion` and the model ``w = grad h*(theta)``.  One
+:meth:`OnlineBatch.step` is one epoch in a fresh random order: the p-norm perceptron (online
+stage, which also gives the radius ``R >= ||w*||_{2,p}``), then the proximal projected
+sub-gradient steps with the adaptive strong convexity ``s_t`` of Bartlett, Hazan and Rakhlin
+(``adaptive=False``: ``s_t = 0``, Pegasos-MKL), then (kernelfuse's finishing stage, not in the
+paper) dual coordinate ascent from the iterate's dual point (:mod:`.dual_coordinate`), which
+closes the certified gap the stochastic rate leaves open.  The equations, and why each stage
+is there: docs/methods/obscure.md.
 """
 
 from __future__ import annotations
@@ -133,14 +94,11 @@ class OnlineBatch(OuterOptimizer):
     adaptive: bool = flag.field(True)
     #: Seed of the example order (None: fresh randomness).
     seed: int | None = random_seed.field(None)
-    #: Examples per block of an epoch.  Online stage: a block's adds reach the image at its end
-    #: (:meth:`~.expansion.Expansion.defer`), the kernel rows of its updates computed together.
-    #: Stochastic stage: at a block's start the examples whose sub-gradient is non-zero at the
-    #: current iterate (read from the expansion's image, no kernel row) are predicted to update,
-    #: and their kernel rows computed together
-    #: (:meth:`~kernelfuse.kernels.rows.KernelRows.prefetch`).  0: one example at a time, rows
-    #: one at a time.  On Pendigits (N = 7,494) a row set costs 1.08 ms alone and 0.42 ms in a
-    #: block of 64.
+    #: Examples per block of an epoch, whose kernel rows are computed together (cheaper than
+    #: one by one: docs/methods/obscure.md).  Online stage: a block's adds reach the image at
+    #: its end (:meth:`~.expansion.Expansion.defer`).  Stochastic stage: the examples with a
+    #: non-zero sub-gradient at the block's start are predicted to update
+    #: (:meth:`~kernelfuse.kernels.rows.KernelRows.prefetch`).  0: one example at a time.
     prefetch: int = count.field(64)
 
     def init(self, problem: Problem, point: Expansion, answer: OracleAnswer) -> OnlineBatchState:
