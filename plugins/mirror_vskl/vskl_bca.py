@@ -1,47 +1,15 @@
 """The block-coordinate-ascent oracle of mirrorVSKL (Aflalo et al., section 3, Algorithm 2).
 
-Family ``vskl`` (``l1_mkl_sq`` is one group, q = 1).  With ``Q_m = (y y') * K_m``
-and ``a_m(alpha) = alpha' Q_m alpha``, the VSKL optimum is (our derivation,
-in OBJECTIVES.md units)
-
-    ``min_{lam in product of simplices} G(lam)``,
-    ``G(lam) = max_{alpha in S, gamma in simplex} 1'alpha - 0.5 sum_j gamma_j^(-t) sum_{k in j} lam_k a_k(alpha)``
-
-with ``t = (q - 1) / q`` (t = 1 for q = inf), ``S = {0 <= alpha <= C, y'alpha = 0}``.
-It follows from the dual ``max_alpha 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r``,
-``r = q / (2q - 1)`` (the dual norm of l1-inside, l_2q-across, squared), by
-writing each group maximum over its simplex ``lam_j`` and
-``||v||_r = min_{gamma in simplex} sum_j gamma_j^(-t) v_j`` (r <= 1), then
-exchanging min and max (Sion).  ``(alpha, gamma) -> ...`` is jointly
-concave, so block-coordinate ascent converges to ``G(lam)``:
-
-* **alpha-block**: an SVM on ``K(w) = sum_m w_m K_m`` with ``w_m = lam_m gamma_j^(-t)``;
-* **gamma-block** (closed form): ``gamma_j = v_j^r / sum_i v_i^r``, ``v_j = sum_{k in j} lam_k a_k``.
-
-For q = 1 (t = 0) gamma drops out and the oracle is one SVM.  The answer:
-
-* ``value`` ``G(lam)`` (the SVM dual at the last alpha);
-* ``gradient`` (Danskin) ``dG/dlam_k = -0.5 gamma_j^(-t) a_k(alpha)``;
-* ``lower_bound`` ``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r``, valid
-  for every feasible alpha (weak duality);
-* the primal model ``coef_m = w_m (alpha * y)``, intercept the SVM's ``b``;
-* on demand, the curvature of ``G`` in ``lam`` (at fixed gamma) for the
-  ``local-quadratic`` mirror map (:mod:`kernelfuse.plugins.mirror_vskl.svm_curvature`).
-
-Cost per BCA sweep: one pass over the kernel stack to form ``K(w)`` (over
-the kernels with non-negligible weight only), one to compute every ``a_k``
-(a batched matrix-vector product), one SVM.
-Weak groups drive gamma_j to 0 (q = inf) and the weights to huge spreads;
-``gamma_floor`` bounds gamma_j below, relative to the largest, and the
-default SVM solver works in double precision.  A group with no signal where
-``y'alpha = 0`` (constant kernels, or kernels nearly so) has ``v_j`` at the
-rounding error of the forms, ``|fl(a_k) - a_k| <= N eps ||beta||_1^2 max_i K_k[i, i]``
-(PSD: ``|K_k[i, j]| <= max_i K_k[i, i]``); ``v_j`` is raised to that bound, so
-that gamma_j follows no rounding noise (the weights, up to ``1 / gamma_j``,
-amplified it into a two-cycle of the sweeps: on two iris classes a constant
-pair of kernels made every query run all ``max_bca_iter`` sweeps).  The
-sweeps also stop at the solve's deadline (:mod:`kernelfuse.runtime.deadline`); an
-SVM stopped short of its optimality test counts in ``svm_truncated``.
+Family ``vskl`` (``l1_mkl_sq`` is one group, q = 1) as
+``min_{lam in product of simplices} G(lam)``, with ``t = (q - 1) / q`` and
+``G(lam) = max_{alpha in S, gamma in simplex} 1'alpha - 0.5 sum_j gamma_j^(-t) sum_{k in j} lam_k a_k(alpha)``
+(our derivation, docs/methods/mirror-vskl.md).  Block-coordinate ascent alternates an SVM on
+``K(w)``, ``w_k = lam_k gamma_j^(-t)`` (alpha), and the closed form ``gamma_j ~ v_j^r`` (gamma).
+The answer: the value ``G(lam)``, its Danskin gradient ``-0.5 gamma_j^(-t) a_k(alpha)``, the
+certified bound ``H(alpha)`` (:func:`vskl_lower_bound`), the primal model and, on demand, the
+curvature for the ``local-quadratic`` map.  A sweep is two passes over the stack and one SVM;
+``gamma_floor`` and a rounding floor on ``v_j`` keep weak or constant groups from spreading the
+weights or cycling on noise (docs/reliability.md, degenerate problems).
 """
 
 from __future__ import annotations

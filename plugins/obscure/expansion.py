@@ -1,47 +1,14 @@
 """OBSCURE's dual iterate (section 3.1): ``theta`` through coefficients and one cached image of it.
 
-Every (sub-)gradient of the loss at example ``i`` is ``g_c phi_m(x_i)`` in
-block ``m`` for output ``c``, so the dual iterate is
-
-    ``theta_{m,c} = sum_j A[c, j] phi_m(x_j)``,
-
-one coefficient row per output, shared by all kernels.  Beside ``A`` an
-expansion caches an *image* of ``theta`` from which the optimiser's three
-questions are answered without a pass over the kernels: the inner products
-``<theta_{m,c}, phi_m(x_i)>`` at one example (the decision values that give
-the sub-gradient), the block norms ``||theta_m||^2 = sum_c A_c' K_m A_c``,
-and the decision values at every training point (the epoch's objective).
-Two representations of the one iterate:
-
-* :class:`~.kernel_expansion.KernelExpansion`, for any kernels (a stack,
-  rows on demand): the image is the products ``K_m A_c`` at every training
-  point, ``(C, M, N)``; an add reads one row ``K_m[i, :]`` of each kernel
-  and costs ``O(C M N)``;
-* :class:`~.feature_expansion.FeatureExpansion`, for kernels given by
-  factors ``K_m = Phi_m Phi_m'``: the image is the primal vectors
-  ``W_{c,m} = Phi_m' A_c``, ``(C, M, r)``; an add reads one factor row
-  ``Phi_m[i]`` of each kernel and costs ``O(C M r)``.
-
-Both update the block norms by the same formula: adding ``u_c phi(x_i)`` to
-``theta_{., c}`` for every output,
-
-    ``||theta_m||^2 += 2 sum_c u_c <theta_{m,c}, phi_m(x_i)> + ||u||^2 K_m(x_i, x_i)``,
-
-and shrinking ``theta`` by a factor (the regulariser's step, the
-projection) costs nothing: ``A`` and the image carry one common scale, the
-lazy-scaling trick (``A = scale * A_stored``).  One scale serves all
-outputs: every shrink scales them alike, and an add stores ``u / scale``
-without touching the other outputs.
-
-With the mirror map's factors ``omega`` (``w_m = omega_m theta_m``), the
-model is ``coef[m, c] = omega_m A_c`` and
-``f_c(x_i) = sum_m omega_m <theta_{m,c}, phi_m(x_i)>``.
-
-Work is counted in kernel rows: :attr:`Expansion.rows_read` is the number of
-rows ``K_m[i, :]`` (``N`` numbers each) read from the kernels, or the
-equivalent in numbers read (a factor row of ``r`` numbers is ``r / N`` of a
-row), and :attr:`Expansion.kernel_passes` that number over the ``M N`` rows
-of the stack.
+The iterate is ``theta_{m,c} = sum_j A[c, j] phi_m(x_j)``, one coefficient row per output shared
+by all kernels.  Beside ``A`` an expansion caches an image of ``theta`` that answers the
+optimiser's questions without a pass over the kernels: the inner products at one example, the
+block norms ``||theta_m||^2`` (updated per add) and the decision values at every training
+point.  :class:`~.kernel_expansion.KernelExpansion` caches the products ``K_m A_c`` (a stack or
+rows on demand; an add costs ``O(C M N)``), :class:`~.feature_expansion.FeatureExpansion` the
+primal vectors ``Phi_m' A_c`` (kernel factors; ``O(C M r)``).  Shrinks are free: ``A`` and the
+image carry one lazy common scale.  The model is ``coef[m, c] = omega_m A_c``, ``omega`` the
+mirror map's factors; work is counted in kernel rows read (:attr:`Expansion.rows_read`).
 """
 
 from __future__ import annotations

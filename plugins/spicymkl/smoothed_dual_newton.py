@@ -1,45 +1,15 @@
 """SpicyMKL's inner oracle: Newton's method on the smoothed dual ``phi_gamma(rho)`` (eqs. 7-9, 12).
 
-At a :class:`~kernelfuse.plugins.spicymkl.proximal_point.ProximalPoint` with centre
-``(alpha^t, b^t, z^t)`` and penalties ``gamma``, ``gamma_b``, the proximal step
-of ``l1_mkl`` (OBJECTIVES.md family 1, ``coef = alpha``,
-``h(r) = C r + (C2/2) r^2``),
-
-    ``min P(alpha, b) + sum_m ||alpha_m - alpha^t_m||^2_{K_m} / (2 gamma) + (b - b^t)^2 / (2 gamma_b)``,
-
-is solved through its dual
-
-    ``min_rho phi(rho) = D(rho) + sum_m [(2 r_m r'_m - r'^2_m) / (2 gamma) - h(r'_m)]
-                         - b^t sum(rho) + (gamma_b / 2) sum(rho)^2``,
-
-``r_m = ||alpha^t_m - gamma rho||_{K_m}``, ``r'_m`` its block soft-threshold
-(the prox part), ``D`` the loss's share (:mod:`.dual_loss_terms`: the
-conjugate, eq. 7, or section 3.3's slack form).  The gradient of ``phi`` is
-``D'(rho) - f^+`` with ``f^+`` the decision values of the next model
-``alpha^+_m = (r'_m / r_m)(alpha^t_m - gamma rho)``, ``b^+ = b^t - gamma_b sum(rho)``,
-so Newton's method (Armijo back-tracking, eq. 12) stops once the primal
-residual ``max_i |D'(rho_i) - f^+_i|`` is below ``newton_tol``.  The
-kernel terms, their line search and their active-set Hessian are in
-:mod:`.active_kernels` (one read of the working set's kernels per Newton
-step), the Newton system's solve in :mod:`.newton_system`: dense from a
-kernel stack (float64, or float32 read in float64 blocks), by the Woodbury
-identity in ``O(N k^2)`` from kernel factors ``K_m = Phi_m Phi_m'``
-(:class:`~kernelfuse.kernels.factors.FactorKernels`, ``k`` the active
-kernels' total rank), with no ``N x N`` array.
-
-Newton runs on a working set; the kernels outside it are checked at the
-end of each solve, reading only those whose certified bound on
-``||rho||_{K_m}`` (:mod:`kernelfuse.plugins.spicymkl.kernel_norm_bounds`) passes the
-threshold, and at most ``max(join_min, join_growth * |working set|)`` join
-before Newton resumes.
-
-The answer is the proximal point as the model (its kernel products from the
-step's own, no read), the Moreau envelope's value and gradient
-``(centre - proximal point) / gamma``, and a lower bound from ``rho`` made
-dual-feasible (:mod:`kernelfuse.problem.duality`), whose ``max_m ||rho||_{K_m}``
-reads only the kernels that could hold it (none when the projection is a
-shift: ``K_m 1`` is kept for it).  At ``gamma = 0`` the oracle evaluates
-the centre itself, the starting model.
+At a :class:`~kernelfuse.plugins.spicymkl.proximal_point.ProximalPoint` it solves the proximal
+step of ``l1_mkl`` (OBJECTIVES.md family 1) through its dual ``min_rho phi(rho)``, whose gradient
+is ``D'(rho) - f^+`` (``f^+`` the next model's decision values): Newton with the exact line
+search of section 3.4 until the primal residual is below ``newton_tol``.  The kernel terms are in
+:mod:`.active_kernels`, the loss's share in :mod:`.dual_loss_terms`, the Newton system's solve
+(dense, or Woodbury from kernel factors) in :mod:`.newton_system`.  Newton runs on a working set
+of kernels, checked at the end of each solve through the bounds of :mod:`.kernel_norm_bounds` so
+that the step is exact (not in the paper).  The answer: the proximal point as the model, the
+Moreau envelope's value and gradient, and the certified bound of :mod:`kernelfuse.problem.duality`.
+Formulas and measurements: docs/methods/spicymkl.md.
 """
 
 from __future__ import annotations
@@ -114,8 +84,8 @@ class SmoothedDualNewton(Oracle):
     max_newton: int = positive_count.field(50)
     #: A check adds at most ``max(join_min, join_growth * |working set|)`` kernels (the largest
     #: soft-thresholded norms first), reading kernels until it has found that many; inf: every
-    #: kernel that became active.  Doubling at most kept the working sets near the active sets
-    #: (Ringnorm M = 3000: 175 kernels at the first step where adding all made 1,900).
+    #: kernel that became active.  Doubling at most keeps the working sets near the active sets
+    #: (measured: docs/methods/spicymkl.md).
     join_growth: float = positive.field(1.0)
     join_min: int = positive_count.field(16)
     #: Levenberg-Marquardt ridge ``ridge * min(1, residual)`` on the Newton system.
@@ -124,7 +94,7 @@ class SmoothedDualNewton(Oracle):
     #: (relative); 0: the exact Hessian at every step.  See ``KernelTerms.hessian``.  From kernel
     #: factors the Hessian is always exact (no ``N x N`` sum is kept).
     #: Below 1: a kernel leaving the active set (``s_m = 0``) must always be re-read, which
-    #: ``|0 - w| > hessian_tol * w`` guarantees only then (1.5 made Newton diverge on Ringnorm).
+    #: ``|0 - w| > hessian_tol * w`` guarantees only then.
     hessian_tol: float = below_one.field(0.5)
 
     def init(self, problem: Problem) -> tuple[ProximalPoint, NewtonState]:
