@@ -1,39 +1,14 @@
-"""Input checks: every problem is validated here before a solver sees it.
+"""Input checks: every problem is validated here before a solver sees it, and the parameter domains.
 
-Each check raises :class:`~kernelfuse.errors.ValidationError` naming the
-problem (which array, which kernel, which value), never returns a silently
-altered input.
-
-Tolerances (documented in docs/architecture.md):
-
-* symmetry: ``max|K_m - K_m'| <= SYMMETRY_TOL * max(1, max|K_m|)``;
-* PSD: ``lambda_min(K_m) >= -PSD_TOL * max(lambda_max(K_m), tiny)``.
-
-How hard the kernels are checked is ``check_psd`` (:data:`CHECK_PSD`;
-docs/reliability.md, "Input checks and their cost"):
-
-* ``True``: exactly.  Symmetry entry by entry; PSD by a batched symmetric
-  eigensolver in float64, ``O(M N^3)`` (about 6 ms a kernel at N = 455).
-* ``"auto"``: a certificate costing about one read of the stack.  Symmetry
-  by :data:`SYMMETRY_PROBES` random probes (:func:`_asymmetry`); PSD by a
-  Cholesky factorisation of a principal submatrix ``K_SS`` on
-  :data:`SAMPLE_ROWS` random rows, shifted by ``2 PSD_TOL trace(K)``
-  (:func:`sample_fails`).  By Cauchy interlacing
-  ``lambda_min(K_SS) >= lambda_min(K)``, so a failing factorisation flags a
-  kernel whose smallest eigenvalue lies below the shift's negative; a
-  flagged kernel then gets the exact check,
-  which decides: "auto" refuses no kernel the exact check accepts.  It can
-  accept an indefinite kernel whose negative directions miss the rows
-  sampled (rates measured in ``benchmarks/psd_certificate.py``).
-* ``False``: no PSD check (symmetry by the probes), for kernels known to be
-  PSD (computed by a kernel function that declares ``psd``).
-
-A float32 stack stays float32 (half the memory; solvers read it in float64
-arithmetic, :mod:`kernelfuse.kernels.products`); its symmetry and PSD
-tolerances are :data:`FLOAT32_TOL` instead, a few float32 roundings
-(``eps = 1.2e-7``): rounding a symmetric PSD float64 kernel to float32 can
-break symmetry by one unit in the last place and move the eigenvalues by
-that much.  Any other dtype is converted to float64.
+Each check raises :class:`~kernelfuse.errors.ValidationError` naming the problem (which array,
+kernel or value), never returns a silently altered input.  Kernels must be symmetric within
+``SYMMETRY_TOL`` and PSD within ``PSD_TOL`` (relative; :data:`FLOAT32_TOL` for a float32 stack,
+which stays float32).  ``check_psd`` (:data:`CHECK_PSD`) says how hard: ``True`` exactly (an
+eigensolver, ``O(M N^3)``), ``"auto"`` by a certificate costing about one read of the stack
+(random probes, and a shifted Cholesky of a sampled principal submatrix, which by Cauchy
+interlacing refuses no kernel the exact check accepts), ``False`` not for PSD.  What "auto"
+misses, measured: docs/reliability.md, "Input checks and their cost".  :class:`Domain` checks
+solver, part, kernel and estimator parameters by name.
 """
 
 from __future__ import annotations

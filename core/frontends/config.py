@@ -1,45 +1,10 @@
 """``kernelfuse fit CONFIG.toml``: a model from CSV data and a TOML file.
 
-::
-
-    [data]
-    train = "train.csv"          # CSV with a header row; relative to this file
-    target = "label"             # the column to predict
-    features = ["f0", "f2"]      # optional: the feature columns (default: all others)
-
-    [kernels]                    # either the papers' grid on the features ...
-    grid = true
-    widths = [0.5, 1.0, 5.0]     # optional, default 0.1 ... 20
-    degrees = [1, 2]             # optional, default 1, 2, 3
-    group_by = "feature"         # or "type"
-
-    [[kernels.spec]]             # ... or a list of kernels
-    kernel = "gaussian"          # a registered kernel name
-    params = { width = 2.0 }
-    features = ["f0", "f2"]      # default: all features
-    group = 0
-
-    [model]                      # the estimator and its parameters
-    estimator = "MKLClassifier"  # or "MKLRegressor" (a numeric target)
-    solver = "spicymkl"
-    family = "l1_mkl"
-    loss = "logistic"
-    C = 0.3
-    standardize = true
-    check_psd = "auto"           # or true (exact eigenvalues) / false (no PSD check)
-
-    [solver]                     # optional: a solver composed from registered parts
-    optimizer = "mirror-descent" # (role = registered name; replaces [model] solver)
-    "optimizer.mirror_map" = "entropic"
-    oracle = "vskl-bca"
-    "oracle.svm_solver" = "active-set"
-    params = { tol = 1e-5 }      # its parameters
-
-    [output]
-    model = "model.npz"
-
-Every section and key is checked: an unknown one is an error naming it
-(with close matches), and so is a missing column or a non-numeric value.
+Sections ``[data]`` (the CSV file, target and feature columns), ``[kernels]`` (the papers'
+grid or a list of registered kernels), ``[model]`` (the estimator and its parameters),
+``[solver]`` (optional: a solver composed from registered parts) and ``[output]``; the format,
+key by key, is in docs/cli.md.  Every section and key is checked: an unknown one is an error
+naming it (with close matches), and so is a missing column or a non-numeric value.
 """
 
 from __future__ import annotations
