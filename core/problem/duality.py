@@ -91,7 +91,8 @@ def l1_mkl_lower_bound(problem: Problem, rho: np.ndarray) -> tuple[float, int]:
 
 def pnorm_mkl_feasible(problem: Problem, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The ``pnorm_mkl`` dual point ``tau`` ((N,) binary, (C, N) multiclass) clipped to the
-    domain, and each example's mass ``s_i`` (module docstring)."""
+    domain, and each example's mass ``s_i`` (``a_i`` binary, ``sum_c beta_ic`` multiclass;
+    docs/methods/obscure.md, the certificate)."""
     y = problem.y
     if tau.ndim == 1:
         mass = np.clip(y * tau, 0.0, 1.0)

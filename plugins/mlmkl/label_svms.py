@@ -1,35 +1,14 @@
 """One SVM per label on the shared combined kernel: the full-gradient oracle of ML-MKL (Bucak, Jin and Jain, section 2).
 
-Family 6 of OBJECTIVES.md.  With ``K(p) = sum_m p_m K_m`` and, for label
-k, ``SVM_k(p) = max_{a in [0, C]^N} 1'a - 0.5 (a * Y_k)' K(p) (a * Y_k)``
-(no intercept), at a point p of the simplex the oracle solves every label's
-SVM on ``K(p)`` (warm-started from that label's last solution) and, with
-``beta_k = a_k * Y_k`` and ``A[m, k] = beta_k' K_m beta_k``, answers
-
-* ``mlmkl_sum``: value ``sum_k SVM_k(p)``, gradient ``-0.5 sum_k A[:, k]``
-  (Danskin);
-* ``mlmkl_max``: value ``max_k SVM_k(p)``, the worst label's gradient
-  ``-0.5 A[:, k*]`` (a sub-gradient);
-* the primal model ``d = p``, ``coef[m, k] = p_m beta_k`` (so that
-  ``f_k = K(p) beta_k``) and its family objective;
-* a certified lower bound: for any feasible ``a_k`` and label weights
-  ``gamma`` in the simplex, ``min_p sum_k gamma_k SVM_k(p) >= sum_k gamma_k
-  1'a_k - 0.5 max_m sum_k gamma_k A[m, k]`` (weak duality, the minimum of a
-  linear function of p over the simplex).  ``gamma = 1`` bounds the sum;
-  the max is bounded by the best gamma, a linear programme in L + 1
-  variables (:func:`max_family_lower_bound`).
-
-Cost: one pass over the kernel stack to form ``K(p)`` (the active kernels
-only), L SVMs, one pass for every ``A[:, k]`` at once.  The L SVMs are
-independent: ``n_jobs`` workers solve them at once
-(:func:`kernelfuse.runtime.parallel.map_jobs`; the same solutions as one by one),
-in threads unless a ``joblib.parallel_config`` backend is set: they share
-``K(p)`` and the warm starts, where worker processes would be sent ``K(p)``
-at every step (Pendigits, N = 1,500, 10 labels: 2 processes took 1.5 times
-as long as one, 2 threads about as long; 50 labels: 2 threads 1.2 to 1.4
-times faster).
-:meth:`LabelSVMs.solve` is the step the stochastic class sampler shares:
-the same SVMs, for the labels it draws.
+Family 6 of OBJECTIVES.md: at a point p of the simplex the oracle solves every label's SVM
+``SVM_k(p)`` on ``K(p) = sum_m p_m K_m`` (no intercept, warm-started) and answers the value
+(``sum_k SVM_k`` for ``mlmkl_sum``, ``max_k SVM_k`` for ``mlmkl_max``), its Danskin
+(sub)gradient from ``A[m, k] = beta_k' K_m beta_k``, the primal model ``d = p``,
+``coef[m, k] = p_m beta_k``, and the certified bound ``sum_k gamma_k 1'a_k - 0.5 max_m sum_k
+gamma_k A[m, k]`` (``gamma = 1`` for the sum, the best gamma by a linear programme for the max,
+:func:`max_family_lower_bound`).  A query is two passes over the stack and L SVMs, which
+``n_jobs`` solves at once, in threads by default (they share ``K(p)``; measured in
+docs/parallel.md).  :meth:`LabelSVMs.solve` is the step the class sampler shares.
 """
 
 from __future__ import annotations

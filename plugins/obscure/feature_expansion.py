@@ -1,35 +1,12 @@
 """OBSCURE's iterate in the primal, on kernel factors ``K_m = Phi_m Phi_m'``: O(N r M) per epoch.
 
-The representation of :mod:`.expansion` for
-:class:`~kernelfuse.kernels.factors.FactorKernels`.  With explicit features
-``phi_m(x_j) = Phi_m[j]`` (``r_m`` numbers) the blocks of
-``theta_{m,c} = sum_j A[c, j] phi_m(x_j)`` are vectors of ``R^{r_m}``, and
-the image is those vectors themselves:
-
-    ``image[c, m] = W_{c,m} = Phi_m' A_c``  (``(C, M, r)``),
-
-so that, at stored scale,
-
-* ``<theta_{m,c}, phi_m(x_i)> = W_{c,m} . Phi_m[i]``: ``O(C M r)`` at an
-  example, ``O(N M r C)`` at every training point (the epoch's objective);
-* ``||theta_m||^2 = sum_c ||W_{c,m}||^2`` (``A_c' K_m A_c``);
-* adding ``u_c phi(x_i)`` is ``W_{c,m} += u_c Phi_m[i]``: ``O(C M r)``.
-
-No kernel row is ever formed: one epoch costs ``O(N r M C)`` against
-``O(N^2 M)`` for :class:`~.kernel_expansion.KernelExpansion`, which reads
-a row ``K_m[i, :]`` (``O(N r)`` from factors) per update and updates
-products at all ``N`` points.  ``A`` is kept as well: the model is still
-``coef[m, c] = omega_m A_c``, the dual coefficients of the objective.
-
-The factors are stacked once, example-major, as ``features`` of shape
-``(N, M, r)`` with ``r = max_m r_m`` (a kernel of smaller rank padded with
-zero columns, which change no inner product): one example's features are
-one contiguous ``(M, r)`` block.  Work is counted in kernel-row equivalents
-(:mod:`.expansion`): reading one example's features (``M r`` numbers)
-counts ``M r / N`` rows; :meth:`values_at` and :meth:`add` read them once
-each, :meth:`decision_values` reads all ``N``.  An epoch with ``U`` updates
-whose objective is evaluated thus reads ``(2 N + U) M r / N`` rows, that
-is ``(2 + U / N) r / N`` kernel passes.
+The representation of :mod:`.expansion` for :class:`~kernelfuse.kernels.factors.FactorKernels`:
+the blocks of ``theta_{m,c} = sum_j A[c, j] phi_m(x_j)`` are vectors of ``R^{r_m}``, and the image
+is those vectors, ``W_{c,m} = Phi_m' A_c``.  An inner product at an example and an add cost
+``O(C M r)`` and no kernel row is ever formed (an epoch ``O(N r M C)``, against ``O(N^2 M)`` for
+:class:`~.kernel_expansion.KernelExpansion`); ``A`` is kept for the model.  The factors are
+stacked once, example-major, ``(N, M, r)`` zero-padded to the largest rank, and work is counted
+in kernel-row equivalents (docs/kernels.md, primal OBSCURE on factors).
 """
 
 from __future__ import annotations

@@ -1,35 +1,12 @@
 """A certified lower bound on a family's optimum from one dual point, every family of OBJECTIVES.md.
 
-The dual point ``u`` has the shape of the decision values ``f`` ((N,), or
-(N, n_outputs) for Crammer-Singer and the multi-label families) and is read
-in the units of the loss's sub-gradient: at the optimum ``u = dloss(y, f*)``
-(the multiplier of ``z = f`` in a program ``min reg(f) + loss(z)``, scaled
-by the loss's weight in the objective).  Any ``u`` gives a valid bound
-after it is made feasible (weak duality); the bound is tight at the
-optimum's multipliers.  Per family (section numbers of the papers the
-solvers cite):
-
-* ``l1_mkl``: :func:`kernelfuse.problem.duality.l1_mkl_lower_bound` at ``rho = u``
-  (SpicyMKL, section 5.1).
-* ``l1_mkl_sq``, ``vskl`` (hinge): ``rho = u`` projected onto the hinge
-  conjugate's domain and ``sum = 0`` (:func:`kernelfuse.problem.duality.feasible_dual_point`),
-  ``alpha = -C y rho`` in ``[0, C]^N`` with ``y'alpha = 0``, then
-  ``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r`` with
-  ``a_k = (alpha y)' K_k (alpha y)`` (mirrorVSKL, section 3; one group for
-  ``l1_mkl_sq``, SimpleMKL's dual).
-* ``pnorm_mkl``: Fenchel's dual of ``(lam/2) ||w||_{2,p}^2 + (1/N) sum_i loss_i``
-  at ``v = c u / N``: ``D = -(1/N) sum_i loss*(c u_i) - (c^2 / (2 lam N^2))
-  ||(||u||_{K_m})_m||_{p*}^2``, ``p* = p / (p - 1)``, where ``||u||_{K_m}^2``
-  sums over classes.  Both losses have a conjugate ``-c s_i`` linear on its
-  domain: hinge ``s_i = -y_i u_i`` in ``[0, 1]``, Crammer-Singer ``s_i =
-  sum_{c != y_i} u_ic`` over ``u_ic >= 0`` (``u_{i y_i} = -s_i``), with
-  ``c s_i <= 1``; the best ``c`` is the maximiser of that quadratic.
-* ``mikl``: Fenchel's dual at ``u`` (clipped to ``y u <= 0``) scaled by its best factor
-  (:meth:`~kernelfuse.plugins.mikl.squared_hinge_gradient.SquaredHingeGradient.dual_bound`).
-* ``mlmkl_sum`` / ``mlmkl_max``: ``alpha_k = clip(-C Y_k u_k, 0, C)`` per
-  label and :func:`~kernelfuse.plugins.mlmkl.label_svms.weighted_lower_bound`
-  with ``gamma = 1`` (sum), or the best ``gamma``
-  (:func:`~kernelfuse.plugins.mlmkl.label_svms.max_family_lower_bound`, max).
+The dual point ``u`` has the shape of the decision values ``f`` and is read in the units of the
+loss's sub-gradient (the multiplier of ``z = f`` in a program ``min reg(f) + loss(z)``); any
+``u``, made feasible, gives a valid bound (weak duality), tight at the optimum's multipliers.
+Each family gets the bound its methods certify with: SpicyMKL's (``l1_mkl``, section 5.1),
+mirrorVSKL's ``H(alpha)`` (``l1_mkl_sq``, ``vskl``, section 3), Fenchel's dual at the best
+multiple of ``u`` (``pnorm_mkl``), MIKL's (``mikl``) and ML-MKL's (``mlmkl_sum``,
+``mlmkl_max``).  How ``u`` is made feasible, family by family: docs/reliability.md.
 """
 
 from __future__ import annotations
