@@ -1,34 +1,13 @@
 """The local quadratic mirror map on a product of simplices: mirror descent as projected Newton.
 
-At a point ``lam`` where the oracle reports its curvature, a factor ``R``
-with ``R'R`` the Hessian of the outer function (:class:`~kernelfuse.parts.oracle.OracleAnswer`),
-the map for the step is
-
-    ``h(x) = 0.5 x'(R'R + mu I) x``  on  ``{x >= 0, sum_{k in group j} x_k = 1}``,
-
-so ``grad h(x) = (R'R + mu I) x``, the Bregman divergence is
-``0.5 (x - z)'(R'R + mu I)(x - z)``, and the mirror step
-``x+ = grad h*(grad h(lam) - s g)`` is the minimiser over the set of
-
-    ``s g'(x - lam) + 0.5 (x - lam)'(R'R + mu I)(x - lam)``:
-
-at ``s = 1`` the Newton step on the second-order model of the outer
-function, projected onto the product of simplices in the model's own metric
-(a QP, :mod:`kernelfuse.plugins.mirror_vskl.simplex_qp`).  Smaller ``s`` shortens the step along
-the model's curvature, so the Armijo rule of ``mirror-descent`` (accept when
-``G(x+) <= G(lam) + g'(x+ - lam) + D_h(x+, lam) / s``, else halve ``s``) is
-a line search of the model.  ``mu = ridge * max_k (R'R)_kk`` makes the map
-strongly convex (the Hessian of an SVM's optimum in the kernel weights has
-rank at most the number of margin support vectors); without curvature
-(``R = 0``: no margin support vector) ``mu`` is the gradient's spread and
-the step is a projected gradient step.
-
-Why it is here: entropic mirror descent moves the weights of near-duplicate
-kernels (neighbouring widths of a grid) by factors ``exp(-s (g_k - g_k'))``
-with nearly equal gradients, so its steps grow with ``log M``; the model's
-step sets them to exactly 0 when the model says so, and brings a weight
-back from 0 as readily (the QP is over the whole set).  Measured on the
-mirrorVSKL benchmarks: docs/methods/mirror-vskl.md.
+At a point ``lam`` where the oracle reports its curvature (a factor ``R``, ``R'R`` the Hessian of
+the outer function), the map for the step is ``h(x) = 0.5 x'(R'R + mu I) x`` on the product of
+simplices, so the mirror step at ``s = 1`` is the Newton step on the second-order model, projected
+in the model's own metric (a QP, :mod:`kernelfuse.plugins.mirror_vskl.simplex_qp`); smaller ``s``
+shortens it.  ``mu = ridge * max_k (R'R)_kk`` makes the map strongly convex (the SVM's Hessian has
+rank at most its margin support vectors); without curvature the step is a projected gradient
+step.  Why: the entropic map's steps grow with ``log M`` on near-duplicate kernels, where this
+step sets weights to 0 and back in one move (docs/methods/mirror-vskl.md, with measurements).
 """
 
 from __future__ import annotations

@@ -1,34 +1,13 @@
 """Mirror descent over a product of simplices (mirrorVSKL section 3.2.1; Ben-Tal et al. 2001).
 
-One step from ``lam`` with (sub)gradient ``g`` and step ``s``:
-``lam+ = grad h*(grad h(lam) - s g)``: for the entropic map a per-group
-softmax of ``log lam - s g``; for the ``local-quadratic`` map, built at each
-step from the oracle's curvature, the projected Newton step (a QP over the
-product of simplices).  Step rules (``step_rule``):
-
-* ``"auto"`` (default): ``"line-search"`` for a local map, ``"armijo"``
-  for a fixed one.
-* ``"armijo"``: accept ``lam+`` when the descent lemma in the
-  Bregman geometry holds, ``G(lam+) <= G(lam) + <g, lam+ - lam> + D_h(lam+, lam) / s``;
-  otherwise halve ``s`` and retry; after an accepted first try grow ``s`` by
-  1.5 for the next step.  ``s`` starts at the map's
-  :meth:`~kernelfuse.parts.mirror_map.MirrorMap.initial_step` (entropic:
-  ``1 / spread(g)``, the largest spread ``max - min`` of ``g`` within a
-  group).  Monotone in ``G``.
-* ``"line-search"``: the mirror step at ``s`` gives a direction
-  ``d = lam+ - lam``; halve ``tau`` from 1 until the sufficient decrease
-  ``G(lam + tau d) <= G(lam) + c tau g'd`` holds (the line search of
-  proximal Newton methods, Lee, Sun and Saunders, SIAM J. Optim. 24(3),
-  2014); ``s`` grows by 1.5 after a full step, up to the map's ``max_step``
-  (1 for the Newton step).
-* ``"lipschitz-free"``: ``s_t = A sqrt(log n_max) / (||g_t||_inf sqrt(t))``,
-  the rule of section 3.2.1 (very sensitive to ``A``).
-* ``"theorem-3.1"``: ``s_t = sqrt(2 log n_max) / (L sqrt(t))`` with ``L`` the
-  largest ``||g||_inf`` seen so far, the classic entropic mirror-descent step
-  whose ``O(L sqrt(log n_max / T))`` error bound is the theorem's.
-
-``n_max`` is the size of the largest group (``log n_max`` is at least
-``log 2`` so that groups of one kernel do not zero the step).
+One step from ``lam`` with (sub)gradient ``g`` and step ``s`` is
+``lam+ = grad h*(grad h(lam) - s g)``: for the entropic map a per-group softmax of
+``log lam - s g``; for the ``local-quadratic`` map, built at each step from the oracle's
+curvature, a projected Newton step.  ``step_rule`` picks the step: ``"auto"`` (``"line-search"``
+for a local map, ``"armijo"`` for a fixed one), ``"armijo"`` (the descent lemma in the Bregman
+geometry), ``"line-search"`` (sufficient decrease along the mirror step, as proximal Newton
+methods), and the paper's ``"lipschitz-free"`` and ``"theorem-3.1"`` for the entropic map.
+Each rule's formula: docs/methods/mirror-vskl.md.
 """
 
 from __future__ import annotations

@@ -1,34 +1,15 @@
 """SpicyMKL's kernel bookkeeping: the kernel terms of ``phi_gamma`` from cached products (Remark 1, section 3.4).
 
-At a centre ``alpha`` with penalty ``gamma``, kernel ``m`` enters the inner
-dual through ``v_m = alpha_m - gamma rho`` and its norm
-``r_m^2 = ||v_m||^2_{K_m} = alpha_m'K_m alpha_m - 2 gamma alpha_m'K_m rho + gamma^2 rho'K_m rho``.
-:class:`KernelTerms` keeps ``K_m alpha_m`` (fixed for the inner solve) and
-``K_m rho`` for the current ``rho``, so that
-
-* the norms along a Newton direction ``d`` are a quadratic in the step
-  ``t`` once ``K_m d`` is known, one pass over the stack per Newton step:
-  every trial of the line search is free (the shortcut of section 3.4);
-* the gradient and the Hessian involve only the *active* kernels, those
-  with ``r_m > gamma C`` (Remark 1): the Hessian reads just those ``K_m``,
-  and, from one Newton step to the next, only those whose weight ``s_m``
-  moved by more than a relative tolerance (see :meth:`KernelTerms.hessian`).
-
-With ``r'_m`` the block soft-threshold of ``r_m`` (the ``radial`` map of the
-prox part) and ``s_m = r'_m / r_m``, the kernel terms of ``phi`` are
-
-    ``sum_m (2 r_m r'_m - r'_m^2) / (2 gamma) - h(r'_m)``   (``r'^2 / (2 gamma)`` for ``C2 = 0``),
-
-their gradient ``-sum_m s_m K_m v_m`` and their Hessian
-``gamma sum_{active} [s_m K_m + ((dr'_m/dr_m - s_m) / r_m^2) (K_m v_m)(K_m v_m)']``,
-which :meth:`KernelTerms.newton_system` hands over by the kind of kernels
-(:mod:`.newton_system`): from a stack, the ``N x N`` matrix; from factors
-``K_m = Phi_m Phi_m'`` (:class:`~kernelfuse.kernels.factors.FactorKernels`),
-its low-rank factors ``Phi_m`` and ``K_m v_m``.  Every product with the
-kernels goes through :mod:`kernelfuse.kernels.products`: a float32 stack is
-read in float64 blocks, never copied whole to float64.  A stack of another array library
-(:mod:`kernelfuse.kernels.array_backend`: CuPy, PyTorch on a GPU) keeps the Hessian, its kept sum and
-the solve on its device; only vectors and the ``K_m v`` products cross to the host.
+At a centre ``alpha`` with penalty ``gamma``, kernel ``m`` enters the inner dual through
+``r_m = ||alpha_m - gamma rho||_{K_m}`` and its block soft-threshold ``r'_m``.
+:class:`KernelTerms` keeps ``K_m alpha_m`` and ``K_m rho``, so that along a Newton direction the
+norms are quadratics in the step (every line-search trial is free, section 3.4), and the
+gradient and Hessian involve only the active kernels ``r_m > gamma C`` (Remark 1), the Hessian
+re-reading a kernel only when its weight moved (:meth:`KernelTerms.hessian`).
+:meth:`KernelTerms.newton_system` hands the system to :mod:`.newton_system` (a matrix from a
+stack, low-rank factors from :class:`~kernelfuse.kernels.factors.FactorKernels`).  Products go
+through :mod:`kernelfuse.kernels.products`; a device stack keeps the Hessian on its device.
+The formulas: docs/methods/spicymkl.md, the inner problem.
 """
 
 from __future__ import annotations
