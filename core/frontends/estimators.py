@@ -1,31 +1,14 @@
 """scikit-learn estimators: MKL from feature matrices (or precomputed kernel stacks).
 
-``MKLClassifier()``, ``MKLRegressor()`` and ``MultiLabelMKLClassifier()`` build
-the kernel stack from the features with kernel specs (by default the papers'
-grid, :mod:`kernelfuse.frontends.kernel_grid`), normalise it on the training set
-(:mod:`kernelfuse.kernels.normalization`), solve the MKL problem with a
-registered solver (by default SpicyMKL on ``l1_mkl``), and predict with the
-learnt expansion ``f(x) = sum_m sum_j coef[m, j] k_m(x_j, x) + b``.
-
-* :class:`MKLClassifier`: two classes are one ``l1_mkl`` problem (labels
-  +-1); more are fitted one-vs-rest, unless the family is multiclass
-  (``pnorm_mkl`` with the ``crammer-singer`` loss) or multi-label
-  (``mlmkl_*``: one shared kernel combination), which fit every class at once.
-* :class:`MKLRegressor`: real targets, ``l1_mkl`` with the ``squared`` (default) or
-  ``eps-insensitive`` loss.
-* :class:`MultiLabelMKLClassifier`: an indicator matrix ``Y`` (n, L); a
-  multi-label family (``mlmkl_sum``, ``mlmkl_max``) fits one problem with one
-  kernel combination shared by the labels, any other family one binary problem
-  per label.  One-dimensional targets are fitted as :class:`MKLClassifier` does.
-
-``n_jobs``: the independent problems of one fit (one-vs-rest classes, the
-labels of a non-shared multi-label fit) are solved through joblib, on local
-workers or a Dask cluster, with the serial results (:mod:`kernelfuse.runtime.parallel`).
-
-``kernels="precomputed"``: ``X`` is a kernel stack laid out ``(n, n, M)``
-(kernel axis last), so that scikit-learn's cross-validation, which slices a
-pairwise ``X`` as ``X[np.ix_(test, train)]``, cuts every kernel alike; at
-predict time ``X`` is ``(n_test, n_train, M)``.
+:class:`MKLClassifier`, :class:`MKLRegressor` and :class:`MultiLabelMKLClassifier` (one base,
+:class:`MKLEstimator`) build the kernel stack from the features with kernel specs (by default the
+papers' grid, :mod:`kernelfuse.frontends.kernel_grid`), normalise it on the training set, solve
+the MKL problem with a registered solver (by default SpicyMKL on ``l1_mkl``) and predict with
+the learnt expansion ``f(x) = sum_m sum_j coef[m, j] k_m(x_j, x) + b``.  More than two classes
+are fitted one-vs-rest unless the family is multiclass or multi-label; ``n_jobs`` solves the
+independent problems of one fit through :mod:`kernelfuse.runtime.parallel`.
+``kernels="precomputed"`` takes a stack laid out ``(n, n, M)``, kernel axis last, which
+scikit-learn's cross-validation slices correctly.  Every parameter: docs/estimators.md.
 """
 
 from __future__ import annotations

@@ -2,31 +2,12 @@
 
     ``min_x  0.5 x'(R'R + mu I) x - theta'x``   s.t.  ``x >= 0``, ``sum_{k in group j} x_k = 1`` for every j,
 
-with ``R`` of shape (r, n) and ``mu > 0``, so the solution is unique.  This
-is the mirror step of mirror descent in a quadratic metric (the
-``local-quadratic`` mirror map: a projected Newton step on kernel weights).
-
-Solved by the primal active-set method for convex QPs (Nocedal and Wright,
-*Numerical Optimization*, Algorithm 16.3), from the vertex of each simplex
-with the smallest gradient at ``start``: solve the equality-constrained
-problem on the support ``S`` (one multiplier ``nu_j`` per group),
-
-    ``(R_S'R_S + mu I) x_S + E_S' nu = theta_S``,   ``E_S x_S = 1``,
-
-step towards its solution until a weight reaches 0 (that weight leaves
-``S``), and when the solution on ``S`` is reached, add the coordinate with
-the most negative multiplier of its bound, ``eta_k = (Hx)_k - theta_k + nu_j``;
-none negative is the optimum.  Every step lowers the objective and the
-method ends after finitely many; it takes about as many steps as the
-solution has non-zero weights (kernel weights are sparse), each an
-``|S|``-sized solve and one product with ``R``.  ``max_iter`` (a safeguard
-against degenerate cycling) hands over to accelerated projected gradient
-(FISTA with the Euclidean projection onto each simplex).
-
-The system on ``S`` is solved in whichever space is smaller: ``H_SS``
-directly when ``|S| <= r``, else through the Woodbury identity
-``(mu I + R_S'R_S)^-1 = (I - R_S'(mu I + R_S R_S')^-1 R_S) / mu`` (an r x r
-Cholesky factor).
+with ``R`` (r, n) and ``mu > 0`` (a unique solution): the mirror step of the ``local-quadratic``
+map, a projected Newton step on kernel weights.  Solved by the primal active-set method
+(Nocedal and Wright, Algorithm 16.3) from the vertex of each simplex with the smallest gradient:
+about as many steps as the solution has non-zero weights, each an ``|S|``-sized solve (direct, or
+by the Woodbury identity when ``|S| > r``); past ``max_iter``, accelerated projected gradient
+takes over (docs/methods/mirror-vskl.md).
 """
 
 from __future__ import annotations

@@ -1,31 +1,13 @@
 """OBSCURE's epoch-level oracle: the model ``w = grad h*(theta)`` of an expansion and its objective.
 
-:meth:`ExpansionModel.init` makes the iterate ``theta = 0`` in the
-representation the kernels allow (:mod:`.expansion`): a
-:class:`~.feature_expansion.FeatureExpansion` (primal vectors, ``O(N r M)``
-per epoch) on :class:`~kernelfuse.kernels.factors.FactorKernels`, a
-:class:`~.kernel_expansion.KernelExpansion` (products at every training
-point) on a stack or kernel rows.  At the end of each epoch the optimiser
-hands over the expansion; the model is ``coef[m, c] = omega_m A_c``
-(:mod:`.group_norm_map`) and ``P`` of ``pnorm_mkl`` (OBJECTIVES.md family
-4) is evaluated from the expansion's image: the decision values at every
-training point and the block norms, ``O(C M N)`` arithmetic from the cached
-products (no pass over the kernels) or ``O(C M N r)`` from the primal
-vectors (one read of the factors), so the full training objective is
-tracked every epoch without sub-sampling.
-
-The lower bound is the ``pnorm_mkl`` dual bound of
-:mod:`kernelfuse.problem.duality` at the dual point of the same iterate:
-``theta = (q / lam) v`` with ``v = (1/N) sum_i tau_i phi(x_i)`` gives
-``tau = (lam N / q) A`` (:func:`dual_point`), the coefficients scaled.
-Clipped to the dual domain (:func:`~kernelfuse.problem.duality.pnorm_mkl_feasible`)
-it moves by ``delta_i`` at example ``i``, so by the triangle inequality its
-``||v||_{2,q}`` is at most ``(lam / q) ||theta||_{2,q} + (1/N) sum_i
-||delta_i||_2 ||phi(x_i)||_{2,q}``, and :func:`~kernelfuse.problem.duality.pnorm_mkl_dual_value`
-at that norm is a certified bound for ``O(C N + C M N)`` arithmetic (no pass
-over the kernels): exact where ``tau`` is already feasible, as in the dual
-coordinate stage of :mod:`.online_batch`, and the gap closes there as the
-stage converges.
+:meth:`ExpansionModel.init` makes ``theta = 0`` in the representation the kernels allow
+(:mod:`.expansion`: primal vectors on kernel factors, products at every training point on a stack
+or rows).  At each epoch's end the answer is the model ``coef[m, c] = omega_m A_c`` and the exact
+``pnorm_mkl`` objective (OBJECTIVES.md family 4) from the expansion's image, with no pass over the
+kernels, and a certified lower bound: the dual bound of :mod:`kernelfuse.problem.duality` at the
+iterate's own dual point ``tau = (lam N / q) A`` (:func:`dual_point`), clipped to the domain, its
+norm bounded by the triangle inequality (exact in the dual coordinate stage).  The derivation:
+docs/methods/obscure.md, the certificate.
 """
 
 from __future__ import annotations

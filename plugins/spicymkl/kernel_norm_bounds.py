@@ -1,32 +1,14 @@
 """Certified bounds on the kernel norms ``||v||_{K_m}`` of a moving vector, between reads of the kernels.
 
-A dual method for ``l1_mkl`` (OBJECTIVES.md family 1) asks two questions of
-every kernel at each of its iterates ``rho``: is ``||rho||_{K_m}`` above the
-threshold ``C`` (a kernel joining the active set), and what is
-``max_m ||rho||_{K_m}`` (the scaling that makes ``rho`` dual-feasible, for
-the certificate).  Answered exactly, each is a pass over the stack.  Once
-the product ``g_m = K_m u_m`` is known at some reference vector ``u_m``
-(the kernel's last exact read), every other vector ``v = u_m + d`` has
-
-    ``v'K_m v = u_m'K_m u_m + 2 g_m'd + d'K_m d``,
-    ``|d'K_m d| <= ||K_m||_2 ||d||^2 <= ||K_m||_F ||d||^2``,
-
-so ``v'K_m v`` lies in an interval of half-width ``||K_m||_F ||d||^2``
-around a value exact to first order in ``d``, for ``O(N)`` work a kernel
-instead of ``O(N^2)``.  The Frobenius bound holds for any symmetric matrix,
-positive semi-definite or not, so nothing rests on a PSD check that was
-skipped.  Iterates that converge move less and less, and near the end
-only the kernels near the threshold are read.
-
-:class:`KernelNormBounds` keeps, per kernel, ``g_m``, ``u_m'K_m u_m``, the
-index of ``u_m`` among a few reference vectors, and ``||K_m||_F`` (taken
-in the same pass as the first products, :func:`kernel_times_and_frobenius`).
-Methods that learn ``K_m v`` some other way (a Newton iteration keeps it
-for its working set) hand it over with :meth:`KernelNormBounds.update`.
-
-Rounding: the interval is widened by ``1e-12`` of the magnitudes it sums
-(every term is a few float64 operations on numbers of those sizes), so a
-kernel is never screened out by rounding.
+A dual method for ``l1_mkl`` asks of every kernel at each iterate whether ``||rho||_{K_m}``
+passes the threshold ``C`` and what ``max_m ||rho||_{K_m}`` is (for the certificate): a pass
+over the stack each, answered exactly.  With ``g_m = K_m u_m`` kept from the kernel's last read
+``u_m``, any ``v = u_m + d`` has ``v'K_m v = u_m'K_m u_m + 2 g_m'd + d'K_m d`` and
+``|d'K_m d| <= ||K_m||_F ||d||^2`` (any symmetric kernel, PSD or not): an interval for ``O(N)``
+work a kernel instead of ``O(N^2)``, widened by ``1e-12`` of its terms so that rounding never
+screens a kernel out.  :class:`KernelNormBounds` keeps them; methods that learn ``K_m v``
+another way hand it over (:meth:`KernelNormBounds.update`).  Why, and what it saved:
+docs/methods/spicymkl.md (bounded checks).
 """
 
 from __future__ import annotations
