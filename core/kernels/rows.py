@@ -96,8 +96,7 @@ class SpecKernelRows(KernelRows):
     cache_bytes: int = count.field(512 * 2**20)
     #: BLAS threads for computing rows (one product per feature subset over all N points);
     #: None: :func:`~kernelfuse.runtime.parallel.large_product_threads` (the cores this process may
-    #: use, one inside parallel jobs).  Pendigits, N = 7,494: a row set alone 1.4 ms on one
-    #: thread, 0.5 ms on two; OBSCURE's online stage 2.7 s -> 2.1 s.
+    #: use, one inside parallel jobs): two threads share the products well (docs/parallel.md).
     blas_threads: int | None = positive_count.or_none("the cores this process may use").field(None)
 
     def __attrs_post_init__(self) -> None:
@@ -113,8 +112,7 @@ class SpecKernelRows(KernelRows):
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
         self._cache_size = self.cache_bytes // (8 * len(self.specs) * N)  # row sets it holds
         # Buffers of row sets the cache dropped and nothing else holds, reused for the next rows
-        # computed: memory mapped fresh costs more than the rows' arithmetic (Pendigits, N = 7,494:
-        # 2.2 ms a row set written to fresh memory, 0.55 ms to reused memory, on the 2-core machine).
+        # computed: memory mapped fresh costs more than the rows' arithmetic (docs/scaling.md).
         self._spare: list[np.ndarray] = []
         self._work: np.ndarray | None = None  # :meth:`_workspace`
         # Each feature subset once, contiguous, with its squared norms: a row costs one

@@ -1,22 +1,12 @@
 """SpicyMKL's outer optimiser: proximal minimisation, the dual augmented Lagrangian (eqs. 3-6, 10-11).
 
 Each step moves the centre to the proximal point the oracle computed,
-
-    ``(alpha, b)^{t+1} = argmin P(alpha, b) + sum_m ||alpha_m - alpha^t_m||^2_{K_m} / (2 gamma_t)
-                                             + (b - b^t)^2 / (2 gamma_b,t)``
-
-(a gradient step of length ``gamma_t`` on the Moreau envelope; see
-:mod:`kernelfuse.plugins.spicymkl.proximal_point`), then raises the penalties: ``gamma_t =
-(gamma0 / max_m tr(K_m)) * growth^t`` up to ``gamma_max / C``, ``gamma_b,t =
-intercept_ratio * gamma_t``.  The cap keeps the soft-threshold ``gamma C`` within ``gamma_max``:
-the kept norms ``||alpha_m|| = r_m - gamma C`` are differences of numbers of
-size ``gamma C``, and measured on Ringnorm with the hinge loss, penalties
-with ``gamma C`` near 1e10 stalled the certified gap near 1e-6 where a cap
-of 1e6 converged (``benchmarks/spicymkl_scaling.py``); the default is 1e5 (see
-``gamma_max``).  Non-decreasing penalties give the super-linear convergence of
-SpicyMKL's Theorem 1 (eqs. 10-11); the inner problems get harder (more
-kernels active, a stiffer Hessian) as ``gamma`` grows, the price of fewer
-outer steps.
+``argmin P(alpha, b) + sum_m ||alpha_m - alpha^t_m||^2_{K_m} / (2 gamma_t) + (b - b^t)^2 / (2 gamma_b,t)``
+(a gradient step of length ``gamma_t`` on the Moreau envelope), then raises the penalties:
+``gamma_t = (gamma0 / max_m tr(K_m)) * growth^t`` up to ``gamma_max / C``, ``gamma_b,t =
+intercept_ratio * gamma_t``.  Non-decreasing penalties give Theorem 1's super-linear
+convergence; the cap on the soft-threshold ``gamma C`` is ours, as its kept norms are
+differences of numbers of that size (why, and the defaults measured: docs/methods/spicymkl.md).
 """
 
 from __future__ import annotations
@@ -42,17 +32,12 @@ class AugmentedLagrangian(OuterOptimizer):
     #: It reads no kernel (the oracle does): works with any storage the oracle reads.
     reads_kernel_factors: ClassVar[bool] = True
     reads_device_arrays: ClassVar[bool] = True
-    #: The first penalty.  1000 measured best over the benchmark's 44 settings (six kernel grids x
-    #: three C x logistic and hinge, Ringnorm M = 50 to 3000): a first step far from the zero centre
-    #: has few active kernels (a small one, 10, activated 1,900 of Ringnorm's 3,000 kernels); 1e4
-    #: took 28% more passes on the worst hinge setting, 1e5 did not converge on five logistic ones
-    #: (Newton at a large penalty far from the solution).
+    #: The first penalty: a first step far from the zero centre has few active kernels (1000
+    #: measured best over the benchmark's settings: docs/methods/spicymkl.md).
     gamma0: float = positive.field(1000.0)
     growth: float = growth_factor.field(10.0)
-    #: Bound on ``gamma * C``, the soft-threshold level (see the module docstring).  1e5 rather
-    #: than 1e6: over the benchmark's 44 settings 9% less time to a gap of 1e-3 (no setting
-    #: slower), the hinge's semismooth Newton taking fewer steps at the smaller penalties, and
-    #: the same gaps at tol = 1e-9; 1e4 did not reach 1e-6 on six settings.
+    #: Bound on ``gamma * C``, the soft-threshold level (see the module docstring): 1e5 was
+    #: faster than 1e6 at the same gaps, 1e4 too small (docs/methods/spicymkl.md).
     gamma_max: float = positive.field(1e5)
     intercept_ratio: float = positive.field(1.0)
 

@@ -46,8 +46,7 @@ class ActiveSetSVM(SVMSolver):
     warm_starts = True
     max_iter: int = positive_count.field(60)
     #: Steps a warm start may take before the cold start takes over: a warm start that
-    #: converges does so in a few (at most 6 measured on the mirrorVSKL benchmarks), and
-    #: one far from the new kernel's sets wandered for 10-37 ms before cycling.
+    #: converges does so in a few (docs/methods/mirror-vskl.md, SVM solvers).
     warm_max_iter: int = positive_count.field(12)
     #: Relative tolerance deciding set membership (in units of C).
     set_tol: float = positive.field(1e-10)
