@@ -1,29 +1,14 @@
 """The curvature of an SVM's optimum in the kernel weights.
 
-With ``K(w) = sum_m w_m K_m``, ``beta = alpha * y`` and the SVM optimum
-``G(w) = max_{alpha in S} 1'alpha - 0.5 sum_m w_m beta'K_m beta``
-(:mod:`kernelfuse.parts.svm_solver`), Danskin gives ``dG/dw_m = -0.5 beta'K_m beta``.
-While the sets of the dual solution hold (``F`` the margin support vectors,
-``0 < alpha_i < C``; the others fixed at 0 or C), ``beta_F`` and the intercept
-``b`` solve
-
-    ``K_FF(w) beta_F + b 1 = rhs``,   ``1'beta_F = const``,
-
-so ``dbeta_F / dw_l = -P (K_l beta)_F`` with ``P`` the inverse of ``K_FF``
-on ``{1'd = 0}`` (``P = K_FF^-1`` without an intercept), and the Hessian is
-
-    ``d^2 G / dw_k dw_l = (K_k beta)_F' P (K_l beta)_F = (R'R)_kl``,
-    ``R = (I - u u') L^-1 V``,
-
-``L`` the Cholesky factor of ``K_FF``, ``V`` the columns ``(K_m beta)_F``
-and ``u = L^-1 1 / ||L^-1 1||`` (the intercept's direction; left out
-without one).  ``R`` has ``|F|`` rows: the Hessian's rank is at most the
-number of margin support vectors.  Kernel weights that are a fixed
-multiple of the outer variables (``w_m = c_m lam_m``, VSKL's
-``gamma_j^(-t)``) scale the columns: ``R diag(c)``.
-
-The second-order model is exact while no example changes set; a step
-crossing a set change is caught by the outer line search.
+For ``G(w) = max_{alpha in S} 1'alpha - 0.5 sum_m w_m beta'K_m beta`` (``beta = alpha * y``),
+Danskin gives ``dG/dw_m = -0.5 beta'K_m beta``.  While the sets of the dual solution hold
+(``F`` the margin support vectors), ``beta_F`` and the intercept solve a linear system in
+``K_FF(w)``, which gives the Hessian as a factor: ``d^2 G / dw_k dw_l = (R'R)_kl`` with
+``R = (I - u u') L^-1 V`` (``L`` the Cholesky factor of ``K_FF``, ``V`` the columns
+``(K_m beta)_F``, ``u`` the intercept's direction), of rank at most ``|F|``.  Weights that are
+a fixed multiple of the outer variables scale the columns.  The model is exact while no example
+changes set; the outer line search catches a step that crosses one.  The derivation:
+docs/methods/mirror-vskl.md.
 """
 
 from __future__ import annotations

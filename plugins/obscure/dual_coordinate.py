@@ -1,30 +1,14 @@
 """OBSCURE's finishing stage: exact coordinate ascent on the ``pnorm_mkl`` dual (a deterministic stage).
 
 The dual of :mod:`kernelfuse.problem.duality` (OBJECTIVES.md family 4),
-``D(tau) = (1/N) sum_i s_i - ||v||_{2,q}^2 / (2 lam)``, is kept in the
-expansion of :mod:`.expansion` as ``theta = (q / lam) v``, i.e. the
-coefficients ``A = kappa tau`` with ``kappa = q / (lam N)``; the model is
-``w = grad h*(theta)``, the primal point of that dual point.  One visit of
-example ``i`` moves ``tau_i`` by ``delta e`` in the direction
-:func:`direction` picks and maximises ``D`` along it exactly enough
-(:func:`step`), in the manner of the dual coordinate descent of linear SVMs
-(Hsieh et al., ICML 2008, section 2) with the (2,q) norm in place of the
-Euclidean one.  Along the line each block norm is a quadratic,
-
-    ``||theta_m + kappa delta e phi_m(x_i)||^2 = n_m + 2 kappa delta b_m + kappa^2 delta^2 |e|^2 K_m(x_i, x_i)``,
-
-``b_m = <e, theta_m(x_i)>`` read from the expansion's inner products at ``i``
-(``O(C M)``), so ``D(delta) - D(0) = lin delta / N - (lam / (2 q^2)) (G(delta) - G(0))``
-with ``G = (sum_m n_m(delta)^(q/2))^(2/q)``, and ``D'(0) = (lin - <e, f(x_i)>) / N``.
-
-At the model ``w = grad h*(theta)`` the gap is ``P(w) - D(tau) = (1/N) sum_i
-(loss_i - s_i + <tau_i, f(x_i)>)`` (Fenchel-Young holds with equality for the
-regulariser), and example ``i``'s term is at most its violation: the
-``N D'(0)`` of the direction :func:`direction` picks (hinge: ``|1 - y_i f_i|``
-where ``a_i`` may move that way; Crammer-Singer: ``g_sink - g_source``).  So
-examples whose violation is below ``threshold`` leave at most ``threshold``
-of gap, and an epoch that skips those below a tenth of the current gap
-still moves some example while the gap is positive.
+``D(tau) = (1/N) sum_i s_i - ||v||_{2,q}^2 / (2 lam)``, is kept in the expansion as
+``theta = (q / lam) v`` (coefficients ``A = kappa tau``, ``kappa = q / (lam N)``), whose model
+``w = grad h*(theta)`` is that dual point's primal point.  One visit of example ``i`` moves
+``tau_i`` along the feasible direction :func:`direction` picks and maximises ``D`` there
+(:func:`step`), as the dual coordinate descent of linear SVMs (Hsieh et al., ICML 2008) with the
+(2,q) norm; along the line each block norm is a quadratic read from the expansion in ``O(C M)``.
+An example's violation bounds its share of the gap, so an epoch skips those below a tenth of
+the current gap.  The derivation: docs/methods/obscure.md.
 """
 
 from __future__ import annotations
@@ -39,7 +23,7 @@ def direction(y_i: float | int, f_i: np.ndarray, tau_i: np.ndarray,
               threshold: float = 0.0) -> tuple[np.ndarray, float, float] | None:
     """``(e, lin, upper)``: move ``tau_i`` by ``delta e``, ``0 <= delta <= upper``, the dual's
     linear part gaining ``lin delta / N``; None where no move increases ``D`` by a violation
-    above ``threshold`` (module docstring).
+    above ``threshold`` (the violation bounds the example's share of the gap).
 
     Binary (``f_i``, ``tau_i`` of shape (1,)): ``a_i = y_i tau_i`` up (``e = y_i``, ``lin = 1``)
     while the margin is below 1, down otherwise.  Crammer-Singer: the mass ``beta_ic`` moves
@@ -75,8 +59,9 @@ def step(squared: np.ndarray, along: np.ndarray, diagonal: np.ndarray, kappa: fl
          upper: float, lam: float, q: float, n_samples: int, lin: float) -> float:
     """``delta`` in ``[0, upper]`` maximising ``D`` along a direction of slope ``D'(0) = slope > 0``.
 
-    ``squared`` the ``n_m = ||theta_m||^2``, ``along`` the ``b_m``, ``diagonal`` the
-    ``|e|^2 K_m(x_i, x_i)`` (module docstring).  ``D'`` decreases (``D`` is concave): safeguarded
+    Along the line ``||theta_m + kappa delta e phi_m(x_i)||^2 = n_m + 2 kappa delta b_m +
+    kappa^2 delta^2 |e|^2 K_m(x_i, x_i)``: ``squared`` the ``n_m = ||theta_m||^2``, ``along``
+    the ``b_m = <e, theta_m(x_i)>``, ``diagonal`` the ``|e|^2 K_m(x_i, x_i)``.  ``D'`` decreases (``D`` is concave): safeguarded
     Newton steps on ``D' = 0`` inside a bracket that bisection keeps, at most
     :data:`NEWTON_STEPS`, ending where ``|D'|`` is below ``1e-3`` of ``D'(0)``."""
     r = 0.5 * q

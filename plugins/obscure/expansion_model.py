@@ -71,7 +71,7 @@ def dual_point(problem: Problem, mirror_map: GroupNormMirrorMap, expansion: Expa
 def lower_bound(problem: Problem, mirror_map: GroupNormMirrorMap, expansion: Expansion,
                 kernel_norms: np.ndarray) -> float:
     """The certified ``pnorm_mkl`` dual bound at ``theta``'s dual point, clipped to the domain
-    (module docstring; ``kernel_norms`` the ``||phi(x_i)||_{2,q}``)."""
+    (its norm bounded by the triangle inequality; ``kernel_norms`` the ``||phi(x_i)||_{2,q}``)."""
     tau = dual_point(problem, mirror_map, expansion)
     feasible, mass = duality.pnorm_mkl_feasible(problem, tau)
     moved = np.abs(feasible - tau) if tau.ndim == 1 else np.linalg.norm(feasible - tau, axis=0)

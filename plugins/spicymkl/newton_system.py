@@ -1,30 +1,13 @@
 """The Newton system of SpicyMKL's inner dual ``phi_gamma`` (eq. 12), solved by the kind of kernels.
 
 Over the active kernels (Remark 1) the Hessian of ``phi`` is
-
-    ``H = gamma [sum_m s_m K_m + sum_m w_m (K_m v_m)(K_m v_m)'] + diag(D) + gamma_b 11'``,
-
-``w_m = (dr'_m/dr_m - s_m) / r_m^2`` (:mod:`.active_kernels`), ``D`` the
-loss's curvature plus the ridge.  Newton's direction solves ``H d = -g``:
-
-* :class:`DenseSystem`, for a kernel stack: ``H`` is formed (``N x N``, from
-  the lazily kept ``sum_m s_m K_m``) and solved in ``O(N^3)``;
-* :class:`LowRankSystem`, for kernel factors ``K_m = Phi_m Phi_m'``: ``H =
-  diag(D) + U diag(c) U'`` with ``U = [Phi_m ..., K_m v_m ..., 1]`` of
-  ``k = sum_m r_m + M_active + 1`` columns and ``c = [gamma s_m ..., gamma
-  w_m ..., gamma_b]``.  With ``S = diag(D)^{-1/2}``, ``V = S U |diag(c)|^{1/2}``
-  and ``Sigma = sign(diag(c))`` (columns of ``c = 0`` dropped),
-  ``H = S^{-1} (I + V Sigma V') S^{-1}`` and by the Woodbury identity
-
-      ``H^{-1} g = S [S g - V (Sigma + V'V)^{-1} V' S g]``,
-
-  in ``O(N k^2 + k^3)``, no ``N x N`` array.  The core ``Sigma + V'V`` is
-  symmetric, positive definite when every ``c >= 0`` (the block
-  soft-threshold's), indefinite otherwise, so it is solved as a general
-  symmetric matrix; Newton falls back to the gradient when the direction
-  is not a descent direction, as for the dense system;
-* :class:`DeviceSystem`, for a stack on a device (:mod:`kernelfuse.kernels.array_backend`):
-  the dense system formed and solved there.
+``H = gamma [sum_m s_m K_m + sum_m w_m (K_m v_m)(K_m v_m)'] + diag(D) + gamma_b 11'``
+(:mod:`.active_kernels`), and Newton's direction solves ``H d = -g``:
+:class:`DenseSystem` forms ``H`` from a stack (``O(N^3)``); :class:`LowRankSystem` writes it as
+``diag(D) + U diag(c) U'`` from kernel factors ``K_m = Phi_m Phi_m'`` and solves by the Woodbury
+identity in ``O(N k^2 + k^3)``, ``k`` the active kernels' total rank, with no ``N x N`` array
+(the core may be indefinite: solved as a general symmetric matrix); :class:`DeviceSystem`
+forms and solves the dense system on a stack's device.  Details: docs/methods/spicymkl.md.
 """
 
 from __future__ import annotations

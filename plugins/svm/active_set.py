@@ -1,28 +1,14 @@
 """A primal-dual active-set (semismooth Newton) SVM solver, warm-startable, in double precision.
 
-The KKT conditions of the SVM dual (:mod:`kernelfuse.parts.svm_solver`) with
-``G_i = y_i f(x_i) - 1``, ``f = K (a * y) + b``, are
-
-    ``a_i = 0, G_i >= 0``  or  ``a_i = C, G_i <= 0``  or  ``0 < a_i < C, G_i = 0``,
-
-plus ``y'a = 0`` with an intercept.  Written as ``a = P_[0,C](a - c G)``
-they are a semismooth equation; one Newton step on it guesses the sets
-``L = {a - cG <= 0}``, ``U = {a - cG >= C}``, ``F`` the rest, fixes
-``a_L = 0``, ``a_U = C`` and solves the equality-constrained system on ``F``
-
-    ``[K_FF 1; 1' 0] [beta_F; b] = [y_F - C K_FU y_U; -C 1'y_U]``,  ``a_F = y_F * beta_F``
-
-(Hintermueller, Ito and Kunisch, SIAM J. Optim. 13(3), 2002).  The sets
-stop changing exactly when the KKT conditions hold, which takes a few
-steps from a warm start on a nearby kernel.  The linear algebra is dense
-double precision, so kernel weights spread over many orders of magnitude
-(VSKL with q = inf) are no trouble.  Without global convergence guarantees
-for a general PSD ``K``, a step pattern that repeats or runs past
-``max_iter`` restarts as a cold start does: from libsvm's solution (with
-an intercept), polished by the same steps with or without one; where that
-polish fails too, a globally convergent solver answers (libsvm's own
-solution with an intercept; OSQP, polished, without).  With an intercept
-every step works on the centred kernel (:func:`~kernelfuse.parts.svm_solver.centred_kernel`).
+The SVM dual's KKT conditions (:mod:`kernelfuse.parts.svm_solver`), written as
+``a = P_[0,C](a - c G)`` with ``G_i = y_i f(x_i) - 1``, are a semismooth equation; one Newton
+step guesses which ``a_i`` sit at 0, at C or in between, and solves the equality-constrained
+system on the free set (Hintermueller, Ito and Kunisch, SIAM J. Optim. 13(3), 2002).  The sets
+stop changing exactly when the KKT conditions hold: a few steps from a warm start on a nearby
+kernel.  Dense double precision makes weights spread over many orders of magnitude harmless.
+A step pattern that repeats, or runs past ``max_iter``, restarts from libsvm's solution
+polished by the same steps, and where that fails a globally convergent solver answers (libsvm
+with an intercept, OSQP without).  With an intercept the steps work on the centred kernel.
 """
 
 from __future__ import annotations
