@@ -61,8 +61,8 @@ def step(squared: np.ndarray, along: np.ndarray, diagonal: np.ndarray, kappa: fl
 
     Along the line ``||theta_m + kappa delta e phi_m(x_i)||^2 = n_m + 2 kappa delta b_m +
     kappa^2 delta^2 |e|^2 K_m(x_i, x_i)``: ``squared`` the ``n_m = ||theta_m||^2``, ``along``
-    the ``b_m = <e, theta_m(x_i)>``, ``diagonal`` the ``|e|^2 K_m(x_i, x_i)``.  ``D'`` decreases (``D`` is concave): safeguarded
-    Newton steps on ``D' = 0`` inside a bracket that bisection keeps, at most
+    the ``b_m = <e, theta_m(x_i)>``, ``diagonal`` the ``|e|^2 K_m(x_i, x_i)``.  ``D'`` decreases
+    (``D`` is concave): safeguarded Newton steps on ``D' = 0`` inside a bracket that bisection keeps, at most
     :data:`NEWTON_STEPS`, ending where ``|D'|`` is below ``1e-3`` of ``D'(0)``."""
     r = 0.5 * q
     c = lam / (2.0 * q * q)
