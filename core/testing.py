@@ -1,29 +1,14 @@
 """Conformance checks for plugin parts, like scikit-learn's ``check_estimator``.
 
-A plugin author calls these in their own tests; kernelfuse's built-in parts
-run them too (``tests/project/test_conformance.py``).  Each check raises an
-``AssertionError`` naming the part and the property that failed, and
-returns the names of the properties it checked (a part checks only the
-capabilities it has):
-
-* :func:`check_loss`: values and ``total``; a ``derivative`` is a
-  sub-gradient (the convexity inequality at random displacements) and the
-  derivative where the loss is smooth (central differences); the
-  ``conjugate`` satisfies Fenchel-Young, with equality at the derivative;
-  the conjugate's derivatives agree with finite differences; the
-  conjugate's prox minimises its objective; the cvxpy form equals ``total``.
-* :func:`check_prox`: the Moreau identity, non-expansiveness, and, where the
-  function's value is known, optimality of ``prox`` against perturbations
-  and Fenchel-Young equality where its conjugate is known.
-* :func:`check_mirror_map`: ``grad_h*`` inverts ``grad_h`` on the set, the
-  Bregman divergence is non-negative and zero on the diagonal.
-* :func:`check_solver`: on small seeded problems of a family
-  (:func:`small_problem`) the solver's objective is within ``rtol`` of the
-  exact ``cvxpy`` optimum's certified interval (:func:`assert_within_certified`),
-  and equals the family objective recomputed from the returned model.
-
-:func:`indefinite_kernel` and :func:`near_singular_kernel` generate kernels for
-testing PSD checks (``tests/core/problem/test_validation.py``, ``benchmarks/psd_certificate.py``).
+A plugin author calls these in their own tests; kernelfuse's built-in parts run them too
+(``tests/project/test_conformance.py``).  Each check raises an ``AssertionError`` naming the
+part and the property that failed, and returns the names of the properties it checked (a part
+checks only the capabilities it has): :func:`check_loss` (sub-gradients, Fenchel-Young, the
+conjugate's derivatives and prox, the cvxpy form), :func:`check_prox` (the Moreau identity,
+non-expansiveness, optimality), :func:`check_mirror_map` (``grad_h*`` inverts ``grad_h``, the
+divergence), :func:`check_solver` (within the certified interval of the exact ``cvxpy``
+optimum on :func:`small_problem`, :func:`assert_within_certified`).  :func:`indefinite_kernel`
+and :func:`near_singular_kernel` generate kernels for testing PSD checks.
 """
 
 from __future__ import annotations

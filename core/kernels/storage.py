@@ -1,26 +1,13 @@
 """Where a training kernel stack lives: in memory, memory-mapped on disk, rows on demand, or factors.
 
-The ``(M, N, N)`` stack costs ``8 M N^2`` bytes in float64, half in float32
-(``dtype``: solvers read a float32 stack in float64 arithmetic,
-:mod:`kernelfuse.kernels.products`).  Four storages stand behind the kinds of
-kernels a solver reads (:class:`~kernelfuse.problem.instance.Problem` takes each):
-
-* ``factors``: :class:`~kernelfuse.kernels.factors.FactorKernels`, when every
-  kernel has explicit features (Nystrom, random Fourier features): ``N r``
-  numbers per kernel instead of ``N^2``, for the solvers that read factors
-  (``obscure``, ``pegasos-mkl``, ``spicymkl``);
-* ``memory``: a numpy array filled block of rows by block of rows
-  (:func:`training_stack`);
-* ``memmap``: a ``numpy.memmap`` file written the same way, never holding
-  more than one block in RAM.  It *is* a numpy array, so every solver reads
-  it unchanged; the operating system pages it in and out, so a stack larger
-  than RAM works, at the speed of the disk;
-* ``rows``: :class:`~kernelfuse.kernels.rows.SpecKernelRows`, one example's
-  rows computed from the specs when a solver asks (``O(M N)`` memory plus a
-  bounded LRU cache), for the solvers that read rows (``obscure``,
-  ``pegasos-mkl``).
-
-:func:`choose_storage` picks one from a memory budget and says why.
+The ``(M, N, N)`` stack costs ``8 M N^2`` bytes in float64, half in float32.  Four storages stand
+behind the kinds of kernels a solver reads: ``factors``
+(:class:`~kernelfuse.kernels.factors.FactorKernels`, ``N r`` numbers a kernel, when every kernel
+has explicit features), ``memory`` (a numpy array filled by blocks of rows,
+:func:`training_stack`), ``memmap`` (a file written the same way, paged by the operating system,
+so a stack larger than RAM works at the disk's speed) and ``rows``
+(:class:`~kernelfuse.kernels.rows.SpecKernelRows`, ``O(M N)`` memory plus a bounded cache).
+:func:`choose_storage` picks one from a memory budget and says why (docs/scaling.md).
 """
 
 from __future__ import annotations

@@ -1,26 +1,13 @@
 """The memory a run may use, and running out of it as a clear error.
 
-The default ``memory_budget`` (the bytes a training kernel stack may take in
-memory, :mod:`kernelfuse.kernels.storage`) is :data:`BUDGET_FRACTION` of the
-memory available to this process when it is read
-(:func:`available_memory`): the smallest of
-
-* ``MemAvailable`` of ``/proc/meminfo`` (Linux: free memory plus the
-  reclaimable caches), else the available physical pages of
-  ``os.sysconf`` (other Unix systems);
-* the cgroup's limit less its usage (``memory.max`` and ``memory.current``
-  of cgroup v2, in a container);
-* the address-space limit (``RLIMIT_AS``, ``ulimit -v``) less the
-  process's current virtual size (``VmSize`` of ``/proc/self/status``).
-
-Where none of these can be read, the budget is :data:`FALLBACK_BUDGET`
-(8 GiB).  Half, because the stack is not all a fit holds: the solvers keep
-a combined kernel, gradients and their own workspace beside it.
-
-A ``MemoryError`` anywhere in a solve or a fit becomes a
-:class:`~kernelfuse.errors.SolverError` (:func:`out_of_memory`) naming what
-was being allocated (numpy's array shape, dtype and size where numpy raised
-it, and the kernelfuse line that asked for it) and the memory available.
+The default ``memory_budget`` (the bytes a training kernel stack may take,
+:mod:`kernelfuse.kernels.storage`) is :data:`BUDGET_FRACTION` of the memory available to this
+process when it is read (:func:`available_memory`: the least of ``MemAvailable``, the cgroup's
+limit less its usage and the address-space limit less the process's size; else
+:data:`FALLBACK_BUDGET`).  Half, because the solvers keep a combined kernel, gradients and
+workspace beside the stack.  A ``MemoryError`` in a solve or a fit becomes a
+:class:`~kernelfuse.errors.SolverError` (:func:`out_of_memory`) naming what was being allocated
+and the memory available.  Details: docs/scaling.md, the default memory budget.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """Entropic mirror descent-ascent for ``min_p max_gamma F(p, gamma)`` (ML-MKL-SA section 3, eq. 7).
 
-The point ``z = (p, gamma)`` lies on a product of two simplices (kernel
-weights, label weights); the oracle's ``gradient`` is the saddle operator
-``(d F / d p, -d F / d gamma)`` (or an unbiased estimate of it).  One step
-is the multiplicative update of eq. 7 in each block,
-
-    ``p+ proportional to p * exp(-s_p g_p)``,  ``gamma+ proportional to gamma * exp(+s_gamma g_gamma)``,
-
-i.e. ``z+ = grad h*(grad h(z) - s * operator)`` for the entropic mirror map
-h on the product.  Step sizes, one per block b with n_b coordinates:
-
-    ``s_b = step_scale * sqrt(2 log n_b / sum_{tau <= t} r_tau^2)``,  ``r_tau = max_i |g_i - z'g|``,
-
-the step of entropic stochastic mirror descent, ``sqrt(2 log n / (T G^2))``
-(Nemirovski, Juditsky, Lan and Shapiro 2009, section 3), with the unknown
-``T G^2`` replaced by the sum of the squared gradient ranges of the earlier
-iterations (AdaGrad's adaptive form, kept predictable so that the estimate
-stays unbiased): no horizon and no gradient bound are needed.
-The range is taken after centring (``z'g`` subtracted), under which an
-entropic step is invariant.  For the sampled label gradients the
-importance weights make ``r`` of the label block about ``L SVM / delta``
-when a rare label is drawn, and the label step shrinks accordingly.
-Pair with :class:`~kernelfuse.plugins.mlmkl.iterate_averaging.IterateAveraging`
-for the averaged iterates of eq. 10.
+The point ``z = (p, gamma)`` lies on a product of two simplices (kernel weights, label weights)
+and the oracle's ``gradient`` is the saddle operator ``(d F / d p, -d F / d gamma)`` or an
+unbiased estimate of it.  A step is eq. 7's multiplicative update in each block,
+``z+ = grad h*(grad h(z) - s * operator)`` for the entropic map, with one step per block,
+``s_b = step_scale * sqrt(2 log n_b / sum_{tau <= t} r_tau^2)``: entropic stochastic mirror
+descent's step (Nemirovski, Juditsky, Lan and Shapiro 2009) in AdaGrad's adaptive form, ``r``
+the range of the centred gradient of the earlier iterations, so no horizon or gradient bound is
+needed.  Pair with :class:`~kernelfuse.plugins.mlmkl.iterate_averaging.IterateAveraging` for
+eq. 10's averaged iterates.  The step rules tried and rejected: docs/methods/ml-mkl-sa.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """The loss's share of SpicyMKL's smoothed dual ``phi_gamma(rho)`` (eq. 7 and section 3.3).
 
-The inner dual is ``phi(rho) = D(rho) + (kernel terms)``; ``D`` is the loss's
-part.  Two forms, chosen by what the loss offers:
-
-* :class:`ConjugateTerm` (eq. 7), for a conjugate that is smooth on an open
-  domain holding the optimum (logistic, squared):
-  ``D(rho) = sum_i loss*(y_i, rho_i)``, with gradient ``loss*'`` and a
-  diagonal Hessian ``loss*''``; the line search keeps ``rho`` in the domain.
-* :class:`SlackTerm` (section 3.3), for conjugates with kinks or a domain
-  whose boundary the optimum touches (hinge, squared hinge,
-  epsilon-insensitive): the loss arguments become variables ``z`` with the
-  constraint ``z = f`` and their own proximal term ``||z - z^t||^2 / (2 gamma)``.
-  Their share of the dual is the conjugate of ``loss + ||. - z^t||^2 / (2 gamma)``:
-
-      ``D(rho) = loss*(w) + (rho - w)' z^t + (gamma / 2) ||rho - w||^2``,
-      ``w = prox_{loss* / gamma}(rho + z^t / gamma)``,
-
-  once differentiable, with gradient ``z^t + gamma (rho - w)`` (the next slack
-  centre) and generalised Hessian ``gamma (1 - dw/dv)``: Newton's method
-  applies (semismooth) and every ``rho`` is feasible.
-
-Each gives ``value(rho)`` (``inf`` outside the domain), ``gradient(rho)``,
-``hessian(rho)`` (the diagonal) and, after the inner solve, the next slack
-centre (``None`` for :class:`ConjugateTerm`).
+The inner dual is ``phi(rho) = D(rho) + (kernel terms)``; ``D`` is the loss's part, in one of
+two forms chosen by what the loss offers.  :class:`ConjugateTerm` (eq. 7), for a conjugate
+smooth on an open domain holding the optimum (logistic, squared): ``D(rho) = sum_i
+loss*(y_i, rho_i)``.  :class:`SlackTerm` (section 3.3), for conjugates with kinks or a domain
+the optimum touches (hinge, squared hinge, epsilon-insensitive): slack variables ``z = f`` with
+their own proximal term, so ``D`` goes through the conjugate's prox, once differentiable with a
+generalised Hessian (semismooth Newton), and every ``rho`` is feasible.  Each gives the value,
+gradient, diagonal Hessian and, after the inner solve, the next slack centre (None for
+:class:`ConjugateTerm`).  The formulas: docs/methods/spicymkl.md.
 """
 
 from __future__ import annotations
