@@ -1,22 +1,13 @@
 """Products with a kernel stack in float64 arithmetic, whatever the stack is stored as.
 
-Every solver reads the stack through a few products: ``K_m @ V`` for every
-kernel (:func:`kernel_times`), ``K_m' @ coef_m`` kernel by kernel
-(:func:`kernel_products`), and the weighted sum ``sum_m w_m K_m``
-(:func:`weighted_sum`).  Here they are computed from
-
-* a float64 stack (numpy array or memory map): directly, no copy;
-* a **float32** stack (half the memory): by blocks of rows cast to float64
-  (:data:`BLOCK_ENTRIES` entries, 2 MiB, a cache-sized temporary), so the
-  arithmetic is float64 on the float32-rounded kernels and no float64 copy
-  of the stack, or of one kernel, is ever made.  The problem solved is the
-  one with the stored (rounded) kernels, to the solver's own tolerance;
-* :class:`~kernelfuse.kernels.factors.FactorKernels`: from the factors, ``O(N r)``
-  per kernel;
-* other :class:`~kernelfuse.kernels.rows.KernelRows`: from the rows of the
-  non-zero coefficients (:func:`kernel_products` only);
-* a stack of another array library (CuPy, PyTorch, ...): on its device, through
-  :mod:`kernelfuse.kernels.array_backend` (float64 arithmetic there too; NumPy results).
+Every solver reads the stack through a few products: ``K_m @ V`` for every kernel
+(:func:`kernel_times`), ``K_m' @ coef_m`` kernel by kernel (:func:`kernel_products`) and
+``sum_m w_m K_m`` (:func:`weighted_sum`).  A float64 stack or memory map is read directly; a
+float32 stack by cache-sized blocks of rows cast to float64 (:data:`BLOCK_ENTRIES`), never
+copied whole, so the arithmetic is float64 on the stored kernels;
+:class:`~kernelfuse.kernels.factors.FactorKernels` from the factors (``O(N r)`` a kernel); other
+:class:`~kernelfuse.kernels.rows.KernelRows` from the rows of non-zero coefficients; a CuPy or
+PyTorch stack on its device (:mod:`kernelfuse.kernels.array_backend`), with NumPy results.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """Kernel rows on demand: a kernel set on the training points without its N x N stack.
 
-Stochastic solvers read one example's rows ``K_m[i, :]`` at a time (OBSCURE
-section 3.1).  :class:`SpecKernelRows` computes them from kernel specs and
-the training features when asked, normalised as the stack would be
-(:mod:`kernelfuse.kernels.normalization`), so memory stays O(M N) (plus a
-bounded cache of recently read rows, 512 MiB by default: near convergence
-the same margin violators come back every epoch) where the float64 stack
-needs 8 M N^2 bytes.  A :class:`KernelRows` goes wherever a
-stack goes (``kernelfuse.solve``, :class:`~kernelfuse.problem.instance.Problem`):
-solvers whose parts declare ``reads_kernel_rows`` use it; the others refuse
-it by name.  The objective at a model reads only the rows of the examples
-with a non-zero coefficient (:meth:`KernelRows.products`).
-
-Kernels given as rows are not checked for positive semi-definiteness (that
-needs the matrices); specs of PSD kernel functions give PSD kernels.  A
-kernel function with explicit features (``features(X)``: Nystrom, random
-Fourier features) has ``phi`` of the training points computed once, and a
-row is then ``Phi @ phi(x_i)``: ``O(N r)`` instead of a kernel evaluation
-against every training point.
+Stochastic solvers read one example's rows ``K_m[i, :]`` at a time (OBSCURE section 3.1).
+:class:`SpecKernelRows` computes them from kernel specs and the training features when asked,
+normalised as the stack would be, so memory stays O(M N) plus a bounded cache of recent rows
+(near convergence the same margin violators come back every epoch).  A :class:`KernelRows` goes
+wherever a stack goes: solvers whose parts declare ``reads_kernel_rows`` use it, the others
+refuse it by name.  The objective reads only the rows of non-zero coefficients
+(:meth:`KernelRows.products`).  Rows are not checked for PSD (specs of PSD functions give PSD
+kernels); a function with explicit features gives a row as ``Phi @ phi(x_i)``, ``O(N r)``.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """The kernelfuse plugin hooks: the one module a plugin author reads.
 
-A plugin is a module (or object) exposed in the ``kernelfuse`` entry-point
-group of its distribution::
-
-    [project.entry-points.kernelfuse]
-    my-plugin = "my_package.plugin"
-
-that implements one or more hooks below, marked with :data:`hookimpl`::
-
-    from kernelfuse.parts.hookspecs import hookimpl
-
-    @hookimpl
-    def kernelfuse_register(registry):
-        registry.add("loss", "huber", Huber)
-
-Hooks are always called with keyword arguments, so an implementation may
-accept any subset of a hook's arguments, in any order.  Arguments with
-default values are never filled by pluggy: do not give them defaults.  A
-function named ``kernelfuse_...`` that matches no hook below is reported as
-a warning when the plugin loads (a misspelt hook would otherwise be ignored).
-kernelfuse's own plugins register through exactly this path.
+A plugin is a module (or object) in the ``kernelfuse`` entry-point group of its distribution
+(``[project.entry-points.kernelfuse]``, ``my-plugin = "my_package.plugin"``) that implements
+hooks below, marked with :data:`hookimpl`: ``kernelfuse_register(registry)`` adds components.
+Hooks are always called with keyword arguments, so an implementation may take any subset of a
+hook's arguments, in any order, but none with a default (pluggy never fills those).  A function
+named ``kernelfuse_...`` that matches no hook is reported when the plugin loads.  kernelfuse's
+own plugins register through exactly this path (docs/writing-a-plugin.md).
 """
 
 from __future__ import annotations

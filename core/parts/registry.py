@@ -1,23 +1,13 @@
 """The component registry, filled by plugins through pluggy entry points.
 
-Loading follows the hooks in :mod:`kernelfuse.parts.hookspecs`:
-
-1. every entry point of the group ``kernelfuse`` is found, sorted by
-   (distribution, name) so the order never depends on the environment;
-2. each is imported on its own: one that fails to import, or that defines a
-   misspelt ``kernelfuse_*`` hook, is reported in a warning naming the
-   entry point and its distribution, and the others keep working;
-3. each plugin's ``kernelfuse_register`` is called on its own, so that every
-   component records the distribution that provides it.  Its registrations are
-   all-or-nothing: a hook that raises midway keeps none of them (and the plugin
-   is not loaded).  A component name already taken in its kind, or a look-alike
-   of one (:func:`lookalike_key`: ``spicy_mkl`` beside ``spicymkl``), is reported
-   (naming both providers) and the first registration is kept; kernelfuse's own
-   plugins come first.  An empty name is an error.
-
-A plugin's ``kernelfuse_iteration`` listener that raises is reported once per solve
-(a :class:`PluginWarning` naming its distribution) and not called again in that
-solve; the solve goes on (:meth:`Registry.iteration_listeners`).
+:func:`load_registry` finds the entry points of the group ``kernelfuse`` (sorted, kernelfuse's
+own first, so the order never depends on the environment), imports each on its own (a failure or
+a misspelt hook is a warning naming the entry point and its distribution) and calls each
+plugin's ``kernelfuse_register`` on its own, so every component records its provider; a hook's
+registrations are all-or-nothing.  A name taken in its kind, or a look-alike of one
+(:func:`lookalike_key`), is reported and the first kept.  An iteration listener that raises is
+reported once per solve and not called again in it (:meth:`Registry.iteration_listeners`).
+The steps: docs/architecture.md, plugin loading.
 """
 
 from __future__ import annotations

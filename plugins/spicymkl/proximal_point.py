@@ -1,23 +1,13 @@
 """The point of proximal-point methods: a centre and its penalties.
 
-The proximal-point method (the augmented Lagrangian seen from the primal;
-Rockafellar 1976, SpicyMKL eqs. 3-6) moves a centre ``x^t`` by
-
-    ``x^{t+1} = argmin_x P(x) + ||x - x^t||^2 / (2 gamma_t)``,
-
-that is, a gradient step of length ``gamma_t`` on the Moreau envelope
-``M_gamma(x) = min_u P(u) + ||u - x||^2 / (2 gamma)``, whose gradient is
-``(x - x^{t+1}) / gamma``.  A proximal oracle answers at a
-:class:`ProximalPoint` with that envelope's value and gradient (in the
-metric of the proximal term: each kernel's RKHS norm for the
-coefficients); an optimiser such as ``augmented-lagrangian`` takes the step
-and sets the next penalties.  ``gamma = 0`` is the identity map: the
-oracle evaluates the centre itself (the starting model).
-
-The centre is the model ``(coef, intercept)`` and, for losses smoothed by
-slack variables (SpicyMKL section 3.3), the centre ``slack`` of the loss
-arguments.  :meth:`ProximalPoint.envelope_gradient` lays the gradient out as
-one vector in that order; :meth:`ProximalPoint.advanced` reads it back.
+The proximal-point method (the augmented Lagrangian seen from the primal; Rockafellar 1976,
+SpicyMKL eqs. 3-6) moves a centre by ``x^{t+1} = argmin_x P(x) + ||x - x^t||^2 / (2 gamma_t)``,
+a gradient step of length ``gamma_t`` on the Moreau envelope, whose gradient is
+``(x - x^{t+1}) / gamma``.  A proximal oracle answers at a :class:`ProximalPoint` with the
+envelope's value and gradient (each kernel's RKHS norm for the coefficients); an optimiser such
+as ``augmented-lagrangian`` takes the step.  ``gamma = 0`` evaluates the centre itself.  The
+centre is ``(coef, intercept)`` and, for losses smoothed by slack variables (section 3.3), the
+slack centre, laid out as one vector by :meth:`ProximalPoint.envelope_gradient`.
 """
 
 from __future__ import annotations
