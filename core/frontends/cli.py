@@ -1,20 +1,13 @@
 """The ``kernelfuse`` command (also ``python -m kernelfuse``).
 
-``kernelfuse solve PROBLEM.npz --solver NAME [--family F] [--loss L] [--C X]
-[--C2 X] [--lam X] [--p X] [--q X] [--r X] [--eps X] [--tol X] [--max-iter N]
-[--seed S] [--set NAME=VALUE ...] [--kernels K.npy] [--check-psd {auto,true,false}]
---output RESULT.npz``
-solves one problem (``--set`` passes any other parameter of the solver or its
-parts, e.g. ``--set growth=3``; ``--kernels`` memory-maps a stack too large
-for memory from a ``.npy`` file, float64 or float32, and PROBLEM.npz then
-holds the targets only); ``kernelfuse demo`` runs
-the main job (:mod:`kernelfuse.frontends.demo`); ``kernelfuse plugins``
-lists every registered component; ``kernelfuse families`` lists the problem
-families.  Exit status: 0 on success, 1 when a solver fails numerically, 2
-for bad input (unreadable file, wrong shapes, unknown names, parameters out
-of range, an output path that cannot be written, a failed write), 130 when
-interrupted (Ctrl-C), each with a one-line message on stderr.  Output paths
-are used exactly as given and checked before any work (``kernelfuse.runtime.files``).
+``kernelfuse solve PROBLEM.npz --solver NAME ... --output RESULT.npz`` solves one problem
+(``--set NAME=VALUE`` passes any other parameter of the solver or its parts; ``--kernels K.npy``
+memory-maps a stack too large for memory); ``fit`` and ``predict`` train and apply a model from
+CSV data and a TOML config (:mod:`kernelfuse.frontends.config`); ``demo`` runs the main job;
+``plugins`` and ``families`` list the registered components and the problem families.  Exit
+status 0 on success, 1 when a solver fails, 2 for bad input or paths, 130 when interrupted, each
+with one line on stderr; output paths are used exactly as given and checked before any work.
+Every option: docs/cli.md.
 """
 
 from __future__ import annotations

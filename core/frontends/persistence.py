@@ -1,22 +1,13 @@
 """Fitted estimators saved as one ``.npz`` file: arrays plus a JSON header, never pickle.
 
-The header (array ``"header"``, a JSON string) holds the format version,
-the versions of kernelfuse, numpy and scikit-learn that wrote the file, the
-estimator's parameters, and each kernel spec as a registered kernel name
-with its parameters, features, group and label.  The arrays hold the
-training features, the normalisation's training diagonals, the classes
-(classifiers), and one solver result per problem (``result<k>_<key>``, see
-:meth:`kernelfuse.assembly.result.Result.to_arrays`).
-
-Loading reads with ``allow_pickle=False`` (no code runs), checks the
-arrays' digest (a changed or truncated file is refused), refuses another
-format version, rebuilds kernels only through the registry (an unknown name
-is an error), and checks every shape and dtype before returning the
-estimator.  The digest guards integrity only (anyone can recompute it), so
-loading also checks that the file means a model (:func:`load_model`): every
-number finite, kernel parameters of their declared types, the kernels
-reproducing the stored training diagonals, the classes matching the
-decision columns; each refusal names the field.
+The header holds the format version, the versions that wrote the file, the estimator's
+parameters and each kernel spec as a registered kernel name with its parameters; the arrays hold
+the training features, the normalisation's diagonals, the classes and one solver result per
+problem (:meth:`kernelfuse.assembly.result.Result.to_arrays`).  :func:`load_model` reads without
+pickle, checks the arrays' digest and the format version, rebuilds kernels only through the
+registry, and, since the digest guards integrity only, checks that the file means a model (every
+number finite, parameters of their types, kernels reproducing the stored diagonals, classes
+matching the decision columns); each refusal names the field (docs/reliability.md, safe model files).
 """
 
 from __future__ import annotations

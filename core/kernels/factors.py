@@ -1,21 +1,12 @@
 """Kernels given by explicit features on the training points: ``K_m = Phi_m Phi_m'``, never formed.
 
-A kernel function with explicit features (Nystrom, random Fourier features:
-:class:`~kernelfuse.plugins.kernels.nystrom.FeatureMap`) has, on ``N``
-training points, a factor ``Phi_m`` of shape ``(N, r_m)`` with the
-normalisation's scales folded into its rows (``K_m[i, j] = s_mi phi_m(x_i) .
-phi_m(x_j) s_mj``).  :class:`FactorKernels` holds the factors and stands for
-the stack wherever :class:`~kernelfuse.kernels.rows.KernelRows` go; it takes
-``8 N sum_m r_m`` bytes where the stack takes ``8 M N^2``, and
-
-* a row ``K_m[i, :] = Phi_m phi_m(x_i)`` costs ``O(N r_m)``;
-* the products ``K_m v = Phi_m (Phi_m' v)`` cost ``O(N r_m)`` per kernel
-  (``O(N r M)`` for the stack), exactly, with no row read.
-
-Solvers that declare ``reads_kernel_factors`` work from the factors
-themselves (OBSCURE's primal iterate ``w_m = Phi_m' A``, SpicyMKL's
-Newton system by the Woodbury identity); the others that read rows read
-them from here.
+A kernel function with explicit features (Nystrom, random Fourier features) has on ``N``
+training points a factor ``Phi_m`` of shape ``(N, r_m)``, the normalisation's scales folded into
+its rows.  :class:`FactorKernels` holds the factors (``8 N sum_m r_m`` bytes where the stack takes
+``8 M N^2``) and stands for the stack wherever kernel rows go: a row or a product
+``K_m v = Phi_m (Phi_m' v)`` costs ``O(N r_m)``, exactly.  Solvers that declare
+``reads_kernel_factors`` work from the factors themselves (OBSCURE's primal iterate, SpicyMKL's
+Woodbury Newton system); the others that read rows read them from here.
 """
 
 from __future__ import annotations

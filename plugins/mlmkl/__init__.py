@@ -1,22 +1,14 @@
 """ML-MKL-SA (Bucak, Jin and Jain, "Multi-label Multiple Kernel Learning by Stochastic Approximation"), as parts.
 
-* ``label_svms``: every label's SVM on the shared kernel ``K(p)``, the
-  full-gradient oracle of section 2, kind ``oracle`` (``label-svms``);
-* ``label_sampler``: the stochastic class sampler (eqs. 8-9): one label
-  drawn from the smoothed label weights, unbiased gradient estimates and the
-  saddle-gap estimate of eq. 11, kind ``oracle`` (``label-sampler``);
-* ``saddle_mirror_descent``: the multiplicative updates of the kernel and
-  label weights (eq. 7), kind ``optimizer``;
+* ``label_svms``: every label's SVM on the shared kernel ``K(p)``, the full-gradient oracle of
+  section 2, kind ``oracle`` (``label-svms``);
+* ``label_sampler``: the stochastic class sampler (eqs. 8-9, 11), kind ``oracle`` (``label-sampler``);
+* ``saddle_mirror_descent``: the updates of the kernel and label weights (eq. 7), kind ``optimizer``;
 * ``iterate_averaging``: the averaged iterates (eq. 10), kind ``optimizer``.
 
-The entropic mirror map (``prox`` ``entropic``), the SVM solver
-(``svm_solver`` ``active-set``) and the stopping rule on the averaged
-weights (``stopping`` ``estimate-change``) are the shared parts mirrorVSKL
-and the other loops use.
-
-Solvers: ``mlmkl-sa`` (family ``mlmkl_max``) and the baseline ``mlmkl-sum``
-(family ``mlmkl_sum``: entropic mirror descent with Armijo steps over the
-kernel weights, every label's SVM per query).
+With the shared parts (``mirror_map`` ``entropic``, ``svm_solver`` ``active-set``, ``stopping``
+``estimate-change``) they make the solvers ``mlmkl-sa`` (family ``mlmkl_max``) and the baseline
+``mlmkl-sum`` (family ``mlmkl_sum``: mirror descent, every label's SVM per query).
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """Reduced gradient with golden-section line search: SimpleMKL (Rakotomamonjy et al., JMLR 2008, Algorithm 1).
 
-Minimises ``J(d)`` over one simplex.  With ``mu = argmax_m d_m`` and
-``g = grad J(d)``, the reduced descent direction is (section 3.2)
-
-    ``D_m = 0`` if ``d_m = 0`` and ``g_m > g_mu``; ``D_m = g_mu - g_m`` otherwise (m != mu);
-    ``D_mu = -sum_{m != mu} D_m``.
-
-Along ``D`` the step first goes as far as the simplex allows (``gamma_max``,
-some ``d_nu`` reaches 0) while that lowers ``J``, dropping ``nu`` from ``D``
-each time (``D_mu += D_nu``, ``D_nu = 0``, keeping ``sum(D) = 0``; should
-``nu`` be ``mu`` itself, the largest remaining weight takes its role); then a golden-section search on
-``[0, gamma_max]`` picks the step, stopping when the bracket is below
-``line_search_tol`` times its initial length (the SimpleMKL toolbox default
-is 0.1); when no step in the bracket lowered ``J``, it backs off
-geometrically (factor 10, at most ``max_backtracks`` times) instead of
-returning a zero step.  Every evaluation of ``J`` is an oracle call (one SVM).
+Minimises ``J(d)`` over one simplex along the reduced descent direction of section 3.2 (``mu``
+the largest weight: ``D_m = g_mu - g_m`` except at ``d_m = 0`` with ``g_m > g_mu``, and
+``D_mu = -sum_{m != mu} D_m``).  The step first goes as far as the simplex allows while that
+lowers ``J``, dropping each weight that reaches 0 from ``D``; then a golden-section search on
+``[0, gamma_max]`` to ``line_search_tol`` of the bracket (the SimpleMKL toolbox's default is 0.1),
+backing off geometrically (at most ``max_backtracks`` times) when no step lowered ``J``.  Every
+evaluation of ``J`` is an oracle call (one SVM).
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """Solvers no seed paper has, assembled only from registered parts (no solver code of their own).
 
-* ``mlmkl-max-md``: the worst-label family ``mlmkl_max`` by deterministic
-  entropic mirror descent over the shared kernel weights, with the
-  step of Theorem 3.1 of the mirrorVSKL paper (a non-smooth objective:
-  ``max_k SVM_k(p)``, whose sub-gradient is the worst label's) and every
-  label's SVM per step (ML-MKL's ``label-svms`` oracle).  It stops on the
-  certified gap of the oracle's linear-programme bound.
-* ``mlmkl-max-averaged-md``: the same steps with the averaged iterates of
-  ML-MKL-SA (``iterate-averaging``), the classical remedy for the
-  oscillation of sub-gradient steps on a non-smooth objective.
-* ``mlmkl-simplemkl``: ``mlmkl_sum`` by SimpleMKL's reduced gradient with
-  golden-section search (``reduced-gradient``) over the shared kernel
-  weights, every label's SVM per query.
+* ``mlmkl-max-md``: ``mlmkl_max`` by deterministic entropic mirror descent over the shared kernel
+  weights with mirrorVSKL's Theorem 3.1 step, every label's SVM per step (``label-svms``),
+  stopping on the certified gap;
+* ``mlmkl-max-averaged-md``: the same steps with ML-MKL-SA's averaged iterates
+  (``iterate-averaging``), the classical remedy for sub-gradient oscillation;
+* ``mlmkl-simplemkl``: ``mlmkl_sum`` by SimpleMKL's ``reduced-gradient``, every label's SVM per query.
 
-Verified against the ``cvxpy`` optimum of their families in
-``tests/plugins/variants/test_variants.py``; see docs/compose.md.
+Verified against the ``cvxpy`` optimum in ``tests/plugins/variants/test_variants.py``; see docs/compose.md.
 """
 
 from __future__ import annotations
