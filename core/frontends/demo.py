@@ -1,18 +1,12 @@
 """The main job: MKL on scikit-learn's breast-cancer data with the papers' kernel grid.
 
-``kernelfuse demo`` (and ``make demo``): a stratified 80/20 split (455
-training points), standardised features, the per-feature kernel grid
-(Gaussian widths 0.1-20 and polynomials of degree 1-3 on every feature and
-on all features: M = 837 kernels, a 1.39 GB stack), unit-trace
-normalisation, then the default solver against the average-kernel SVM on
-the same kernels.  Prints test accuracy, selected kernels and the top ones,
-objective, certified gap and time; writes PNG plots of the kernel weights
-and of the gap against time (with the optional ``plot`` extra).
-
-Default solver: ``spicymkl`` on ``l1_mkl`` with the logistic loss,
-``C = 0.3`` and a relative gap of 1e-3, the estimators' default too: the
-fastest solver kernelfuse has, chosen by measurement (docs/main-job.md).
-The average-kernel SVM is scikit-learn's SVC form (``l1_mkl_sq``, ``C = 100``).
+``kernelfuse demo`` (and ``make demo``): a stratified 80/20 split (455 training points),
+standardised features, the per-feature kernel grid (M = 837 kernels, a 1.39 GB stack), unit-trace
+normalisation, then the default solver (``spicymkl`` on ``l1_mkl``, logistic loss, ``C = 0.3``,
+a relative gap of 1e-3: the estimators' default, chosen by measurement, docs/main-job.md) against
+the average-kernel SVM on the same kernels.  Prints test accuracy, the kernels selected,
+objective, certified gap and time; writes PNG plots of the kernel weights and of the gap against
+time (with the optional ``plot`` extra).
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """Kernel stacks held by another array library: CuPy or PyTorch on a GPU, any library of the
-Python array API standard (https://data-apis.org/array-api/), through ``array-api-compat``.
+Python array API standard, through ``array-api-compat``.
 
-A stack ``K`` (M, N, N) that is not a NumPy array stays where it is: the passes over it
-(``K_m v``, ``v'K_m v``, ``sum_m w_m K_m``), the Newton systems built from it and their
-solves run in its namespace, on its device, and every result handed back to the solver is a
-NumPy array of ``O(M N)`` entries at most (vectors, products ``K_m v`` per kernel).  No
-``N x N`` matrix and no kernel crosses to the host.  The arithmetic is float64, as on the
-CPU: a float32 stack is read by blocks of rows cast to float64 on the device
-(:data:`DEVICE_BLOCK_ENTRIES`), so the problem solved is the one with the stored kernels.
-
-NumPy arrays (and memory maps) never reach this module: :func:`namespace` is ``None`` for
-them, and the NumPy code paths stay as they were.  ``array_api_compat`` is imported on the
-first non-NumPy array only.
+A stack ``K`` (M, N, N) that is not a NumPy array stays where it is: the passes over it, the
+Newton systems built from it and their solves run in its namespace, on its device, and only
+results of ``O(M N)`` entries at most come back as NumPy arrays; no ``N x N`` matrix crosses to
+the host.  The arithmetic is float64, as on the CPU (a float32 stack is read by blocks cast to
+float64 on the device, :data:`DEVICE_BLOCK_ENTRIES`).  NumPy arrays never reach this module
+(:func:`namespace` is ``None`` for them), and ``array_api_compat`` is imported on the first
+non-NumPy array only.
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
 """The ``MirrorMap`` interface: the Bregman geometry of mirror descent.
 
-A mirror map is a strongly convex function h on a convex set X with
-``grad_h: X -> dual space`` and its inverse ``grad_h_conjugate`` (the
-gradient of the convex conjugate h*), so that a mirror-descent step is
-``x+ = grad_h_conjugate(grad_h(x) - step * g)`` followed, where needed, by
-a Bregman projection.  ``divergence(x, z) = h(x) - h(z) - <grad_h(z), x - z>``.
-Examples: the entropic map on a product of simplices (mirrorVSKL,
-ML-MKL-SA), the (2,p) group-norm map (OBSCURE).
-
-A map may be *local* (a variable metric): :meth:`MirrorMap.at` returns the
-map for one step, built from the oracle's answer at the current point (the
-``local-quadratic`` map takes the Hessian the oracle reports, so the
-mirror step is a projected Newton step).  A fixed map returns itself.
-:meth:`MirrorMap.initial_step` and :attr:`MirrorMap.max_step` give a step
-rule the scale of steps in the map's own units.
+A mirror map is a strongly convex function h on a convex set with ``grad_h`` and its inverse
+``grad_h_conjugate``, so that a mirror-descent step is
+``x+ = grad_h_conjugate(grad_h(x) - step * g)``, and the divergence
+``h(x) - h(z) - <grad_h(z), x - z>``: the entropic map on a product of simplices (mirrorVSKL,
+ML-MKL-SA), the (2,p) group-norm map (OBSCURE).  A map may be local (a variable metric):
+:meth:`MirrorMap.at` returns the map for one step, built from the oracle's answer (the
+``local-quadratic`` map makes the step a projected Newton step); a fixed map returns itself.
+:meth:`MirrorMap.initial_step` and :attr:`MirrorMap.max_step` give step rules the map's scale.
 """
 
 from __future__ import annotations

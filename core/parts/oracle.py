@@ -1,18 +1,13 @@
 """The ``Oracle`` interface: the inner problem at the current outer point.
 
-An outer optimiser moves some variables (kernel weights, dual multipliers,
-primal coefficients); at each point it asks an oracle, which solves or
-samples the inner problem there and answers with a value, a (sub)gradient
-with respect to the outer variables, where it has one a certified lower
-bound on the family optimum, and the primal model the point gives with
-its objective.  Oracle state (warm starts, caches) is explicit, as in
-optax: ``init`` creates it with the starting point, ``query`` returns the
-new state.
-
-Examples: an SVM on the combined kernel (mirrorVSKL, SimpleMKL), Newton on
-the smoothed dual (SpicyMKL), one sampled example (OBSCURE), one sampled
-label (ML-MKL-SA).  A sampling oracle's answers are unbiased estimates
-without a model; :meth:`Oracle.model` gives the complete answer.
+At each point of an outer optimiser (kernel weights, dual multipliers, primal coefficients) an
+oracle solves or samples the inner problem and answers with a value, a (sub)gradient in the
+outer variables, where it has one a certified lower bound, and the primal model the point gives
+with its objective.  Its state (warm starts, caches) is explicit, as in optax: ``init`` creates
+it, ``query`` returns the new one.  Examples: an SVM on the combined kernel (mirrorVSKL,
+SimpleMKL), Newton on the smoothed dual (SpicyMKL), one sampled label (ML-MKL-SA); a sampling
+oracle's answers are unbiased estimates without a model, and :meth:`Oracle.model` gives the
+complete answer.
 """
 
 from __future__ import annotations

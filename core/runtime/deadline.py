@@ -1,17 +1,13 @@
 """The solve's deadline, seen by every inner loop without passing it through each part.
 
 :meth:`kernelfuse.assembly.outer_loop.OuterLoop.run` opens :func:`deadline` for its
-``time_limit``; inner solvers and line searches ask :func:`expired` between
-their steps (an SVM solve, a Newton step, a block-coordinate sweep) and stop
-early with what they have.  Where a model already exists (the outer loop's
-steps, inside :func:`cuttable`), :func:`check` raises :class:`DeadlineReached`
-once it has passed, from an oracle call or between the inner solves of one
-answer (the labels' SVMs of ML-MKL), so that the run ends with status
-``time_limit`` and its best model within one inner solve of the limit.
-The deadline is a :class:`contextvars.ContextVar`: solves in other threads or
-tasks keep their own (jobs :func:`kernelfuse.runtime.parallel.map_jobs` runs in
-threads get a copy of the caller's), and a nested :func:`deadline` can only
-bring it closer.
+``time_limit``; inner solvers and line searches ask :func:`expired` between their steps and stop
+early with what they have.  Where a model already exists (inside :func:`cuttable`), :func:`check`
+raises :class:`DeadlineReached` once it has passed, so the run ends with status ``time_limit``
+and its best model within one inner solve of the limit.  The deadline is a
+:class:`contextvars.ContextVar`: solves in other threads keep their own, jobs
+:func:`kernelfuse.runtime.parallel.map_jobs` runs in threads get a copy, and a nested
+:func:`deadline` can only bring it closer (docs/reliability.md, limits).
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """MIKL's optimiser: forward-backward proximal descent (Algorithms 1-2), plain or accelerated.
 
-For ``P = L(A alpha) + g(alpha)`` with ``grad L`` Lipschitz with constant
-``beta = 2 ||A||^2`` (the squared hinge has curvature at most 2;
-``||A||^2 = ||A'A||``, estimated by power iteration at the start),
-
-    ``alpha+ = prox_{s g}(alpha - s grad L(alpha))``,
-
-which decreases ``P`` for any step ``s < 2 / beta`` (``step_scale`` times
-``1 / beta``; default 1.9 for the plain method).  ``accelerated=True``
-(FISTA, default step ``1 / beta``) takes the step from the extrapolated point
-``y = alpha + ((t_{k-1} - 1) / t_k) (alpha - alpha_prev)`` and, with
-``restart=True``, resets the momentum whenever
-``<y - alpha+, alpha+ - alpha> > 0`` (the gradient restart of O'Donoghue and
-Candes): the iterate then never moves against the prox-gradient step.
-An accelerated step queries the oracle twice (at ``y`` and at ``alpha+``).
+For ``P = L(A alpha) + g(alpha)`` with ``grad L`` Lipschitz with constant ``beta = 2 ||A||^2``
+(``||A||^2`` by power iteration at the start), a step is
+``alpha+ = prox_{s g}(alpha - s grad L(alpha))``, which decreases ``P`` for any ``s < 2 / beta``
+(``step_scale / beta``; default 1.9 plain).  ``accelerated=True`` (FISTA, default step ``1 / beta``)
+steps from the extrapolated point and, with ``restart=True``, resets the momentum whenever it
+points against the prox-gradient step (O'Donoghue and Candes' gradient restart); such a step
+queries the oracle twice.
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
 """Iterate averaging (ML-MKL-SA eq. 10; Polyak and Juditsky 1992): any optimiser, reporting the mean iterate.
 
-Wraps an inner optimiser and leaves its steps unchanged; its
-:meth:`~IterateAveraging.estimate` is the uniform average
-``z_bar_T = (1 / (T + 1)) sum_{t=0..T} z_t`` of the points it visited, the
-point whose saddle-point gap stochastic mirror descent bounds, or with
-``decay = eta > 0`` the polynomial-decay average
-``z_bar_t = (1 - w_t) z_bar_{t-1} + w_t z_t``, ``w_t = (eta + 1) / (t + eta)``
-(Shamir and Zhang 2013), which weighs late iterates more and forgets the
-early ones at the same O(1) cost.  ``mlmkl-sa`` uses ``decay = 3``: on
-Pendigits (N = 300, L = 5 and 20) it reached a lower ``max_k SVM_k`` than
-the uniform mean at the same stop, in as many or fewer iterations
-(docs/methods/ml-mkl-sa.md).  The outer
-loop stops on the change of this average (``stop="estimate_change"``) and
-asks the oracle for the complete model there.  Composes like an optax
-wrapper: ``IterateAveraging(inner=SaddleMirrorDescent())``.
+Wraps an inner optimiser and leaves its steps unchanged; its :meth:`~IterateAveraging.estimate`
+is the uniform average of the points it visited (the point whose saddle gap stochastic mirror
+descent bounds) or, with ``decay = eta > 0``, the polynomial-decay average
+``z_bar_t = (1 - w_t) z_bar_{t-1} + w_t z_t``, ``w_t = (eta + 1) / (t + eta)`` (Shamir and Zhang
+2013), which weighs late iterates more at the same O(1) cost (``mlmkl-sa``'s ``decay = 3``,
+measured in docs/methods/ml-mkl-sa.md).  The outer loop stops on this average's change and asks
+the oracle for the complete model there.  Composes like an optax wrapper:
+``IterateAveraging(inner=SaddleMirrorDescent())``.
 """
 
 from __future__ import annotations

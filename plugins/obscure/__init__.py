@@ -1,17 +1,12 @@
 """OBSCURE / UFO-MKL (Orabona, Jie and Caputo, "Multi Kernel Learning with Online-Batch Optimization"), as parts.
 
-* ``group_norm_map``: the (2,p) group-norm mirror map, its conjugate and the
-  projection of Lemma 1, kind ``mirror_map`` (``group-norm``);
-* ``expansion``: the dual iterate of section 3.1 (coefficients, a cached
-  image, lazy scaling), in two representations: ``kernel_expansion`` (the
-  products ``K_m A_c`` at every training point, for a stack or kernel rows)
-  and ``feature_expansion`` (the primal vectors ``Phi_m' A_c``, for kernel
-  factors: ``O(N r M)`` per epoch);
-* ``example_subgradient``: the per-example sub-gradient oracle (hinge,
-  Crammer-Singer, any loss with a derivative), kind ``sampler``;
-* ``online_batch``: the online stage (Algorithm 1) then the stochastic
-  proximal projected sub-gradient stage (Algorithm 2), kind ``optimizer``;
-* ``expansion_model``: the epoch's model and its ``pnorm_mkl`` objective, kind ``oracle``.
+* ``group_norm_map``: the (2,p) group-norm mirror map and Lemma 1's projection, kind ``mirror_map``;
+* ``expansion``: the dual iterate of section 3.1, as products ``K_m A_c`` (``kernel_expansion``,
+  a stack or rows) or primal vectors ``Phi_m' A_c`` (``feature_expansion``, kernel factors);
+* ``example_subgradient``: the per-example sub-gradient, kind ``sampler``;
+* ``online_batch``: the online stage (Algorithm 1), the stochastic stage (Algorithm 2) and the
+  dual coordinate stage (``dual_coordinate``), kind ``optimizer``;
+* ``expansion_model``: the epoch's model, its ``pnorm_mkl`` objective and bound, kind ``oracle``.
 
 Solvers: ``obscure`` and ``pegasos-mkl`` (the same parts, ``s_t = 0`` and no online stage).
 """
