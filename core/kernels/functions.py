@@ -1,17 +1,12 @@
 """Kernel functions and kernel specs: from feature matrices to a kernel stack.
 
-A :class:`KernelFunction` computes ``k(x, z)`` for all pairs of rows of two
-feature matrices, vectorised through BLAS.  A :class:`KernelSpec` says which
-function, on which features (columns), in which group; a list of specs and
-a feature matrix give the stack ``K`` of shape (M, N, N) that every solver
-takes (:func:`compute_kernels`), or the test kernels ``K(x_test, x_train)``
-of shape (M, N_test, N).  The memory a stack needs is known before it is
-allocated, and a budget turns an oversized request into a clear error (by default half
-the memory available to the process, :func:`kernelfuse.runtime.memory.default_memory_budget`).
-Features held by another array library (a CuPy or PyTorch array on a GPU)
-give a stack of that library on that device, computed there in float64
-(:mod:`kernelfuse.kernels.array_backend`) by the kernels that have a form for it
-(:meth:`KernelFunction.on_device`: Gaussian, linear, polynomial).
+A :class:`KernelFunction` computes ``k(x, z)`` for all pairs of rows of two feature matrices,
+through BLAS.  A :class:`KernelSpec` says which function, on which features, in which group; specs
+and a feature matrix give the stack ``K`` (M, N, N) every solver takes (:func:`compute_kernels`),
+or the test kernels (M, N_test, N).  A stack's memory is known before it is allocated, and a
+budget (by default half the memory available) turns an oversized request into a clear error.
+Features of another array library (CuPy, PyTorch on a GPU) give a stack on that device, in
+float64, for the functions with a form for it (:meth:`KernelFunction.on_device`).
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """MIKL's oracle: the smooth part of ``mikl`` at a model, its gradient, and a duality gap (section 3).
 
-Family ``mikl`` (OBJECTIVES.md family 5) is ``P(alpha) = L(A alpha) + g(alpha)``
-with ``A alpha = f = sum_t K[t]' coef[t]`` (``alpha = coef.T``; the kernels may be
-indefinite and non-symmetric), ``L(f) = sum_i max(0, 1 - y_i f_i)^2`` and
-``g`` the mixed norm (:mod:`.mixed_norm_prox`).  At ``coef`` the oracle
-answers with ``L``, its gradient ``A' L'(f)`` (``K[t] @ u`` per kernel, ``u =
-L'(f)``), and ``P``: two passes over the kernels.
-
-The lower bound is Fenchel's dual ``D(c u) = -sum_i L*_i(c u_i) - g*(-c A' u)``
-at ``u = L'(f)`` scaled by the ``c >= 0`` that maximises it (a quadratic in
-``c`` for the squared hinge, whose conjugate is ``s + s^2/4``, ``s = y u <= 0``;
-for ``q = 1`` capped so that ``-c A' u`` is in the dual ball): free once
-the gradient is known, and exact at the optimum (``c = 1``).
+Family ``mikl`` (OBJECTIVES.md family 5) is ``P(alpha) = L(A alpha) + g(alpha)`` with
+``A alpha = f = sum_t K[t]' coef[t]`` (the kernels may be indefinite and non-symmetric), ``L`` the
+squared hinge and ``g`` the mixed norm (:mod:`.mixed_norm_prox`).  At ``coef`` the oracle answers
+with ``L``, its gradient ``A' L'(f)`` and ``P``: two passes over the kernels.  The lower bound is
+Fenchel's dual ``D(c u) = -sum_i L*_i(c u_i) - g*(-c A' u)`` at ``u = L'(f)`` scaled by its best
+``c >= 0`` (a quadratic in ``c``; for ``q = 1`` capped to the dual ball): free once the gradient
+is known, and exact at the optimum (``c = 1``).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """OBSCURE's kernelised iterate (section 3.1): ``theta`` with the products ``K_m A_c`` at every training point.
 
 The representation of :mod:`.expansion` for any kernels, a stack or
-:class:`~kernelfuse.kernels.rows.KernelRows` read on demand: with
-``theta_{m,c} = sum_j A[c, j] phi_m(x_j)``, the image is
-
-    ``image[c, m] = K_m A_c``  (``(C, M, N)``),
-
-the values ``<theta_{m,c}, phi_m(x_n)>`` at every training point: O(N M)
-memory per output, where the kernel stack is O(M N^2).  The inner products
-at an example, the decision values everywhere and the block norms
-``A_c' K_m A_c`` are read from it; adding ``u_c phi(x_i)`` reads the rows
-``K_m[i, :]`` of example ``i`` (``M`` rows: :attr:`rows_read`) and updates
-the products of the outputs with ``u_c != 0``, ``O(M N)`` each.
+:class:`~kernelfuse.kernels.rows.KernelRows` read on demand: the image is ``K_m A_c``
+(``(C, M, N)``, the values ``<theta_{m,c}, phi_m(x_n)>`` at every training point: O(N M) memory
+per output where the stack is O(M N^2)).  Inner products, decision values and the block norms
+``A_c' K_m A_c`` are read from it; an add at example ``i`` reads its ``M`` rows ``K_m[i, :]``
+(:attr:`rows_read`) and updates the products of the outputs it changes, ``O(M N)`` each.
 """
 
 from __future__ import annotations

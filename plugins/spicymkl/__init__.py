@@ -1,14 +1,12 @@
 """SpicyMKL (Suzuki and Tomioka, 2009), as parts.
 
-* ``augmented_lagrangian``: the outer optimiser (eqs. 3-6, 10-11), kind ``optimizer``;
-* ``smoothed_dual_newton``: the inner oracle, Newton on ``phi_gamma`` (eqs. 7-9, 12), kind ``oracle``;
-* ``active_kernels``: the kernel terms over the active kernels (Remark 1) and
-  the free line search (section 3.4), used by the oracle;
-* ``newton_system``: the Newton system's solve, dense from a kernel stack or by
-  the Woodbury identity from kernel factors ``K_m = Phi_m Phi_m'``, used by the oracle;
-* ``dual_loss_terms``: the loss's share of the dual, by conjugate (eq. 7) or
-  by slack variables (section 3.3), used by the oracle;
-* block soft-thresholding is the prox ``block-soft-threshold`` (``plugins/prox``).
+* ``augmented_lagrangian``: the outer optimiser (eqs. 3-6, 10-11), kind ``optimizer``, moving a
+  ``proximal_point`` (a centre and its penalties);
+* ``smoothed_dual_newton``: the inner oracle, Newton on ``phi_gamma`` (eqs. 7-9, 12), kind
+  ``oracle``, with its numerics: ``active_kernels`` (Remark 1, the free line search of section
+  3.4), ``newton_system`` (dense, or Woodbury from kernel factors), ``dual_loss_terms`` (eq. 7,
+  section 3.3) and ``kernel_norm_bounds`` (the kernels' norms between reads);
+* block soft-thresholding is the shared prox ``block-soft-threshold`` (``plugins/prox``).
 
 The solver ``spicymkl`` is the recipe assembling them in an ``OuterLoop``.
 """
