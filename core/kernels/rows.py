@@ -143,8 +143,7 @@ class SpecKernelRows(KernelRows):
 
         One matrix-matrix product per feature subset reads the training
         features once for a block of rows, where row by row reads them once
-        per row (Pendigits, N = 7,494, 352 features in four views: a block of
-        64 costs what about 25 single rows do).  A block takes at most
+        per row (measured: docs/scaling.md).  A block takes at most
         :data:`PREFETCH_BYTES` (larger requests are split), so memory stays
         within the cache plus one block.  Nothing happens when the cache
         cannot hold the rows asked for."""

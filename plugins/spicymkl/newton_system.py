@@ -39,8 +39,8 @@ class DenseSystem:
     ``N x N`` copy; LAPACK reads the C-ordered matrix as its transpose, the same matrix).
 
     ``H`` is positive definite for the block soft-threshold and its elastic-net form (every
-    weight of the Hessian is non-negative, the ridge positive); Cholesky costs 0.18 ms at
-    ``N = 200`` and 1.3 ms at ``N = 455`` where LU cost 0.31 and 2.2 ms.  A matrix that is not
+    weight of the Hessian is non-negative, the ridge positive), and Cholesky costs about 60% of LU
+    (docs/methods/spicymkl.md).  A matrix that is not
     positive definite (a prox part with negative weights) gives a NaN direction, which fails
     the Newton loop's descent test: it falls back to the gradient, as for any bad solve."""
 

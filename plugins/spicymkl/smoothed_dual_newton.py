@@ -216,8 +216,7 @@ class SmoothedDualNewton(Oracle):
         one).  A re-solve after kernels joined keeps it: relative to its own
         start, where a joining kernel at a large ``gamma`` can make the residual
         huge, the tolerance would be so loose that the proximal step is far
-        from solved (measured: Liver, hinge, C = 0.5, the objective of the step
-        rose from 120 to 213 at gamma = 2e6 and the solver stalled)."""
+        from solved (a stalled solve: docs/methods/spicymkl.md)."""
         b_t, gamma_b = (point.intercept, point.gamma_b) if has_intercept else (0.0, 0.0)
 
         def intercept_terms(rho: np.ndarray) -> float:
@@ -331,8 +330,7 @@ def _within_ball(rho: np.ndarray, K_rho: np.ndarray, C: float) -> tuple[np.ndarr
     """``rho`` (and ``K_m rho``) scaled into the ball ``max_m ||rho||_{K_m} <= C`` (section 5.1's scaling).
 
     Newton's first solve then starts with no kernel above the threshold instead
-    of every kernel: on the breast-cancer grid at C = 0.5 this cut the passes to
-    gap 1e-3 by about a third (``benchmarks/spicymkl_scaling.py``)."""
+    of every kernel (fewer passes: docs/methods/spicymkl.md, start)."""
     top = float(np.sqrt(np.max(np.maximum(K_rho @ rho, 0.0), initial=0.0)))
     if top <= C:
         return rho, K_rho
@@ -349,7 +347,7 @@ def step_length(along: Any, slope_along: Any, value: float, slope: float) -> tup
     The minimiser is the root of the non-decreasing slope, found by regula falsi with the
     Illinois safeguard (a bracket end kept twice has its slope halved), to ``1e-3`` of the slope
     at 0: the slope is piecewise linear for those duals, where the secant is exact on a piece
-    (about 3 trials a step on Ringnorm's hinge problems against 8 by bisection)."""
+    (fewer trials than bisection: docs/methods/spicymkl.md)."""
     high = 1.0
     at_high = along(high)
     while not np.isfinite(at_high):  # outside the conjugate's domain (eq. 7 form)

@@ -67,8 +67,8 @@ class ActiveSetSVM(SVMSolver):
         """libsvm's solution (with an intercept), polished by the active-set steps.
 
         Without an intercept the polish drops ``y'a = 0``: from libsvm's
-        sets it measured 6-8 steps on Pendigits kernels (N = 1,000), about
-        35 ms against 0.6 s for OSQP; OSQP remains the fallback.  With an
+        sets it takes a few steps, far faster than OSQP (docs/methods/mirror-vskl.md),
+        which remains the fallback.  With an
         intercept libsvm's own answer is the fallback (``converged=False``
         where its iteration bound stopped it).
         """
