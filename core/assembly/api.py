@@ -41,7 +41,8 @@ def solve(
     ``r``), the loss's (``eps``) and the solver's (``tol``, ``max_iter``,
     ``seed``, ...); a name none of them takes is an error listing the
     accepted ones.  ``family`` may be left out when the solver solves one
-    family only.  ``loss`` is a registered name or a :class:`Loss` object.  ``callback`` receives each :class:`Iteration` as recorded.
+    family only.  ``loss`` is a registered name or a :class:`Loss` object.  ``callback`` receives
+    each :class:`Iteration` as recorded.
 
     ``check_psd`` (families that need PSD kernels; ``mikl`` takes any): ``"auto"`` a
     certificate costing about one read of the stack (symmetry by random probes, a

@@ -133,7 +133,8 @@ class OuterLoop(Solver):
 
     @property
     def reads_device_arrays(self) -> bool:  # type: ignore[override]
-        """When both the optimiser and the oracle read a stack on its device (:mod:`kernelfuse.kernels.array_backend`)."""
+        """When both the optimiser and the oracle read a stack on its device
+        (:mod:`kernelfuse.kernels.array_backend`)."""
         return all(getattr(part, "reads_device_arrays", False) for part in (self.optimizer, self.oracle))
 
     def parts(self) -> dict[str, object]:

@@ -158,7 +158,8 @@ class Result:
         points and the training points, normalised as the training kernels
         were; entry ``[m, i, j]`` plays the role of ``K[m][j, i]`` of the
         training stack (OBJECTIVES.md: ``f = sum_m K[m].T @ coef[m]``), which
-        matters only for the non-symmetric kernels of ``mikl``.  Returns (n_test,), or (n_test, n_outputs) for multiclass and
+        matters only for the non-symmetric kernels of ``mikl``.  Returns (n_test,), or
+        (n_test, n_outputs) for multiclass and
         multi-label models (then the largest column is the predicted class).
         """
         K = np.asarray(K_test, dtype=float)

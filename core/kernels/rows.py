@@ -63,7 +63,7 @@ class KernelRows(ABC):
         (here: from the row sets)."""
         return np.stack([self.rows(int(i))[:, columns] for i in indices], axis=1)
 
-    def prefetch(self, indices: np.ndarray) -> None:
+    def prefetch(self, indices: np.ndarray) -> None:  # noqa: B027 (a no-op default, not abstract)
         """Prepare the rows of ``indices``, about to be read (here: nothing; rows computed in
         blocks override it)."""
 

@@ -104,7 +104,7 @@ class Expansion(ABC):
     def _accumulate(self, i: int, stored: np.ndarray) -> None:
         """The image of ``theta_{., c} += stored_c phi(x_i)`` (stored scale)."""
 
-    def _before_deferred(self, examples: np.ndarray) -> None:
+    def _before_deferred(self, examples: np.ndarray) -> None:  # noqa: B027 (a no-op default, not abstract)
         """The deferred adds at ``examples`` are about to reach the image (a representation
         reading kernel rows on demand computes theirs together)."""
 
@@ -197,7 +197,7 @@ class Expansion(ABC):
             self.image *= self.scale
             self.scale = 1.0
 
-    def prefetch(self, indices: np.ndarray, weights: np.ndarray,
+    def prefetch(self, indices: np.ndarray, weights: np.ndarray,  # noqa: B027 (a no-op default, not abstract)
                  will_update: Callable[[np.ndarray], np.ndarray]) -> None:
         """Examples ``indices`` are about to be visited; ``will_update`` maps their decision values
         (B, C) to the examples predicted to update (here: nothing to prepare; an expansion reading

@@ -510,7 +510,8 @@ class CvxpyReference(Solver):
     status ``time_limit``).  With a finite ``time_limit`` the whole call (formulation and
     cvxpy's compilation included) runs in a forked process, killed 5% of the limit
     (``max(0.1 time_limit, 1 s)``) past the limit: the best interval it reported by then is
-    returned, or the zero model (status ``time_limit``, no lower bound) if it had none.  Each attempt gives an upper bound, the
+    returned, or the zero model (status ``time_limit``, no lower bound) if it had none.  Each
+    attempt gives an upper bound, the
     objective at its model (exact, :func:`kernelfuse.problem.objectives.evaluate`), and a lower bound,
     the family's dual value at its multipliers
     (:func:`~kernelfuse.plugins.reference.certificate.lower_bound`); the run keeps the best
@@ -583,7 +584,7 @@ class CvxpyReference(Solver):
                                  self.time_limit + grace)
         else:
             progress = _Progress()
-            for progress in self._attempts(problem, clock):
+            for progress in self._attempts(problem, clock):  # noqa: B007 (the last state is the result)
                 pass
         return self._finish(problem, progress)
 

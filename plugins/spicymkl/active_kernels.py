@@ -162,7 +162,8 @@ class KernelTerms:
         return LowRankSystem(diagonal, columns, weights)
 
     def direction(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``K_m d`` over the working set and the coefficients of ``r_m(t)^2 = r_m^2 - 2 t b_m + t^2 c_m`` along ``d``."""
+        """``K_m d`` over the working set and the coefficients of
+        ``r_m(t)^2 = r_m^2 - 2 t b_m + t^2 c_m`` along ``d``."""
         if self._everything:  # one product over the whole stack
             K_d = kernel_times(self.K, d)
         else:  # kernel by kernel over the working set (K_m symmetric)

@@ -273,12 +273,15 @@ class SmoothedDualNewton(Oracle):
                 d, slope = -grad, -float(grad @ grad)
             K_d, r2, b, c = terms.direction(d)
 
-            def along(t: float) -> float:  # phi(rho + t d): no pass (section 3.4)
+            # The direction bound as defaults: the two are called within this step only.
+            def along(t: float, rho: np.ndarray = rho, d: np.ndarray = d, r2: np.ndarray = r2, b: np.ndarray = b,
+                      c: np.ndarray = c) -> float:  # phi(rho + t d): no pass (section 3.4)
                 trial = rho + t * d
                 norms = np.sqrt(np.maximum(r2 - 2 * t * b + t * t * c, 0.0))
                 return loss_term.value(trial) + terms.value(norms) + intercept_terms(trial)
 
-            def slope_along(t: float) -> float:  # d/dt phi(rho + t d)
+            def slope_along(t: float, rho: np.ndarray = rho, d: np.ndarray = d, r2: np.ndarray = r2,
+                            b: np.ndarray = b, c: np.ndarray = c) -> float:  # d/dt phi(rho + t d)
                 trial = rho + t * d
                 norms = np.sqrt(np.maximum(r2 - 2 * t * b + t * t * c, 0.0))
                 shrunk = terms.prox.radial(norms, terms.gamma)[0]
@@ -370,7 +373,8 @@ def _within_ball(rho: np.ndarray, K_rho: np.ndarray, C: float) -> tuple[np.ndarr
 
 
 def step_length(along: Any, slope_along: Any, value: float, slope: float) -> tuple[float, float]:
-    """The Newton step ``t = 1`` (halved until ``phi`` is finite) if it passes Armijo's test, else the minimiser of the convex
+    """The Newton step ``t = 1`` (halved until ``phi`` is finite) if it passes Armijo's test,
+    else the minimiser of the convex
     ``phi`` along the direction on ``[0, 1]`` (every trial is free), and ``phi`` there.
     Piecewise-quadratic duals (section 3.3) make full steps overshoot where the active
     pieces change; the exact step keeps Newton's progress there.  ``t = 0`` (and ``value``) when
