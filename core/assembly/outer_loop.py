@@ -75,7 +75,7 @@ from kernelfuse.validation import count, flag, positive, positive_count, seconds
 def _stopping_rule(name: str) -> StoppingRule:
     from kernelfuse.parts.registry import get_registry
 
-    return get_registry().create("stopping", name)  # type: ignore[no-any-return]
+    return get_registry().create("stopping", name)
 
 
 def _check_stop(instance: Any, attribute: Any, value: str) -> None:

@@ -227,7 +227,7 @@ class Result:
         counter_names = [k[len("counter_"):] for k in arrays if k.startswith("counter_")]
         columns = [arrays[f"history_{name}"] for name in _SCALAR_FIELDS]
         rows = tuple(
-            Iteration(int(values[0]), *map(float, values[1:]), counters={
+            Iteration(int(values[0]), float(values[1]), float(values[2]), float(values[3]), float(values[4]), counters={
                 name: float(arrays[f"counter_{name}"][i]) for name in counter_names
                 if not math.isnan(arrays[f"counter_{name}"][i])
             })

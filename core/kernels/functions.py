@@ -17,8 +17,8 @@ give a stack of that library on that device, computed there in float64
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
@@ -38,7 +38,7 @@ class Pairwise:
     """
 
     def __init__(self, X: np.ndarray, Z: np.ndarray, Z_sqnorms: np.ndarray | None = None,
-                 workspace: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+                 workspace: tuple[np.ndarray, ...] | None = None) -> None:
         self.X, self.Z = X, Z
         #: The array namespace of device features (None for NumPy): the generic forms below.
         self.xp = array_backend.namespace(X)
@@ -90,6 +90,9 @@ class KernelFunction(ABC):
     name: ClassVar[str]
     psd: ClassVar[bool] = True
 
+    if TYPE_CHECKING:  # optional: explicit features ``phi(X)``, shape (N, r), of a low-rank kernel
+        features: Callable[[np.ndarray], np.ndarray]
+
     @abstractmethod
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         """The matrix ``[k(x_i, z_j)]`` for rows x_i of X and z_j of Z."""
@@ -124,6 +127,10 @@ def squared_distances(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return Pairwise(X, Z).sqdist
 
 
+def _column_indices(features: Iterable[int] | None) -> tuple[int, ...] | None:
+    return None if features is None else tuple(int(i) for i in features)
+
+
 @attrs.frozen
 class KernelSpec:
     """One kernel of a stack: a function, the features it reads, its group."""
@@ -131,7 +138,7 @@ class KernelSpec:
     function: KernelFunction
     #: Column indices the kernel reads (None: every column).
     features: tuple[int, ...] | None = attrs.field(
-        default=None, converter=lambda f: None if f is None else tuple(int(i) for i in f)
+        default=None, converter=_column_indices
     )
     group: int = 0
     label: str = ""
@@ -150,7 +157,7 @@ class KernelSpec:
         return Pairwise(X[:, cols], Z[:, cols])
 
 
-def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type = np.float64) -> int:
+def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type | str = np.float64) -> int:
     """Bytes of a (M, n_rows, n_cols) stack of ``dtype``."""
     return int(n_kernels) * int(n_rows) * int(n_cols) * np.dtype(dtype).itemsize
 

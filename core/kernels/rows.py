@@ -85,12 +85,16 @@ class KernelRows(ABC):
         return out.reshape(coef.shape)
 
 
+def _float64(X: object) -> np.ndarray:
+    return np.asarray(X, dtype=np.float64)
+
+
 @attrs.define(eq=False)
 class SpecKernelRows(KernelRows):
     """Rows of ``specs`` on the training features ``X``, normalised (fitted on ``X``) when read."""
 
     specs: Sequence[KernelSpec] = attrs.field(converter=list)
-    X: np.ndarray = attrs.field(converter=lambda X: np.asarray(X, dtype=np.float64))
+    X: np.ndarray = attrs.field(converter=_float64)
     normalization: str = "unit-trace"
     #: Bytes of recently read row sets kept (least recently used dropped first); 0: none.
     cache_bytes: int = count.field(512 * 2**20)
@@ -235,7 +239,8 @@ class SpecKernelRows(KernelRows):
         everything is written there, the values of each kernel into the fourth (valid until
         the next is yielded)."""
         values = None if workspace is None else workspace[3]
-        pairs, features = None, object()
+        pairs: Pairwise  # set by the first spec that is not a feature map (no spec has these features)
+        features: object = object()
         for m, spec in enumerate(self.specs):
             if m in self._feature_maps:
                 phi = self._feature_maps[m]
