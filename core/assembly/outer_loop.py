@@ -101,7 +101,7 @@ class OuterLoop(Solver):
     max_iter: int = count.field(1000)
     stop: str = attrs.field(default="gap", validator=_check_stop)
     time_limit: float = seconds.field(math.inf)
-    name: str = "outer-loop"
+    name: str = "outer-loop"  # type: ignore[misc]  # per instance: the recipe names its loop
     #: Keep the optimiser's estimate of every iteration in the history.
     record_points: bool = flag.field(False)
     #: BLAS threads while running: 1 measured 2-5x faster than 2 on this
@@ -230,6 +230,7 @@ class OuterLoop(Solver):
                 account(final)
                 record(estimate, attrs.evolve(final, gauges={**answer.gauges, **final.gauges}))
         top = best[0]
+        assert top.coef is not None  # best keeps answers with a model only (account)
         gap = relative_gap(units * top.objective, units * lower)
         if status == "converged" and not gap <= self.tol:
             status, failure = "stalled", (

@@ -288,7 +288,7 @@ def solve_shifted(H: Any, diagonal: np.ndarray, constant: float, rhs: np.ndarray
         return np.full_like(rhs, np.nan)
 
 
-def check_kernels(K: Any, *, require_psd: bool, check_psd: bool) -> tuple[Any, float]:
+def check_kernels(K: Any, *, require_psd: bool, check_psd: str | bool) -> tuple[Any, float]:
     """The checks of :func:`kernelfuse.validation.check_kernels` on a device stack, on its device:
     shape (M, N, N), float32 or float64, finite, entries within bounds, symmetric and (where
     ``check_psd``) PSD to the same tolerances; returns it unchanged and its largest entry."""

@@ -202,7 +202,7 @@ def readable_bytes(n: int, exact: bool = False) -> str:
 
 
 def check_stack_request(n_kernels: int, X: np.ndarray, Z: np.ndarray | None,
-                        dtype: np.dtype | type, memory_budget: int | None) -> np.ndarray:
+                        dtype: np.dtype | type | str, memory_budget: int | None) -> np.ndarray:
     """The rows ``Z`` (``X`` when None) of a stack of ``n_kernels`` kernels, after the checks
     made before allocating it: 2-D features of one width, finite, a stack within the budget
     (None: :func:`kernelfuse.runtime.memory.default_memory_budget`; ``X`` and ``Z`` of one array

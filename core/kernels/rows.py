@@ -85,6 +85,10 @@ class KernelRows(ABC):
         return out.reshape(coef.shape)
 
 
+def _spec_list(specs: Iterable[KernelSpec]) -> list[KernelSpec]:
+    return list(specs)
+
+
 def _float64(X: object) -> np.ndarray:
     return np.asarray(X, dtype=np.float64)
 
@@ -93,7 +97,7 @@ def _float64(X: object) -> np.ndarray:
 class SpecKernelRows(KernelRows):
     """Rows of ``specs`` on the training features ``X``, normalised (fitted on ``X``) when read."""
 
-    specs: Sequence[KernelSpec] = attrs.field(converter=list)
+    specs: Sequence[KernelSpec] = attrs.field(converter=_spec_list)
     X: np.ndarray = attrs.field(converter=_float64)
     normalization: str = "unit-trace"
     #: Bytes of recently read row sets kept (least recently used dropped first); 0: none.

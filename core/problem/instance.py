@@ -70,7 +70,7 @@ class Problem:
     @classmethod
     def create(
         cls,
-        K: object,
+        K: Any,
         y: object,
         family: str | Family,
         *,

@@ -47,6 +47,7 @@ SVM stopped short of its optimality test counts in ``svm_truncated``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -87,7 +88,7 @@ def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: fl
 
 
 def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarray,
-               scale: np.ndarray):  # type: ignore[no-untyped-def]
+               scale: np.ndarray) -> Callable[[], np.ndarray]:
     """The factor of ``G``'s Hessian in ``lam`` at fixed gamma, on demand
     (:mod:`kernelfuse.plugins.mirror_vskl.svm_curvature`).
 

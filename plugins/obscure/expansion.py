@@ -81,7 +81,7 @@ class Expansion(ABC):
     #: deferred adds' part of them (C, M, B), the block's kernels ``K_m[block, block]`` from the
     #: first deferred add's position ``_origin`` on, and the deferred adds themselves.
     _block: np.ndarray | None = attrs.field(default=None, init=False)
-    _slot: np.ndarray | None = attrs.field(default=None, init=False)
+    _slot: np.ndarray = attrs.field(factory=lambda: np.empty(0, dtype=np.intp), init=False)
     _begun: np.ndarray = attrs.field(factory=lambda: np.empty(0), init=False)
     _deferred: np.ndarray = attrs.field(factory=lambda: np.empty(0), init=False)
     _within: np.ndarray = attrs.field(factory=lambda: np.empty(0), init=False)
@@ -154,7 +154,7 @@ class Expansion(ABC):
         last add.  :meth:`flush` then applies the adds together: on kernel rows computed on
         demand one block of rows, of exactly the examples that were added."""
         self.flush()
-        if self._slot is None:
+        if not self._slot.size:
             self._slot = np.full(self.A.shape[1], -1)
         self._slot[block] = np.arange(block.size)
         self._block = block

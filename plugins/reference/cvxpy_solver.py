@@ -167,7 +167,7 @@ def norm_of(x: Any, p: float) -> Any:
         return cp.norm(x, 2)
     if math.isinf(p):
         return cp.norm_inf(x)
-    return cp.pnorm(x, p, approx=False)
+    return cp.pnorm(x, p, approx=False)  # type: ignore[arg-type]  # cvxpy annotates p int | str; any p >= 1 works
 
 
 # --------------------------------------------------------------------------- formulations
@@ -224,7 +224,7 @@ def _l1_mkl(problem: Problem, rank_tol: float) -> Formulation:
         objective = objective + 0.5 * problem.params["C2"] * sq
         cons += sq_cons
     return Formulation(objective, [*cons, *loss_cons, link],
-                       lambda: (exp.coef(), float(b.value), None), multiplier(link))
+                       lambda: (exp.coef(), float(b.value), None), multiplier(link))  # type: ignore[arg-type]  # solved: b.value set
 
 
 def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
@@ -252,7 +252,7 @@ def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
     objective = reg + problem.params["C"] * loss
     return Formulation(
         objective, [*cons, *reg_cons, *loss_cons, link],
-        lambda: (exp.coef(), float(b.value), None), multiplier(link, problem.params["C"]),
+        lambda: (exp.coef(), float(b.value), None), multiplier(link, problem.params["C"]),  # type: ignore[arg-type]  # solved: b.value set
     )
 
 
@@ -602,7 +602,8 @@ class CvxpyReference(Solver):
         )
         best: ReferenceSolution | None = None
         lower = -math.inf
-        n_iter, attempts, seconds, out_of_time = 0, [], 0.0, False
+        attempts: list[str] = []
+        n_iter, seconds, out_of_time = 0, 0.0, False
         for gap_factor, feas_factor in TOLERANCE_LADDER:
             remaining = self.time_limit - elapsed()
             if out_of_time or remaining <= 0:  # the last attempt ended on the limit, or no time left

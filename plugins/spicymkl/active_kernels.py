@@ -119,6 +119,7 @@ class KernelTerms:
         kept sum has the stack's precision: float32 for a float32 stack, whose
         memory it then adds a quarter of a kernel's float64 bytes to, not half."""
         N = self.rho.size
+        assert not isinstance(self.K, FactorKernels)  # stacks only: factors take the low-rank system
         if self._weighted_sum is None:
             self._weighted_sum = (array_backend.zeros(self.K, (N, N)) if self._on_device
                                   else np.zeros((N, N), dtype=self.K.dtype))

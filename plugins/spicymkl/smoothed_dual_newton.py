@@ -238,7 +238,7 @@ class SmoothedDualNewton(Oracle):
         return prox.radial(norms, gamma)[0], norms
 
     def _newton(self, terms: KernelTerms, loss_term: Any, point: ProximalPoint,
-                has_intercept: bool, tolerance: float | None) -> tuple[int, float]:
+                has_intercept: bool, tolerance: float | None) -> tuple[int, float | None]:
         """Newton with Armijo back-tracking from ``terms.rho``: the steps taken, and the tolerance.
 
         The residual to reach is ``max(newton_tol, newton_rtol * r0)``, ``r0``
@@ -323,7 +323,7 @@ class SmoothedDualNewton(Oracle):
             moved = (np.einsum("mi,mi->m", point.coef, K_centre) + squares
                      - 2.0 * np.einsum("mi,mi->m", point.coef, K_coef))  # ||alpha^t_m - alpha_m||^2
             step_z = np.zeros(0) if slack is None else point.slack - slack
-            value += (float(np.sum(np.maximum(moved, 0.0))) + step_z @ step_z) / (2 * point.gamma)
+            value += (float(np.sum(np.maximum(moved, 0.0))) + float(step_z @ step_z)) / (2 * point.gamma)
             if point.gamma_b > 0:
                 value += (point.intercept - intercept) ** 2 / (2 * point.gamma_b)
         gradient = point.envelope_gradient(coef, intercept, slack)
@@ -352,7 +352,7 @@ class SmoothedDualNewton(Oracle):
         if np.array_equal(point, rho - shift) and (shift == 0.0 or state.K_one is not None):
             kernels = np.flatnonzero(bounds.exact(rho))
             squares = bounds.squares[kernels]
-            if shift != 0.0:
+            if shift != 0.0 and state.K_one is not None:  # not None where shift != 0 (above)
                 K_one = state.K_one[kernels]
                 squares = squares - 2 * shift * (K_one @ rho) + shift**2 * K_one.sum(axis=1)
             known = (kernels, squares)
