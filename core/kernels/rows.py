@@ -243,7 +243,7 @@ class SpecKernelRows(KernelRows):
         everything is written there, the values of each kernel into the fourth (valid until
         the next is yielded)."""
         values = None if workspace is None else workspace[3]
-        pairs: Pairwise  # set by the first spec that is not a feature map (no spec has these features)
+        pairs: Pairwise  # set at the first spec that is not a feature map: features starts unlike any spec's
         features: object = object()
         for m, spec in enumerate(self.specs):
             if m in self._feature_maps:

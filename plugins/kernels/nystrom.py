@@ -169,6 +169,7 @@ class Nystrom(FeatureMap):
     base: str
     #: The base kernel's parameters: sorted ``(name, JSON value)`` pairs (a mapping is accepted).
     base_params: tuple[tuple[str, Any], ...] = attrs.field(default=(), converter=json_params)
+    # mypy's attrs plugin reads named converters only, not frozen_array(...)'s: the ignores below.
     #: The landmarks, shape (r, d): rows of the features the kernel reads.
     landmarks: np.ndarray = attrs.field(converter=frozen_array(2, "landmarks"), repr=array_repr)  # type: ignore[misc]
     #: ``W^{+1/2}``, shape (r, r), with ``W`` the base kernel on the landmarks.

@@ -48,6 +48,7 @@ class RandomFourierFeatures(FeatureMap):
     n_features: int = positive_count.field()
     #: The seed ``frequencies`` and ``offsets`` were drawn from (kept as provenance).
     seed: int = count.field(0)
+    # mypy's attrs plugin reads named converters only, not frozen_array(...)'s: the ignores below.
     #: ``Omega``, shape (r, d): standard normal draws (the frequencies for width 1).
     frequencies: np.ndarray = attrs.field(converter=frozen_array(2, "frequencies"), repr=array_repr)  # type: ignore[misc]
     #: ``b``, shape (r,): uniform draws in [0, 2 pi).
