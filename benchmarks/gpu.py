@@ -12,7 +12,8 @@ device; kernelfuse reads it there (:mod:`kernelfuse.kernels.array_backend`).  Tw
     unit trace) on scikit-learn's breast cancer (the main job's 455 training points), family
     ``l1_mkl``, C = 0.5, logistic and hinge, ``spicymkl`` to a certified relative gap of 1e-6:
     the float64 stack on the GPU, and the NumPy stack on one CPU core and on every core
-    (the solver's ``blas_threads``: 1, its default, or the CPU count; ``threadpoolctl``).  Wall time of ``kernelfuse.solve`` (validation
+    (the solver's ``blas_threads``: 1, its default, or the CPU count; ``threadpoolctl``).
+    Wall time of ``kernelfuse.solve`` (validation
     with ``check_psd=False`` included, the stack already in place); runs under 2 s are
     repeated three times and the median kept, the GPU's after one warm-up solve.  The
     one-core hinge run is skipped when the time budget left cannot hold it (estimated from
@@ -263,7 +264,8 @@ def targets(grid: dict[str, Any] | None, large: dict[str, Any] | None) -> list[d
             speedup = one["wall"] / device["wall"]
             checks.append({"target": f"(a) {loss}: GPU at least 20x one CPU core (both {device['status']}, "
                                      f"{one['status']})",
-                           "detail": f"{speedup:.1f}x", "pass": bool(speedup >= 20 and device["status"] == "converged")})
+                           "detail": f"{speedup:.1f}x",
+                           "pass": bool(speedup >= 20 and device["status"] == "converged")})
     if large is not None:
         run = large["run"]
         checks.append({"target": f"(b) N = {large['N']:,}, M = {large['M']} to gap {large['tol']:g} in at most 10 s",
@@ -332,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (seconds); writes gpu_smoke.json")
     parser.add_argument("--out", type=Path, default=common.RESULTS_DIR,
                         help="the folder of the JSON (default benchmarks/results)")
-    parser.add_argument("--commit", default=None, help="the commit measured (recorded in place of the copy's own git HEAD)")
+    parser.add_argument("--commit", default=None,
+                        help="the commit measured (recorded in place of the copy's own git HEAD)")
     parser.add_argument("--parts", default="grid,large", help="comma-separated: grid, large")
     args = parser.parse_args(argv)
     cfg = SMOKE if args.smoke else FULL

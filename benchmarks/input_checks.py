@@ -81,7 +81,8 @@ def main() -> None:
     runs = []
     for loss in LOSSES:
         for check_psd in modes:
-            run = timed(lambda: kernelfuse.solve(K, y, loss=loss, check_psd=check_psd, **SOLVE))
+            run = timed(lambda loss=loss, check_psd=check_psd: kernelfuse.solve(K, y, loss=loss, check_psd=check_psd,
+                                                                                 **SOLVE))
             run.update(loss=loss, check_psd=check_psd, validation=validation_time(K, y, loss, check_psd)
                        if check_psd is not True else None)
             runs.append(run)
@@ -92,7 +93,7 @@ def main() -> None:
     estimator = []
     for loss in LOSSES:
         model = MKLClassifier(kernels="precomputed", loss=loss, **{**SOLVE, "tol": 1e-6})
-        fit = timed(lambda: model.fit(stack, y).result_, repeat_below=float("inf"))
+        fit = timed(lambda model=model: model.fit(stack, y).result_, repeat_below=float("inf"))
         estimator.append({**fit, "loss": loss})
         print(f"MKLClassifier(kernels='precomputed', loss={loss!r}): fit {fit['wall']:.3f} s, "
               f"solver {fit['solver_time']:.3f} s, ratio {fit['ratio']:.2f}", flush=True)

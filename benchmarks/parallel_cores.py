@@ -250,7 +250,8 @@ def main() -> None:
     parser.add_argument("--dask-workers", type=int, default=None, help="workers of the LocalCluster (0: none)")
     parser.add_argument("--n-train", type=int, default=None, help="training digits (1,200; smoke: 150)")
     parser.add_argument("--seed", type=int, default=0, help="training subset seed")
-    parser.add_argument("--commit", default=None, help="the commit measured (recorded in place of the tree's own git HEAD)")
+    parser.add_argument("--commit", default=None,
+                        help="the commit measured (recorded in place of the tree's own git HEAD)")
     parser.add_argument("--budget", type=float, default=BUDGET_SECONDS,
                         help="seconds after which no further parallel configuration starts")
     args = parser.parse_args()

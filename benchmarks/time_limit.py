@@ -115,8 +115,8 @@ def main() -> None:
           "yes" if r["within"] else "NO"] for r in runs]))
     print(markdown_table(["set", "N", "C", "SMO steps", "bound"],
                          [[r["set"], r["N"], fmt(r["C"]), r["steps"], r["bound"]] for r in steps]))
-    write_json(out, {"settings": {"limits": limits, "sizes": sizes, "solvers": solvers}, "machine": info, "time_limit": runs,
-                     "libsvm_steps": steps})
+    write_json(out, {"settings": {"limits": limits, "sizes": sizes, "solvers": solvers}, "machine": info,
+                     "time_limit": runs, "libsvm_steps": steps})
 
 
 if __name__ == "__main__":

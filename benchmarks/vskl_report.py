@@ -39,7 +39,8 @@ def scaling_tables(d: dict[str, Any]) -> str:
             f"| {m['time']:.3g} / {e['time']:.3g} / {s['time']:.3g} | {s['time'] / m['time']:.1f}x "
             f"| {m['kernel_passes']:.0f} / {s['kernel_passes']:.0f} "
             f"| {m['test_accuracy']:.3f} / {s['test_accuracy']:.3f} / {a['test_accuracy']:.3f} "
-            f"| {_certified(r['mirror_gap'], 'svm_calls', '.0f')} / {_certified(r['entropic_gap'], 'svm_calls', '.0f')} "
+            f"| {_certified(r['mirror_gap'], 'svm_calls', '.0f')} "
+            f"/ {_certified(r['entropic_gap'], 'svm_calls', '.0f')} "
             f"| {_certified(r['mirror_gap'], 'time', '.3g')} / {_certified(r['entropic_gap'], 'time', '.3g')} |"
         )
     lines += ["", "| data set (N train = 120) | M | time cvxpy / mirror / simple (s) | cvxpy / mirror "

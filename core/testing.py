@@ -110,7 +110,7 @@ def check_loss(loss: Loss, *, seed: int = 0, n: int = 60) -> list[str]:
                 v = rng.normal(scale=1.5, size=n)
                 w = loss.conjugate_prox(y, v, step)
                 for i in range(min(n, 15)):
-                    def objective(t: float, i: int = i) -> float:
+                    def objective(t: float, i: int = i, v: np.ndarray = v, step: float = step) -> float:
                         return float(loss.conjugate(y[i:i + 1], np.array([t]))[0]) + (t - v[i]) ** 2 / (2 * step)
                     best = minimize_scalar(objective, bounds=(max(lower[i], -50.0), min(upper[i], 50.0)),
                                            method="bounded", options={"xatol": 1e-12})
@@ -151,7 +151,7 @@ def check_prox(prox: ProxOperator, *, shape: tuple[int, ...] = (6, 4), seed: int
         spread = np.linalg.norm(z - prox.prox(x2, step))
         _require(spread <= np.linalg.norm(x - x2) * (1 + 1e-9), prox, f"not non-expansive at step {step}")
         if value is not None:
-            def objective(u: np.ndarray) -> float:
+            def objective(u: np.ndarray, x: np.ndarray = x, step: float = step) -> float:
                 return float(value(u)) + float(np.sum((u - x) ** 2)) / (2 * step)
             best = objective(z)
             for scale in (1e-4, 1e-2, 0.3):

@@ -318,7 +318,7 @@ class Domain:
                 else self.requirement
             also = f", or None ({self.none})" if self.none else ""
             raise ValidationError(f"{name} must be {wanted}{also}, got {value!r}")
-        return {"real": float, "integer": int, "flag": bool}[self.kind](value)  # type: ignore[arg-type]
+        return {"real": float, "integer": int, "flag": bool}[self.kind](value)
 
     def or_none(self, meaning: str) -> Domain:
         """The same domain, also admitting None (which means ``meaning``)."""

@@ -29,7 +29,7 @@ def breast_cancer_problem(n_samples: int = 150, seed: int = 0) -> dict[str, np.n
     X = StandardScaler().fit_transform(data.data)[order]
     y = np.where(data.target[order] == 1, 1.0, -1.0)
     kernels, groups = [], []
-    for group, (name, columns) in enumerate(FEATURE_SETS.items()):
+    for group, columns in enumerate(FEATURE_SETS.values()):
         features = X[:, columns]
         for width in WIDTHS:
             sigma = width * np.sqrt(features.shape[1])

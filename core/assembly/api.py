@@ -41,7 +41,8 @@ def solve(
     ``r``), the loss's (``eps``) and the solver's (``tol``, ``max_iter``,
     ``seed``, ...); a name none of them takes is an error listing the
     accepted ones.  ``family`` may be left out when the solver solves one
-    family only.  ``loss`` is a registered name or a :class:`Loss` object.  ``callback`` receives each :class:`Iteration` as recorded.
+    family only.  ``loss`` is a registered name or a :class:`Loss` object.  ``callback`` receives
+    each :class:`Iteration` as recorded.
 
     ``check_psd`` (families that need PSD kernels; ``mikl`` takes any): ``"auto"`` a
     certificate costing about one read of the stack (symmetry by random probes, a
@@ -65,24 +66,25 @@ def solve(
         raise ValidationError(f"registry must be a kernelfuse Registry or None, got {registry!r}")
     if callback is not None and not callable(callback):
         raise ValidationError(f"callback must be callable or None, got {callback!r}")
+    recipe: Recipe | None
     if isinstance(solver, Solver):  # already built: its own settings (tol, max_iter, ...) may change
-        recipe, families = None, solver.families
+        recipe, families, name = None, solver.families, solver.name
         solver_keys = solver_parameters(type(solver)) - set(solver.parts()) - {"name"}
     elif isinstance(solver, str):
-        recipe = registry.get("solver", solver).factory
-        if not isinstance(recipe, Recipe):
+        factory = registry.get("solver", solver).factory
+        if not isinstance(factory, Recipe):
             raise ValidationError(f"solver {solver!r} is not registered as a Recipe")
+        recipe, name = factory, solver
         families, solver_keys = recipe.families, recipe.parameters(registry)
     elif isinstance(solver, Mapping):  # {role: registered name}: composed here
         from kernelfuse.assembly.recipe import compose
 
         recipe = compose(solver, registry=registry)
-        families, solver_keys = recipe.families, recipe.parameters(registry)
+        families, solver_keys, name = recipe.families, recipe.parameters(registry), recipe.name
     else:
         raise ValidationError(
             "solver must be a registered name, a {role: part name} mapping or a Solver object, "
             f"got {type(solver).__name__}")
-    name = solver if isinstance(solver, str) else (recipe or solver).name
     if family is None:
         if len(families) != 1:
             raise ValidationError(
@@ -121,7 +123,9 @@ def solve(
     else:
         import attrs
 
-        built = attrs.evolve(solver, **solver_params) if solver_params else solver
+        assert isinstance(solver, Solver)  # no recipe: a Solver object was given
+        # misc: Solver is an ABC, not an attrs class; the solvers deriving from it are
+        built = attrs.evolve(solver, **solver_params) if solver_params else solver  # type: ignore[misc]
 
     listeners = registry.iteration_listeners(built.name, fam.name)
 

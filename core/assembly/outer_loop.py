@@ -35,7 +35,7 @@ from kernelfuse.validation import count, flag, positive, positive_count, seconds
 def _stopping_rule(name: str) -> StoppingRule:
     from kernelfuse.parts.registry import get_registry
 
-    return get_registry().create("stopping", name)  # type: ignore[no-any-return]
+    return get_registry().create("stopping", name)
 
 
 def _check_stop(instance: Any, attribute: Any, value: str) -> None:
@@ -61,7 +61,7 @@ class OuterLoop(Solver):
     max_iter: int = count.field(1000)
     stop: str = attrs.field(default="gap", validator=_check_stop)
     time_limit: float = seconds.field(math.inf)
-    name: str = "outer-loop"
+    name: str = "outer-loop"  # type: ignore[misc]  # per instance: the recipe names its loop
     #: Keep the optimiser's estimate of every iteration in the history.
     record_points: bool = flag.field(False)
     #: BLAS threads while running: 1 measured 2-5x faster than 2 on this
@@ -93,7 +93,8 @@ class OuterLoop(Solver):
 
     @property
     def reads_device_arrays(self) -> bool:  # type: ignore[override]
-        """When both the optimiser and the oracle read a stack on its device (:mod:`kernelfuse.kernels.array_backend`)."""
+        """When both the optimiser and the oracle read a stack on its device
+        (:mod:`kernelfuse.kernels.array_backend`)."""
         return all(getattr(part, "reads_device_arrays", False) for part in (self.optimizer, self.oracle))
 
     def parts(self) -> dict[str, object]:
@@ -189,6 +190,7 @@ class OuterLoop(Solver):
                 account(final)
                 record(estimate, attrs.evolve(final, gauges={**answer.gauges, **final.gauges}))
         top = best[0]
+        assert top.coef is not None  # best keeps answers with a model only (account)
         gap = relative_gap(units * top.objective, units * lower)
         if status == "converged" and not gap <= self.tol:
             status, failure = "stalled", (

@@ -158,7 +158,8 @@ class Result:
         points and the training points, normalised as the training kernels
         were; entry ``[m, i, j]`` plays the role of ``K[m][j, i]`` of the
         training stack (OBJECTIVES.md: ``f = sum_m K[m].T @ coef[m]``), which
-        matters only for the non-symmetric kernels of ``mikl``.  Returns (n_test,), or (n_test, n_outputs) for multiclass and
+        matters only for the non-symmetric kernels of ``mikl``.  Returns (n_test,), or
+        (n_test, n_outputs) for multiclass and
         multi-label models (then the largest column is the predicted class).
         """
         K = np.asarray(K_test, dtype=float)
@@ -226,7 +227,7 @@ class Result:
         counter_names = [k[len("counter_"):] for k in arrays if k.startswith("counter_")]
         columns = [arrays[f"history_{name}"] for name in _SCALAR_FIELDS]
         rows = tuple(
-            Iteration(int(values[0]), *map(float, values[1:]), counters={
+            Iteration(int(values[0]), float(values[1]), float(values[2]), float(values[3]), float(values[4]), counters={
                 name: float(arrays[f"counter_{name}"][i]) for name in counter_names
                 if not math.isnan(arrays[f"counter_{name}"][i])
             })

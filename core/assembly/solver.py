@@ -198,7 +198,7 @@ def _rescaled_status(solver: Solver, units: Rescaled, objective: float, model: A
 def solver_parameters(factory: Callable[..., Any]) -> set[str]:
     """The keyword parameters a solver (or loss) factory accepts."""
     if attrs.has(factory):  # type: ignore[arg-type]
-        return {f.alias or f.name for f in attrs.fields(factory) if f.init}  # type: ignore[arg-type]
+        return {f.alias or f.name for f in attrs.fields(factory) if f.init}
     import inspect
 
     return {

@@ -253,7 +253,7 @@ def _number(text: str) -> float:
 
 def _check_psd(text: str) -> str | bool:
     """``--check-psd``: auto, true or false."""
-    choices = {"auto": "auto", "true": True, "false": False}
+    choices: dict[str, str | bool] = {"auto": "auto", "true": True, "false": False}
     if text.strip().lower() not in choices:
         raise argparse.ArgumentTypeError(f"--check-psd must be auto, true or false, got {text!r}")
     return choices[text.strip().lower()]

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-DEFAULTS = {"solver": "spicymkl", "family": "l1_mkl", "loss": "logistic", "C": 0.3, "tol": 1e-3}
+DEFAULTS: dict[str, Any] = {"solver": "spicymkl", "family": "l1_mkl", "loss": "logistic", "C": 0.3, "tol": 1e-3}
 #: The average-kernel SVM compared against: an SVC on the mean kernel.
-AVERAGE = {"family": "l1_mkl_sq", "C": 100.0}
+AVERAGE: dict[str, Any] = {"family": "l1_mkl_sq", "C": 100.0}
 
 
 def breast_cancer_split(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
@@ -54,7 +55,7 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
     say = (lambda *a: None) if quiet else print
     output = output_folder(output)  # refused before any work when it cannot be written
     X_train, X_test, y_train, y_test, names = breast_cancer_split()
-    grid = {"widths": (1.0, 5.0), "degrees": (1,)} if quick else {}
+    grid: dict[str, Any] = {"widths": (1.0, 5.0), "degrees": (1,)} if quick else {}
     specs = kernel_grid(X_train.shape[1], feature_names=names, **grid)
     start = time.perf_counter()
     normalizer = KernelNormalizer("unit-trace").fit(specs, X_train)
@@ -75,6 +76,7 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
     accuracy = float(np.mean(np.sign(result.decision_function(K_test)) == y_test))
     average_accuracy = float(np.mean(np.sign(average.decision_function(K_test)) == y_test))
     weights = result.kernel_weights
+    assert weights is not None  # the l1_mkl family reports its kernel weights
     order = np.argsort(weights)[::-1]
     selected = int(np.sum(weights > 1e-3))
     say(f"\n{solver}: test accuracy {accuracy:.3f} (average-kernel SVM {average_accuracy:.3f}), "
@@ -85,7 +87,7 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
     say("top kernels:")
     for m in order[:5]:
         say(f"  {weights[m]:.3f}  {specs[m].label}")
-    figures = {
+    figures: dict[str, Any] = {
         "n_train": int(K.shape[1]), "n_kernels": len(specs), "accuracy": accuracy,
         "average_accuracy": average_accuracy, "selected": selected,
         "objective": result.objective, "gap": result.gap, "time": result.time,
@@ -101,7 +103,7 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
     return figures
 
 
-def _counters(counters: dict[str, float]) -> str:
+def _counters(counters: Mapping[str, float]) -> str:
     """``"91 svm calls, 128 kernel passes"``: the work a solver counted."""
     return ", ".join(f"{value:.0f} {name.replace('_', ' ')}" for name, value in counters.items()
                      if name != "active_kernels")

@@ -176,6 +176,9 @@ class MKLEstimator(BaseEstimator):
 
     #: The loss used when ``loss`` is None (None: the family's default).
     default_loss: ClassVar[str | None] = None
+    # During a fit (_training_kernels): the files of a memory-mapped stack and of a shared one.
+    _stack_file: str | None
+    _shared_file: str | None
 
     def __init__(
         self,
@@ -263,7 +266,7 @@ class MKLEstimator(BaseEstimator):
     def _multi_output(self) -> bool:
         return False
 
-    def _train_stack(self, X: np.ndarray) -> np.ndarray:
+    def _train_stack(self, X: np.ndarray) -> np.ndarray | SpecKernelRows | FactorKernels:
         if self._precomputed():
             if X.shape[0] != X.shape[1]:
                 raise ValidationError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
@@ -280,7 +283,8 @@ class MKLEstimator(BaseEstimator):
                 )
             specs = kernel_grid(X.shape[1])
         else:
-            specs = list(self.kernels) if isinstance(self.kernels, Sequence) else []
+            kernels = self.kernels
+            specs = list(kernels) if isinstance(kernels, Sequence) else []
             if not specs or not all(isinstance(s, KernelSpec) for s in specs):
                 raise ValidationError("kernels must be 'grid', 'precomputed' or a non-empty list of "
                                       f"KernelSpec, got {reprlib.repr(self.kernels)}")
@@ -357,8 +361,8 @@ class MKLEstimator(BaseEstimator):
         file a parallel fit shares with its workers, is removed when the fit is done with it.
         Running out of memory while building or solving is a :class:`SolverError` naming the
         allocation (:func:`kernelfuse.runtime.memory.out_of_memory`)."""
-        self._stack_file: str | None = None
-        self._shared_file: str | None = None
+        self._stack_file = None
+        self._shared_file = None
         try:
             yield self._train_stack(X)
         except (MemoryError, OSError) as exc:
@@ -401,7 +405,7 @@ class MKLEstimator(BaseEstimator):
         return default_memory_budget() if self.memory_budget is None else int(self.memory_budget)
 
     # ------------------------------------------------------------------ solving
-    def _solve_each(self, K: np.ndarray, targets: Sequence[np.ndarray]) -> None:
+    def _solve_each(self, K: np.ndarray | SpecKernelRows | FactorKernels, targets: Sequence[np.ndarray]) -> None:
         """Solve one problem per target (a vector, or a matrix for a multi-output family)."""
         from kernelfuse.parts.registry import get_registry
 
@@ -442,7 +446,7 @@ class MKLEstimator(BaseEstimator):
             return False
         return check_psd
 
-    def _solve_labels(self, K: np.ndarray, signs: np.ndarray) -> None:
+    def _solve_labels(self, K: np.ndarray | SpecKernelRows | FactorKernels, signs: np.ndarray) -> None:
         """Labels as +-1 columns: one problem for a multi-label family (one shared
         combination), else one binary problem per column."""
         if get_family(self.family).target == "multilabel":
@@ -513,7 +517,7 @@ class MKLEstimator(BaseEstimator):
 
         save_model(self, path)
 
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+    def __sklearn_tags__(self) -> Any:  # scikit-learn's Tags (untyped)
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed()
         return tags
@@ -632,7 +636,7 @@ class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
         off, on = self.label_values_
         return np.where(self.decision_function(X) > 0, on, off).astype(self.label_dtype_)
 
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+    def __sklearn_tags__(self) -> Any:  # scikit-learn's Tags (untyped)
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_label = True
         tags.target_tags.multi_output = True

@@ -20,13 +20,14 @@ from kernelfuse.errors import ValidationError
 def _check(Y_true: object, scores: object) -> tuple[np.ndarray, np.ndarray]:
     Y = np.asarray(Y_true, dtype=float)
     S = np.asarray(scores, dtype=float)
+    given = (Y.shape, S.shape)
     if Y.ndim == 1:
         Y = Y[:, None]
     if S.ndim == 1:
         S = S[:, None]
     if Y.ndim != 2 or Y.shape != S.shape:
         raise ValidationError(f"Y_true and scores must have the same shape (n, L), got "
-                              f"{np.shape(Y_true)} and {np.shape(scores)}")
+                              f"{given[0]} and {given[1]}")
     if not np.all(np.isin(Y, (0.0, 1.0))) and not np.all(np.isin(Y, (-1.0, 1.0))):
         raise ValidationError("Y_true must hold 0/1 or -1/+1 indicators")
     if not np.isfinite(S).all():

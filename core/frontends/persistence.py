@@ -37,11 +37,11 @@ FORMAT_VERSION = 2
 
 
 def _spec_record(spec: KernelSpec, index: int, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    function = spec.function
-    if not attrs.has(type(function)):
-        raise ValidationError(f"kernel {index} ({type(function).__name__}) is not an attrs class: cannot save it")
+    function, kind = spec.function, type(spec.function)
+    if not attrs.has(kind):
+        raise ValidationError(f"kernel {index} ({kind.__name__}) is not an attrs class: cannot save it")
     params: dict[str, Any] = {}
-    for field in attrs.fields(type(function)):
+    for field in attrs.fields(kind):
         value = getattr(function, field.name)
         if isinstance(value, np.ndarray):
             key = f"kernel{index}_{field.name}"

@@ -50,6 +50,14 @@ def namespace(x: object) -> Any | None:
     return _NAMESPACES[kind]
 
 
+def device_namespace(x: Any) -> Any:
+    """The array API namespace of the device array ``x`` (never None: the functions below
+    receive only those)."""
+    xp = namespace(x)
+    assert xp is not None, "a device array"
+    return xp
+
+
 def is_device_array(x: object) -> bool:
     """Whether ``x`` is an array of another library than NumPy (read by this module)."""
     return namespace(x) is not None
@@ -75,7 +83,7 @@ def to_numpy(x: Any) -> np.ndarray:
 
 def on_device(a: np.ndarray, like: Any, dtype: Any = None) -> Any:
     """The NumPy array ``a`` as an array of ``like``'s namespace on ``like``'s device."""
-    return namespace(like).asarray(np.ascontiguousarray(a), dtype=dtype, device=like.device)
+    return device_namespace(like).asarray(np.ascontiguousarray(a), dtype=dtype, device=like.device)
 
 
 def float64_blocks(xp: Any, A: Any) -> Iterator[tuple[slice, Any]]:
@@ -103,7 +111,7 @@ def _batches(K: Any, kernels: np.ndarray) -> Iterator[tuple[slice, np.ndarray, A
     than starting another product), of at most :data:`GATHER_BYTES` (bounding the temporaries
     of an operation on it; one kernel when it alone is larger).  Yields ``(positions in
     kernels, their offsets in the view, the view)``."""
-    xp = namespace(K)
+    xp = device_namespace(K)
     kernel_bytes = K.shape[1] * K.shape[2] * (4 if K.dtype == xp.float32 else 8)
     size, gap = max(1, GATHER_BYTES // kernel_bytes), (MERGE_BYTES if on_gpu(K) else 0) // kernel_bytes
     steps = np.diff(kernels)
@@ -127,7 +135,7 @@ def kernel_times(K: Any, V: np.ndarray, kernels: np.ndarray | None = None) -> np
     """``K_m @ V`` for every kernel (or the ``kernels``, one row each): float64, shape
     ``(M or len(kernels), N) + V.shape[1:]``; one read of those kernels on the device (of
     every kernel when they are over a third of them: one product for all)."""
-    xp = namespace(K)
+    xp = device_namespace(K)
     M, N, _ = K.shape
     V_dev = on_device(np.asarray(V, dtype=np.float64).reshape(N, -1), K, xp.float64)
     if kernels is None or 3 * len(kernels) > M:
@@ -145,7 +153,7 @@ def kernel_times(K: Any, V: np.ndarray, kernels: np.ndarray | None = None) -> np
 
 def kernel_products(K: Any, coef: np.ndarray, kernels: np.ndarray) -> np.ndarray:
     """``K[m].T @ coef[m]`` for the ``kernels`` (zero for the others): float64, the shape of ``coef``."""
-    xp = namespace(K)
+    xp = device_namespace(K)
     kernels = np.asarray(kernels)
     out = np.zeros(coef.shape)
     flat = coef.reshape(coef.shape[0], -1, coef.shape[-1])  # (M, outputs, N): coef_m' K_m by rows
@@ -163,12 +171,12 @@ def kernel_products(K: Any, coef: np.ndarray, kernels: np.ndarray) -> np.ndarray
 
 def zeros(like: Any, shape: tuple[int, ...], dtype: Any = None) -> Any:
     """Zeros of ``shape`` on ``like``'s device, of ``like``'s dtype unless given."""
-    return namespace(like).zeros(shape, dtype=like.dtype if dtype is None else dtype, device=like.device)
+    return device_namespace(like).zeros(shape, dtype=like.dtype if dtype is None else dtype, device=like.device)
 
 
 def add_kernel(out: Any, K: Any, m: int, weight: float) -> None:
     """``out += weight * K_m`` in place on the device (``out`` of the stack's dtype, or float64)."""
-    xp = namespace(K)
+    xp = device_namespace(K)
     if out.dtype == K.dtype:
         out += weight * K[m, ...]
         return
@@ -179,7 +187,7 @@ def add_kernel(out: Any, K: Any, m: int, weight: float) -> None:
 def add_kernels(out: Any, K: Any, kernels: np.ndarray, weights: np.ndarray) -> None:
     """``out += sum_j weights[j] K_{kernels[j]}`` in place on the device, a batch of kernels per
     product (one launch per batch, not per kernel); ``out`` of the stack's dtype, or float64."""
-    xp = namespace(K)
+    xp = device_namespace(K)
     kernels, weights = np.asarray(kernels), np.asarray(weights, dtype=np.float64)
     if out.dtype != K.dtype:
         for m, w in zip(kernels, weights):
@@ -194,20 +202,20 @@ def add_kernels(out: Any, K: Any, kernels: np.ndarray, weights: np.ndarray) -> N
 def weighted_sum(K: Any, weights: np.ndarray, kernels: np.ndarray | None = None) -> Any:
     """``sum_m w_m K_m`` over ``kernels`` (default: all): float64 (N, N), on the device."""
     kernels = np.arange(K.shape[0]) if kernels is None else np.asarray(kernels)
-    out = zeros(K, tuple(K.shape[1:]), namespace(K).float64)
+    out = zeros(K, tuple(K.shape[1:]), device_namespace(K).float64)
     add_kernels(out, K, kernels, np.asarray(weights, dtype=np.float64)[kernels])
     return out
 
 
 def diagonals(K: Any) -> np.ndarray:
     """``K_m[i, i]``, shape (M, N), float64."""
-    xp = namespace(K)
+    xp = device_namespace(K)
     return to_numpy(xp.astype(xp.linalg.diagonal(K), xp.float64))
 
 
 def frobenius_norms(K: Any) -> np.ndarray:
     """``||K_m||_F`` for every kernel, summed in float64 on the device (a transfer per batch)."""
-    xp = namespace(K)
+    xp = device_namespace(K)
     squares = np.zeros(K.shape[0])
     for positions, _, batch in _batches(K, np.arange(K.shape[0])):
         if batch.dtype == xp.float64:
@@ -221,7 +229,7 @@ def frobenius_norms(K: Any) -> np.ndarray:
 def kernel_statistics(K: Any) -> tuple[np.ndarray, np.ndarray]:
     """Per kernel: the largest ``|K_ij|`` (NaN or inf where the kernel holds one) and
     ``max |K - K'|``, read on the device by batches of kernels."""
-    xp = namespace(K)
+    xp = device_namespace(K)
     largest, asymmetry = np.empty(K.shape[0]), np.empty(K.shape[0])
     for positions, _, batch in _batches(K, np.arange(K.shape[0])):
         largest[positions] = to_numpy(xp.max(xp.abs(batch), axis=(1, 2)))
@@ -231,7 +239,7 @@ def kernel_statistics(K: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def extreme_eigenvalues(K: Any, m: int) -> tuple[float, float]:
     """The smallest and largest eigenvalue of the symmetric part of ``K_m``, in float64."""
-    xp = namespace(K)
+    xp = device_namespace(K)
     Km = xp.astype(K[m, ...], xp.float64)
     eig = xp.linalg.eigvalsh(0.5 * (Km + xp.matrix_transpose(Km)))
     return float(eig[0]), float(eig[-1])
@@ -241,7 +249,7 @@ def hessian(kept_sum: Any, K_v: np.ndarray, weight: np.ndarray, gamma: float) ->
     """``gamma [kept_sum + sum_j weight_j (K_v)_j (K_v)_j']`` as a float64 ``N x N`` array on the
     device of ``kept_sum`` (SpicyMKL's Hessian, :mod:`kernelfuse.plugins.spicymkl.active_kernels`);
     ``K_v`` (rows ``K_m v_m``) and ``weight`` cross from the host, ``O(k N)``."""
-    xp = namespace(kept_sum)
+    xp = device_namespace(kept_sum)
     rows = on_device(K_v, kept_sum, xp.float64)
     H = xp.matrix_transpose(rows * on_device(weight, kept_sum, xp.float64)[:, None]) @ rows
     H += kept_sum if kept_sum.dtype == xp.float64 else xp.astype(kept_sum, xp.float64)
@@ -256,7 +264,7 @@ def solve_shifted(H: Any, diagonal: np.ndarray, constant: float, rhs: np.ndarray
     :class:`~kernelfuse.plugins.spicymkl.newton_system.DenseSystem` answers."""
     import array_api_compat
 
-    xp = namespace(H)
+    xp = device_namespace(H)
     N = H.shape[0]
     H += constant
     flat = xp.reshape(H, (N * N,))
@@ -276,14 +284,14 @@ def solve_shifted(H: Any, diagonal: np.ndarray, constant: float, rhs: np.ndarray
         return np.full_like(rhs, np.nan)
 
 
-def check_kernels(K: Any, *, require_psd: bool, check_psd: bool) -> tuple[Any, float]:
+def check_kernels(K: Any, *, require_psd: bool, check_psd: str | bool) -> tuple[Any, float]:
     """The checks of :func:`kernelfuse.validation.check_kernels` on a device stack, on its device:
     shape (M, N, N), float32 or float64, finite, entries within bounds, symmetric and (where
     ``check_psd``) PSD to the same tolerances; returns it unchanged and its largest entry."""
     from kernelfuse.errors import ValidationError
     from kernelfuse.validation import FLOAT32_TOL, MAX_KERNEL_ENTRY, PSD_TOL, SYMMETRY_TOL, check_eigenvalues
 
-    xp = namespace(K)
+    xp = device_namespace(K)
     if K.ndim != 3 or K.shape[1] != K.shape[2] or 0 in K.shape:
         raise ValidationError(f"K must have shape (M, N, N) with M, N >= 1, got {tuple(K.shape)}")
     if K.dtype not in (xp.float32, xp.float64):

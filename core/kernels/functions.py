@@ -12,8 +12,8 @@ float64, for the functions with a form for it (:meth:`KernelFunction.on_device`)
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
@@ -33,7 +33,7 @@ class Pairwise:
     """
 
     def __init__(self, X: np.ndarray, Z: np.ndarray, Z_sqnorms: np.ndarray | None = None,
-                 workspace: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+                 workspace: tuple[np.ndarray, ...] | None = None) -> None:
         self.X, self.Z = X, Z
         #: The array namespace of device features (None for NumPy): the generic forms below.
         self.xp = array_backend.namespace(X)
@@ -85,6 +85,9 @@ class KernelFunction(ABC):
     name: ClassVar[str]
     psd: ClassVar[bool] = True
 
+    if TYPE_CHECKING:  # optional: explicit features ``phi(X)``, shape (N, r), of a low-rank kernel
+        features: Callable[[np.ndarray], np.ndarray]
+
     @abstractmethod
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         """The matrix ``[k(x_i, z_j)]`` for rows x_i of X and z_j of Z."""
@@ -119,6 +122,10 @@ def squared_distances(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return Pairwise(X, Z).sqdist
 
 
+def _column_indices(features: Iterable[int] | None) -> tuple[int, ...] | None:
+    return None if features is None else tuple(int(i) for i in features)
+
+
 @attrs.frozen
 class KernelSpec:
     """One kernel of a stack: a function, the features it reads, its group."""
@@ -126,7 +133,7 @@ class KernelSpec:
     function: KernelFunction
     #: Column indices the kernel reads (None: every column).
     features: tuple[int, ...] | None = attrs.field(
-        default=None, converter=lambda f: None if f is None else tuple(int(i) for i in f)
+        default=None, converter=_column_indices
     )
     group: int = 0
     label: str = ""
@@ -145,7 +152,7 @@ class KernelSpec:
         return Pairwise(X[:, cols], Z[:, cols])
 
 
-def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type = np.float64) -> int:
+def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type | str = np.float64) -> int:
     """Bytes of a (M, n_rows, n_cols) stack of ``dtype``."""
     return int(n_kernels) * int(n_rows) * int(n_cols) * np.dtype(dtype).itemsize
 
@@ -190,7 +197,7 @@ def readable_bytes(n: int, exact: bool = False) -> str:
 
 
 def check_stack_request(n_kernels: int, X: np.ndarray, Z: np.ndarray | None,
-                        dtype: np.dtype | type, memory_budget: int | None) -> np.ndarray:
+                        dtype: np.dtype | type | str, memory_budget: int | None) -> np.ndarray:
     """The rows ``Z`` (``X`` when None) of a stack of ``n_kernels`` kernels, after the checks
     made before allocating it: 2-D features of one width, finite, a stack within the budget
     (None: :func:`kernelfuse.runtime.memory.default_memory_budget`; ``X`` and ``Z`` of one array

@@ -90,7 +90,7 @@ def kernel_products(K: np.ndarray | KernelRows, coef: np.ndarray,
         return np.einsum("mji,mcj->mci", K, coef, optimize=True)
     out = np.zeros(coef.shape)
     for m in range(K.shape[0]) if kernels is None else kernels:
-        out[m] = kernel_product(K, m, coef[m].T).T
+        out[m] = kernel_product(K, int(m), coef[m].T).T
     return out
 
 

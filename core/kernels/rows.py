@@ -53,7 +53,7 @@ class KernelRows(ABC):
         (here: from the row sets)."""
         return np.stack([self.rows(int(i))[:, columns] for i in indices], axis=1)
 
-    def prefetch(self, indices: np.ndarray) -> None:
+    def prefetch(self, indices: np.ndarray) -> None:  # noqa: B027 (a no-op default, not abstract)
         """Prepare the rows of ``indices``, about to be read (here: nothing; rows computed in
         blocks override it)."""
 
@@ -75,12 +75,20 @@ class KernelRows(ABC):
         return out.reshape(coef.shape)
 
 
+def _spec_list(specs: Iterable[KernelSpec]) -> list[KernelSpec]:
+    return list(specs)
+
+
+def _float64(X: object) -> np.ndarray:
+    return np.asarray(X, dtype=np.float64)
+
+
 @attrs.define(eq=False)
 class SpecKernelRows(KernelRows):
     """Rows of ``specs`` on the training features ``X``, normalised (fitted on ``X``) when read."""
 
-    specs: Sequence[KernelSpec] = attrs.field(converter=list)
-    X: np.ndarray = attrs.field(converter=lambda X: np.asarray(X, dtype=np.float64))
+    specs: Sequence[KernelSpec] = attrs.field(converter=_spec_list)
+    X: np.ndarray = attrs.field(converter=_float64)
     normalization: str = "unit-trace"
     #: Bytes of recently read row sets kept (least recently used dropped first); 0: none.
     cache_bytes: int = count.field(512 * 2**20)
@@ -222,7 +230,8 @@ class SpecKernelRows(KernelRows):
         everything is written there, the values of each kernel into the fourth (valid until
         the next is yielded)."""
         values = None if workspace is None else workspace[3]
-        pairs, features = None, object()
+        pairs: Pairwise  # set at the first spec that is not a feature map: features starts unlike any spec's
+        features: object = object()
         for m, spec in enumerate(self.specs):
             if m in self._feature_maps:
                 phi = self._feature_maps[m]

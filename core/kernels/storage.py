@@ -80,7 +80,7 @@ def choose_storage(n_kernels: int, n_samples: int, *, memory_budget: int | None 
     raise ValidationError(
         f"{size}: over the memory budget of {readable_bytes(memory_budget)} and over the "
         + (f"{readable_bytes(free)} free in {where}" if need > 0.9 * free
-           else f"{readable_bytes(room)} of address space left to the process (ulimit -v), which a "
+           else f"{readable_bytes(room or 0)} of address space left to the process (ulimit -v), which a "
                 "memory map takes")
         + f"; use {hint}a solver that reads kernel rows "
         "(obscure, pegasos-mkl), low-rank kernels (Nystrom, random Fourier features: kept as "
@@ -94,7 +94,7 @@ def _temporary_folder() -> str:
     return tempfile.gettempdir()
 
 
-def is_memory_mapped(array: np.ndarray) -> bool:
+def is_memory_mapped(array: object) -> bool:
     """Whether ``array`` or an array it views is a ``numpy.memmap`` (``numpy.asarray`` of a
     memory-mapped stack is a plain array viewing the map)."""
     while isinstance(array, np.ndarray):
@@ -147,7 +147,7 @@ def _fill_rows(specs: Sequence[KernelSpec], X: np.ndarray, diagonal: np.ndarray 
     their own, so that each reaches a worker where it starts in the caller)."""
     rows = slice(start, stop)
     block = compute_kernels(specs, X, X[rows], memory_budget=max(block_bytes, stack_bytes(len(specs), 1, len(X))))
-    if method is not None:
+    if method is not None and diagonal is not None:  # both or neither (training_stack)
         block = KernelNormalizer(method).fit_diagonal(diagonal).transform(block, specs, X[rows])
     out[:, rows, :] = block
 

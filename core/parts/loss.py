@@ -10,7 +10,8 @@ before any work starts.  The contract of each method: :class:`Loss`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -51,6 +52,16 @@ class Loss(ABC):
     name: ClassVar[str]
     #: ``"binary"`` (y in {-1, +1}), ``"real"`` or ``"multiclass"``.
     target: ClassVar[str]
+
+    if TYPE_CHECKING:  # the optional methods (module docstring): absent at run time unless defined
+        derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
+        conjugate: Callable[[np.ndarray, np.ndarray], np.ndarray]
+        conjugate_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
+        conjugate_second_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
+        conjugate_domain: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+        conjugate_prox: Callable[[np.ndarray, np.ndarray, float], np.ndarray]
+        conjugate_prox_derivative: Callable[[np.ndarray, np.ndarray, float], np.ndarray]
+        cvxpy_sum: Callable[[np.ndarray, Any], tuple[Any, list[Any]]]
 
     @abstractmethod
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:

@@ -18,12 +18,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-import numpy as np
-
-from kernelfuse.parts.oracle import OracleAnswer
+from kernelfuse.parts.oracle import OracleAnswer, Point
 from kernelfuse.problem.instance import Problem
 
-Evaluate = Callable[[np.ndarray], OracleAnswer]
+Evaluate = Callable[[Point], OracleAnswer]
 
 
 class OuterOptimizer(ABC):
@@ -32,20 +30,20 @@ class OuterOptimizer(ABC):
     name: ClassVar[str]
 
     @abstractmethod
-    def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> Any:
+    def init(self, problem: Problem, point: Point, answer: OracleAnswer) -> Any:
         """Initial state at ``point``, where the oracle answered ``answer``."""
 
     @abstractmethod
     def step(
-        self, point: np.ndarray, answer: OracleAnswer, state: Any, evaluate: Evaluate
-    ) -> tuple[np.ndarray, OracleAnswer, Any]:
+        self, point: Point, answer: OracleAnswer, state: Any, evaluate: Evaluate
+    ) -> tuple[Point, OracleAnswer, Any]:
         """The next point, the oracle's answer there, and the new state."""
 
     def readings(self, state: Any) -> Mapping[str, float]:
         """Numbers the rule holds that a history row should show (e.g. its ``step``)."""
         return {}
 
-    def estimate(self, point: np.ndarray, state: Any) -> np.ndarray:
+    def estimate(self, point: Point, state: Any) -> Point:
         """The optimiser's estimate of the solution: the current point, or,
         for rules that average their iterates, the average."""
         return point

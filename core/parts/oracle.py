@@ -57,6 +57,12 @@ class OracleAnswer:
     curvature: Callable[[], np.ndarray] | None = None
 
 
+#: The outer variables at a point: an array (the kernel weights) for most methods, or an object
+#: of the method's own that its oracle and optimiser share (SpicyMKL's proximal point, OBSCURE's
+#: expansion).
+Point = Any
+
+
 class Oracle(ABC):
     """Solves or samples the inner problem at an outer point."""
 
@@ -65,14 +71,14 @@ class Oracle(ABC):
     families: ClassVar[frozenset[str]]
 
     @abstractmethod
-    def init(self, problem: Problem) -> tuple[np.ndarray, Any]:
+    def init(self, problem: Problem) -> tuple[Point, Any]:
         """The starting point for ``problem`` and the initial oracle state."""
 
     @abstractmethod
-    def query(self, point: np.ndarray, state: Any) -> tuple[OracleAnswer, Any]:
+    def query(self, point: Point, state: Any) -> tuple[OracleAnswer, Any]:
         """Answer at ``point``, and the updated state."""
 
-    def model(self, point: np.ndarray, state: Any) -> tuple[OracleAnswer, Any]:
+    def model(self, point: Point, state: Any) -> tuple[OracleAnswer, Any]:
         """The complete answer at ``point``, with its primal model.
 
         Asked once, at the end, where the optimiser's estimate is a point the

@@ -73,7 +73,8 @@ class Entry:
 
     kind: str
     name: str
-    factory: Callable[..., Any]
+    # A class or function, or for kind solver a Recipe (with its build, parameters, families).
+    factory: Any
     description: str
     provider: str  # the distribution that registered it
 

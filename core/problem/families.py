@@ -32,7 +32,7 @@ class Param:
     domain: Domain
 
     def validate(self, value: object) -> float:
-        return self.domain.check(f"parameter {self.name}", value)  # type: ignore[no-any-return]
+        return self.domain.check(f"parameter {self.name}", value)
 
 
 C = Param("C", 1.0, "regularisation constant (see the family for where it sits)", positive)

@@ -32,7 +32,9 @@ class Problem:
     by the validation (None for kernel rows and factors).
     """
 
-    K: np.ndarray | KernelRows
+    # Any: a NumPy stack, a device array or KernelRows; which one a solver receives, the
+    # capabilities it declares decide (it reads one kind only).
+    K: Any
     y: np.ndarray
     family: Family
     loss: Loss
@@ -68,7 +70,7 @@ class Problem:
     @classmethod
     def create(
         cls,
-        K: object,
+        K: Any,
         y: object,
         family: str | Family,
         *,

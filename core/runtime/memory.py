@@ -98,7 +98,8 @@ def _allocation_site(trace: TracebackType | None) -> str:
     frames = traceback.extract_tb(trace)
     if not frames:
         return ""
-    folders = tuple(str(Path(module.__file__).resolve().parent) for module in (kernelfuse, kernelfuse.plugins))
+    folders = tuple(str(Path(module.__file__).resolve().parent) for module in (kernelfuse, kernelfuse.plugins)
+                    if module.__file__ is not None)
     ours = [f for f in frames if str(Path(f.filename).resolve()).startswith(folders)] or frames[-1:]
     text = " in " + ", called from ".join(_frame(f) for f in reversed(ours[-2:]))
     if frames[-1] is not ours[-1]:

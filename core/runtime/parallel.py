@@ -354,7 +354,7 @@ def _placed(array: np.ndarray, offset: int | None) -> np.ndarray:
     out[...] = array
     # A Dask worker hands every task the same scattered array: copy it once, for as long as
     # the worker keeps it (loky unpickles a new memory map per job, so nothing is kept there).
-    _PLACED[key] = (weakref.ref(array, lambda _, key=key: _PLACED.pop(key, None)), out)
+    _PLACED[key] = (weakref.ref(array, lambda _: _PLACED.pop(key, None)), out)
     return out
 
 

@@ -26,7 +26,9 @@ class Gaussian(KernelFunction):
         return np.exp(out, out=out)
 
     def on_device(self, pairs: Pairwise) -> Any:
-        return pairs.xp.exp(pairs.sqdist * (-0.5 / self.width**2))
+        xp = pairs.xp
+        assert xp is not None, "on_device reads device features"
+        return xp.exp(pairs.sqdist * (-0.5 / self.width**2))
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return np.ones(X.shape[0])

@@ -106,13 +106,14 @@ def json_params(value: Any) -> tuple[tuple[str, Any], ...]:
 
 def describe_kernel(kernel: KernelFunction) -> tuple[str, tuple[tuple[str, Any], ...]]:
     """A registered kernel as ``(name, JSON parameters)``, from which the registry rebuilds it."""
-    if not isinstance(kernel, KernelFunction) or not attrs.has(type(kernel)):
+    kind = type(kernel)
+    if not isinstance(kernel, KernelFunction) or not attrs.has(kind):
         raise ValidationError(f"the base kernel must be a registered attrs KernelFunction, got {kernel!r}")
     entry = get_registry().get("kernel", kernel.name)
     if entry.factory is not type(kernel):
         raise ValidationError(f"the base kernel {type(kernel).__name__} is not the registered kernel "
                               f"{kernel.name!r}")
-    params = {field.name: getattr(kernel, field.name) for field in attrs.fields(type(kernel))}
+    params = {field.name: getattr(kernel, field.name) for field in attrs.fields(kind)}
     if any(isinstance(value, np.ndarray) for value in params.values()):
         raise ValidationError(f"the base kernel {kernel.name!r} has array parameters: a Nystrom kernel "
                               "keeps its base as a name and JSON parameters")
@@ -131,10 +132,11 @@ class Nystrom(FeatureMap):
     base: str
     #: The base kernel's parameters: sorted ``(name, JSON value)`` pairs (a mapping is accepted).
     base_params: tuple[tuple[str, Any], ...] = attrs.field(default=(), converter=json_params)
+    # mypy's attrs plugin reads named converters only, not frozen_array(...)'s: the ignores below.
     #: The landmarks, shape (r, d): rows of the features the kernel reads.
-    landmarks: np.ndarray = attrs.field(converter=frozen_array(2, "landmarks"), repr=array_repr)
+    landmarks: np.ndarray = attrs.field(converter=frozen_array(2, "landmarks"), repr=array_repr)  # type: ignore[misc]
     #: ``W^{+1/2}``, shape (r, r), with ``W`` the base kernel on the landmarks.
-    projection: np.ndarray = attrs.field(converter=frozen_array(2, "projection"), repr=array_repr)
+    projection: np.ndarray = attrs.field(converter=frozen_array(2, "projection"), repr=array_repr)  # type: ignore[misc]
 
     def __attrs_post_init__(self) -> None:
         try:

@@ -32,10 +32,11 @@ class RandomFourierFeatures(FeatureMap):
     n_features: int = positive_count.field()
     #: The seed ``frequencies`` and ``offsets`` were drawn from (kept as provenance).
     seed: int = count.field(0)
+    # mypy's attrs plugin reads named converters only, not frozen_array(...)'s: the ignores below.
     #: ``Omega``, shape (r, d): standard normal draws (the frequencies for width 1).
-    frequencies: np.ndarray = attrs.field(converter=frozen_array(2, "frequencies"), repr=array_repr)
+    frequencies: np.ndarray = attrs.field(converter=frozen_array(2, "frequencies"), repr=array_repr)  # type: ignore[misc]
     #: ``b``, shape (r,): uniform draws in [0, 2 pi).
-    offsets: np.ndarray = attrs.field(converter=frozen_array(1, "offsets"), repr=array_repr)
+    offsets: np.ndarray = attrs.field(converter=frozen_array(1, "offsets"), repr=array_repr)  # type: ignore[misc]
 
     def __attrs_post_init__(self) -> None:
         if self.frequencies.shape[0] != self.n_features or self.offsets.shape != (self.n_features,):

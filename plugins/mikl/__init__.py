@@ -1,4 +1,5 @@
-"""MIKL (Kowalski, Szafranski and Ralaivola, "Multiple Indefinite Kernel Learning with Mixed Norm Regularization"), as parts.
+"""MIKL (Kowalski, Szafranski and Ralaivola, "Multiple Indefinite Kernel Learning with Mixed Norm
+Regularization"), as parts.
 
 * ``mixed_norm_prox``: the l_{pq;r} penalties and their proximal maps (Proposition 3), kind ``prox``;
 * ``squared_hinge_gradient``: the smooth part, its gradient and a duality gap, kind ``oracle``;

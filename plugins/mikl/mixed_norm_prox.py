@@ -52,7 +52,8 @@ class MixedNormProx(ProxOperator):
         return np.abs(grouped).max(axis=1, initial=0.0)
 
     def value(self, x: np.ndarray) -> float:
-        """``g(x) = (lam / q) sum_g ||x_g||_p^q`` (the norm of :func:`kernelfuse.problem.objectives.mixed_norm_power`)."""
+        """``g(x) = (lam / q) sum_g ||x_g||_p^q`` (the norm of
+        :func:`kernelfuse.problem.objectives.mixed_norm_power`)."""
         return objectives.mixed_norm_power(x, self.p, self.q, self.r, self.lam / self.q)
 
     def conjugate(self, v: np.ndarray) -> float:

@@ -12,6 +12,8 @@ takes over (docs/methods/mirror-vskl.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 import numpy as np
 import scipy.linalg
@@ -107,7 +109,7 @@ class SimplexQP:
         x[S] += (residual / np.maximum(counts, 1))[self.groups[S]]
         return x, nu
 
-    def _inverse_on(self, S: np.ndarray):  # type: ignore[no-untyped-def]
+    def _inverse_on(self, S: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """``b -> (R_S'R_S + mu I)^-1 b`` by a Cholesky factor of the smaller of the two forms."""
         R_S = self.R[:, S]
         if S.size <= R_S.shape[0]:

@@ -15,6 +15,7 @@ weights or cycling on noise (docs/reliability.md, degenerate problems).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -55,8 +56,9 @@ def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: fl
 
 
 def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarray,
-               scale: np.ndarray):  # type: ignore[no-untyped-def]
-    """The factor of ``G``'s Hessian in ``lam`` at fixed gamma, on demand (:mod:`kernelfuse.plugins.mirror_vskl.svm_curvature`).
+               scale: np.ndarray) -> Callable[[], np.ndarray]:
+    """The factor of ``G``'s Hessian in ``lam`` at fixed gamma, on demand
+    (:mod:`kernelfuse.plugins.mirror_vskl.svm_curvature`).
 
     With gamma held, ``w = lam * scale``; the gamma-block's own response
     only adds curvature (G is the maximum over gamma too), so for q > 1 the

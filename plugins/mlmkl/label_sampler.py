@@ -13,6 +13,8 @@ gap of the averaged iterates (eq. 11).  Formulas and measurements: docs/methods/
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import numpy as np
 
@@ -49,7 +51,7 @@ class _Regret:
 class _State:
     problem: Problem
     rng: np.random.Generator
-    svms: object
+    svms: Any  # the label SVMs' own oracle state
     regret: _Regret
     values: np.ndarray  # the last SVM_k seen of every label (0 before its first draw)
     forms: np.ndarray   # its A[:, k] (M, L)

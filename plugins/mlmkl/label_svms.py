@@ -159,7 +159,7 @@ class LabelSVMs(Oracle):
             value=value, gradient=gradient, coef=coef, objective=objective,
             kernel_weights=point.copy(), lower_bound=lower if math.isfinite(lower) else math.nan,
             counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1,
-                      "svm_truncated": sum(not solution.converged for solution in state.warm)},
+                      "svm_truncated": sum(w is not None and not w.converged for w in state.warm)},
             active_kernels=int(np.sum(point > 1e-6 * top)),
         )
         return answer, state

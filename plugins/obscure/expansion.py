@@ -48,7 +48,7 @@ class Expansion(ABC):
     #: deferred adds' part of them (C, M, B), the block's kernels ``K_m[block, block]`` from the
     #: first deferred add's position ``_origin`` on, and the deferred adds themselves.
     _block: np.ndarray | None = attrs.field(default=None, init=False)
-    _slot: np.ndarray | None = attrs.field(default=None, init=False)
+    _slot: np.ndarray = attrs.field(factory=lambda: np.empty(0, dtype=np.intp), init=False)
     _begun: np.ndarray = attrs.field(factory=lambda: np.empty(0), init=False)
     _deferred: np.ndarray = attrs.field(factory=lambda: np.empty(0), init=False)
     _within: np.ndarray = attrs.field(factory=lambda: np.empty(0), init=False)
@@ -71,7 +71,7 @@ class Expansion(ABC):
     def _accumulate(self, i: int, stored: np.ndarray) -> None:
         """The image of ``theta_{., c} += stored_c phi(x_i)`` (stored scale)."""
 
-    def _before_deferred(self, examples: np.ndarray) -> None:
+    def _before_deferred(self, examples: np.ndarray) -> None:  # noqa: B027 (a no-op default, not abstract)
         """The deferred adds at ``examples`` are about to reach the image (a representation
         reading kernel rows on demand computes theirs together)."""
 
@@ -121,7 +121,7 @@ class Expansion(ABC):
         last add.  :meth:`flush` then applies the adds together: on kernel rows computed on
         demand one block of rows, of exactly the examples that were added."""
         self.flush()
-        if self._slot is None:
+        if not self._slot.size:
             self._slot = np.full(self.A.shape[1], -1)
         self._slot[block] = np.arange(block.size)
         self._block = block
@@ -164,7 +164,7 @@ class Expansion(ABC):
             self.image *= self.scale
             self.scale = 1.0
 
-    def prefetch(self, indices: np.ndarray, weights: np.ndarray,
+    def prefetch(self, indices: np.ndarray, weights: np.ndarray,  # noqa: B027 (a no-op default, not abstract)
                  will_update: Callable[[np.ndarray], np.ndarray]) -> None:
         """Examples ``indices`` are about to be visited; ``will_update`` maps their decision values
         (B, C) to the examples predicted to update (here: nothing to prepare; an expansion reading

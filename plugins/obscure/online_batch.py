@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import ClassVar
 
 import attrs
@@ -165,7 +166,7 @@ class OnlineBatch(OuterOptimizer):
             block = order[start:start + size]
             if self.prefetch and will_update is not None:
                 expansion.prefetch(block, state.mirror_map.weights(expansion.block_norms),
-                                   lambda f, block=block: will_update(block, f))
+                                   partial(will_update, block))
             yield block
 
     def _online_epoch(self, expansion: Expansion, state: OnlineBatchState) -> int:

@@ -13,5 +13,5 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     registry.add(
         "solver",
         "cvxpy",
-        Recipe("cvxpy", CvxpyReference, description=CvxpyReference.__doc__.splitlines()[0]),
+        Recipe("cvxpy", CvxpyReference, description=(CvxpyReference.__doc__ or "").splitlines()[0]),
     )

@@ -167,7 +167,7 @@ def norm_of(x: Any, p: float) -> Any:
         return cp.norm(x, 2)
     if math.isinf(p):
         return cp.norm_inf(x)
-    return cp.pnorm(x, p, approx=False)
+    return cp.pnorm(x, p, approx=False)  # type: ignore[arg-type]  # cvxpy annotates p int | str; any p >= 1 works
 
 
 # --------------------------------------------------------------------------- formulations
@@ -224,7 +224,7 @@ def _l1_mkl(problem: Problem, rank_tol: float) -> Formulation:
         objective = objective + 0.5 * problem.params["C2"] * sq
         cons += sq_cons
     return Formulation(objective, [*cons, *loss_cons, link],
-                       lambda: (exp.coef(), float(b.value), None), multiplier(link))
+                       lambda: (exp.coef(), float(b.value), None), multiplier(link))  # type: ignore[arg-type]  # solved: b.value set
 
 
 def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
@@ -252,7 +252,7 @@ def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
     objective = reg + problem.params["C"] * loss
     return Formulation(
         objective, [*cons, *reg_cons, *loss_cons, link],
-        lambda: (exp.coef(), float(b.value), None), multiplier(link, problem.params["C"]),
+        lambda: (exp.coef(), float(b.value), None), multiplier(link, problem.params["C"]),  # type: ignore[arg-type]  # solved: b.value set
     )
 
 
@@ -510,7 +510,8 @@ class CvxpyReference(Solver):
     status ``time_limit``).  With a finite ``time_limit`` the whole call (formulation and
     cvxpy's compilation included) runs in a forked process, killed 5% of the limit
     (``max(0.1 time_limit, 1 s)``) past the limit: the best interval it reported by then is
-    returned, or the zero model (status ``time_limit``, no lower bound) if it had none.  Each attempt gives an upper bound, the
+    returned, or the zero model (status ``time_limit``, no lower bound) if it had none.  Each
+    attempt gives an upper bound, the
     objective at its model (exact, :func:`kernelfuse.problem.objectives.evaluate`), and a lower bound,
     the family's dual value at its multipliers
     (:func:`~kernelfuse.plugins.reference.certificate.lower_bound`); the run keeps the best
@@ -583,7 +584,7 @@ class CvxpyReference(Solver):
                                  self.time_limit + grace)
         else:
             progress = _Progress()
-            for progress in self._attempts(problem, clock):
+            for progress in self._attempts(problem, clock):  # noqa: B007 (the last state is the result)
                 pass
         return self._finish(problem, progress)
 
@@ -601,7 +602,8 @@ class CvxpyReference(Solver):
         )
         best: ReferenceSolution | None = None
         lower = -math.inf
-        n_iter, attempts, seconds, out_of_time = 0, [], 0.0, False
+        attempts: list[str] = []
+        n_iter, seconds, out_of_time = 0, 0.0, False
         for gap_factor, feas_factor in TOLERANCE_LADDER:
             remaining = self.time_limit - elapsed()
             if out_of_time or remaining <= 0:  # the last attempt ended on the limit, or no time left

@@ -100,6 +100,7 @@ class KernelTerms:
         kept sum has the stack's precision: float32 for a float32 stack, whose
         memory it then adds a quarter of a kernel's float64 bytes to, not half."""
         N = self.rho.size
+        assert not isinstance(self.K, FactorKernels)  # stacks only: factors take the low-rank system
         if self._weighted_sum is None:
             self._weighted_sum = (array_backend.zeros(self.K, (N, N)) if self._on_device
                                   else np.zeros((N, N), dtype=self.K.dtype))
@@ -143,7 +144,8 @@ class KernelTerms:
         return LowRankSystem(diagonal, columns, weights)
 
     def direction(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``K_m d`` over the working set and the coefficients of ``r_m(t)^2 = r_m^2 - 2 t b_m + t^2 c_m`` along ``d``."""
+        """``K_m d`` over the working set and the coefficients of
+        ``r_m(t)^2 = r_m^2 - 2 t b_m + t^2 c_m`` along ``d``."""
         if self._everything:  # one product over the whole stack
             K_d = kernel_times(self.K, d)
         else:  # kernel by kernel over the working set (K_m symmetric)

@@ -60,6 +60,7 @@ class AugmentedLagrangian(OuterOptimizer):
              evaluate: Evaluate) -> tuple[ProximalPoint, OracleAnswer, tuple[float, float]]:
         first, largest = state
         gamma = first if point.gamma == 0 else min(point.gamma * self.growth, largest)
+        assert answer.coef is not None  # the smoothed dual Newton oracle answers with its model
         new = attrs.evolve(point.advanced(answer.coef, answer.intercept, answer.gradient),
                            gamma=gamma, gamma_b=self.intercept_ratio * gamma)
         return new, evaluate(new), state

@@ -208,7 +208,7 @@ class SmoothedDualNewton(Oracle):
         return prox.radial(norms, gamma)[0], norms
 
     def _newton(self, terms: KernelTerms, loss_term: Any, point: ProximalPoint,
-                has_intercept: bool, tolerance: float | None) -> tuple[int, float]:
+                has_intercept: bool, tolerance: float | None) -> tuple[int, float | None]:
         """Newton with Armijo back-tracking from ``terms.rho``: the steps taken, and the tolerance.
 
         The residual to reach is ``max(newton_tol, newton_rtol * r0)``, ``r0``
@@ -242,12 +242,15 @@ class SmoothedDualNewton(Oracle):
                 d, slope = -grad, -float(grad @ grad)
             K_d, r2, b, c = terms.direction(d)
 
-            def along(t: float) -> float:  # phi(rho + t d): no pass (section 3.4)
+            # The direction bound as defaults: the two are called within this step only.
+            def along(t: float, rho: np.ndarray = rho, d: np.ndarray = d, r2: np.ndarray = r2, b: np.ndarray = b,
+                      c: np.ndarray = c) -> float:  # phi(rho + t d): no pass (section 3.4)
                 trial = rho + t * d
                 norms = np.sqrt(np.maximum(r2 - 2 * t * b + t * t * c, 0.0))
                 return loss_term.value(trial) + terms.value(norms) + intercept_terms(trial)
 
-            def slope_along(t: float) -> float:  # d/dt phi(rho + t d)
+            def slope_along(t: float, rho: np.ndarray = rho, d: np.ndarray = d, r2: np.ndarray = r2,
+                            b: np.ndarray = b, c: np.ndarray = c) -> float:  # d/dt phi(rho + t d)
                 trial = rho + t * d
                 norms = np.sqrt(np.maximum(r2 - 2 * t * b + t * t * c, 0.0))
                 shrunk = terms.prox.radial(norms, terms.gamma)[0]
@@ -289,7 +292,7 @@ class SmoothedDualNewton(Oracle):
             moved = (np.einsum("mi,mi->m", point.coef, K_centre) + squares
                      - 2.0 * np.einsum("mi,mi->m", point.coef, K_coef))  # ||alpha^t_m - alpha_m||^2
             step_z = np.zeros(0) if slack is None else point.slack - slack
-            value += (float(np.sum(np.maximum(moved, 0.0))) + step_z @ step_z) / (2 * point.gamma)
+            value += (float(np.sum(np.maximum(moved, 0.0))) + float(step_z @ step_z)) / (2 * point.gamma)
             if point.gamma_b > 0:
                 value += (point.intercept - intercept) ** 2 / (2 * point.gamma_b)
         gradient = point.envelope_gradient(coef, intercept, slack)
@@ -318,7 +321,7 @@ class SmoothedDualNewton(Oracle):
         if np.array_equal(point, rho - shift) and (shift == 0.0 or state.K_one is not None):
             kernels = np.flatnonzero(bounds.exact(rho))
             squares = bounds.squares[kernels]
-            if shift != 0.0:
+            if shift != 0.0 and state.K_one is not None:  # not None where shift != 0 (above)
                 K_one = state.K_one[kernels]
                 squares = squares - 2 * shift * (K_one @ rho) + shift**2 * K_one.sum(axis=1)
             known = (kernels, squares)
@@ -338,7 +341,8 @@ def _within_ball(rho: np.ndarray, K_rho: np.ndarray, C: float) -> tuple[np.ndarr
 
 
 def step_length(along: Any, slope_along: Any, value: float, slope: float) -> tuple[float, float]:
-    """The Newton step ``t = 1`` (halved until ``phi`` is finite) if it passes Armijo's test, else the minimiser of the convex
+    """The Newton step ``t = 1`` (halved until ``phi`` is finite) if it passes Armijo's test,
+    else the minimiser of the convex
     ``phi`` along the direction on ``[0, 1]`` (every trial is free), and ``phi`` there.
     Piecewise-quadratic duals (section 3.3) make full steps overshoot where the active
     pieces change; the exact step keeps Newton's progress there.  ``t = 0`` (and ``value``) when

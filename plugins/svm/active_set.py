@@ -41,7 +41,8 @@ class ActiveSetSVM(SVMSolver):
     #: How many solves needed the fallback (for reports and tests).
     fallbacks: int = attrs.field(default=0, init=False)
 
-    def solve(self, K, y, C, *, intercept=True, warm_start=None):  # type: ignore[no-untyped-def]
+    def solve(self, K: np.ndarray, y: np.ndarray, C: float, *, intercept: bool = True,
+              warm_start: SVMSolution | None = None) -> SVMSolution:
         if not intercept:
             return self._solve(K, y, C, False, warm_start)
         # With y'a = 0 the centred kernel is the same dual, without a constant part to round.

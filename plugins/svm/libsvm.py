@@ -44,7 +44,8 @@ class LibSVM(SVMSolver):
     cache_size: float = positive.field(500.0)
     max_iter: int | None = positive_count.or_none("default_max_iter(N)").field(None)
 
-    def solve(self, K, y, C, *, intercept=True, warm_start=None):  # type: ignore[no-untyped-def]
+    def solve(self, K: np.ndarray, y: np.ndarray, C: float, *, intercept: bool = True,
+              warm_start: SVMSolution | None = None) -> SVMSolution:
         import sklearn
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.svm import SVC

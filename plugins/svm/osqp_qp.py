@@ -32,7 +32,8 @@ class OSQPSolver(SVMSolver):
     eps: float = positive.field(1e-10)
     max_iter: int = positive_count.field(200_000)
 
-    def solve(self, K, y, C, *, intercept=True, warm_start=None):  # type: ignore[no-untyped-def]
+    def solve(self, K: np.ndarray, y: np.ndarray, C: float, *, intercept: bool = True,
+              warm_start: SVMSolution | None = None) -> SVMSolution:
         import osqp
         from osqp.interface import SolverStatus
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,8 @@ def test_wheel_installs_and_works_in_a_fresh_environment(tmp_path):
         check=True, capture_output=True, text=True, timeout=300,
     )
     (wheel,) = wheels.glob("kernelfuse-*.whl")
+    # PEP 561 markers: type checkers read the installed package's hints.
+    assert {"kernelfuse/py.typed", "kernelfuse/plugins/py.typed"} <= set(zipfile.ZipFile(wheel).namelist())
     env_dir = tmp_path / "fresh"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"

@@ -292,7 +292,8 @@ def test_the_certificate_refuses_indefinite_kernels(kind, size, seed, monkeypatc
     assert w[0] < -PSD_TOL * w[-1]  # indefinite by the exact rule
     K = np.stack([np.eye(300), bad])
     y = np.where(np.arange(300) % 2 == 0, 1.0, -1.0)
-    with pytest.raises(ValidationError, match=f"kernel 1 of K is not positive semidefinite \\(smallest eigenvalue {w[0]:.3g}"):
+    message = f"kernel 1 of K is not positive semidefinite \\(smallest eigenvalue {w[0]:.3g}"
+    with pytest.raises(ValidationError, match=message):
         create(K, y)
     assert calls == {"sample": 2, "exact": 1}
 

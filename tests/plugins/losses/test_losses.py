@@ -145,7 +145,7 @@ def test_conjugate_prox_is_the_minimiser(name, step):
     w = loss.conjugate_prox(y, v, step)
     lower, upper = loss.conjugate_domain(y)
     for i in range(30):
-        def objective(t):
+        def objective(t, i=i):
             return float(loss.conjugate(y[i:i + 1], np.array([t]))[0]) + (t - v[i]) ** 2 / (2 * step)
         best = minimize_scalar(objective, bounds=(max(lower[i], -60.0), min(upper[i], 60.0)),
                                method="bounded", options={"xatol": 1e-12})

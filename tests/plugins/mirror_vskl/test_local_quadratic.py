@@ -90,12 +90,12 @@ def test_curvature_is_the_hessian_of_the_svm_optimum():
     assert R.shape[1] == 5 and R.shape[0] >= 1
     hessian = R.T @ R
     h = 1e-6
-    for l in range(5):
+    for j in range(5):
         step = np.zeros(5)
-        step[l] = h
+        step[j] = h
         plus = oracle_answer(point + step, K, y, C=5.0).gradient
         minus = oracle_answer(point - step, K, y, C=5.0).gradient
-        np.testing.assert_allclose(hessian[:, l], (plus - minus) / (2 * h),
+        np.testing.assert_allclose(hessian[:, j], (plus - minus) / (2 * h),
                                    rtol=1e-5, atol=1e-5 * np.abs(hessian).max())
 
 

@@ -107,7 +107,7 @@ def test_bca_gamma_is_the_closed_form_maximiser():
         a = np.array([beta[m] @ K[m] @ beta[m] for m in range(6)])
         v = np.bincount(groups, weights=point * a)
 
-        def phi(gamma):
+        def phi(gamma, t=t, v=v):
             return -0.5 * np.sum(gamma ** (-t) * v)
 
         best = phi(state.gamma)

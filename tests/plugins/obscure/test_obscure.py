@@ -104,7 +104,7 @@ def test_the_online_stage_bounds_the_optimum():
         optimizer = registry.create("optimizer", "online-batch", online_epochs=3, seed=seed)
         point, oracle_state = oracle.init(problem)
 
-        def evaluate(trial):
+        def evaluate(trial, oracle=oracle, oracle_state=oracle_state):
             return oracle.query(trial, oracle_state)[0]
 
         answer = evaluate(point)

@@ -7,6 +7,8 @@ Both are convex in ``f``, for real targets, with the capabilities the
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import numpy as np
 
@@ -40,10 +42,11 @@ class Huber(kernelfuse.Loss):
     def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.full(np.shape(y), -self.delta), np.full(np.shape(y), self.delta)
 
-    def cvxpy_sum(self, y, f):  # type: ignore[no-untyped-def]
+    def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
 
-        return 0.5 * cp.sum(cp.huber(y - f, self.delta)), []  # cvxpy's huber is twice ours
+        # arg-type: cvxpy annotates huber's M as int, and takes any positive number
+        return 0.5 * cp.sum(cp.huber(y - f, self.delta)), []  # type: ignore[arg-type]  # cvxpy's huber is twice ours
 
 
 @attrs.frozen
@@ -73,7 +76,7 @@ class Pinball(kernelfuse.Loss):
     def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.full(np.shape(y), -self.tau), np.full(np.shape(y), 1.0 - self.tau)
 
-    def cvxpy_sum(self, y, f):  # type: ignore[no-untyped-def]
+    def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
 
         r = y - f
