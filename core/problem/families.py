@@ -9,11 +9,14 @@ OBJECTIVES.md, so they live in core, not in the plugin registry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
+import numpy as np
 
 from kernelfuse.errors import UnknownNameError
+from kernelfuse.parts.regularizer import Regularizer
+from kernelfuse.problem.regularizers import BlockL1, BlockLp, MixedLpq, VSKLNorm
 from kernelfuse.validation import Domain, exponent_in_one_two, nonnegative, one_or_two, positive
 
 #: Target kinds: ``binary`` is y in {-1, +1}; ``real`` any finite y;
@@ -53,6 +56,11 @@ class Family:
     requires_psd: bool = True
     has_intercept: bool = True
     uses_groups: bool = False
+    #: ``(params, groups) -> Omega``; None for the multi-label families (their penalty
+    #: ``0.5 sum_m ||f_mk||^2 / d_m`` is in the kernel weights too).
+    regularizer: Callable[[Mapping[str, float], np.ndarray | None], Regularizer] | None = None
+    #: ``(params, N) -> w``, the loss's factor in ``P = w sum_i loss_i + Omega``.
+    loss_weight: Callable[[Mapping[str, float], int], float] = lambda params, n_samples: 1.0
 
     def resolve_params(self, given: Mapping[str, object]) -> dict[str, float]:
         """Defaults filled in, each value checked against its range."""
@@ -69,10 +77,12 @@ FAMILIES: dict[str, Family] = {
         Family(
             "l1_mkl", "l1-MKL, SpicyMKL form: sum_i loss + C sum_m ||f_m|| (+ C2/2 sum ||f_m||^2)",
             target="loss", params=(C, C2), losses=None, default_loss="hinge",
+            regularizer=lambda prm, groups: BlockL1(weight=prm["C"], elastic=prm["C2"]),
         ),
         Family(
             "l1_mkl_sq", "l1-MKL, SimpleMKL form: 0.5 (sum_m ||f_m||)^2 + C sum_i hinge",
             target="binary", params=(C,), losses=("hinge",), default_loss="hinge",
+            regularizer=lambda prm, groups: BlockL1(power=2.0), loss_weight=lambda prm, n: prm["C"],
         ),
         Family(
             "vskl", "Variable Sparsity Kernel Learning: l1 inside groups, l_2q across",
@@ -80,12 +90,15 @@ FAMILIES: dict[str, Family] = {
             params=(C, Param("q", 1.0, "exponent across groups (inf allowed)",
                              Domain(">= 1 (inf allowed)", lambda v: v >= 1))),
             losses=("hinge",), default_loss="hinge", uses_groups=True,
+            regularizer=lambda prm, groups: VSKLNorm(groups, q=prm["q"]), loss_weight=lambda prm, n: prm["C"],
         ),
         Family(
             "pnorm_mkl", "p-norm MKL (OBSCURE / UFO-MKL): (lam/2) ||f||_{2,p}^2 + mean loss",
             target="class",
             params=(LAM, Param("p", 1.5, "norm exponent across kernels", exponent_in_one_two)),
             losses=("hinge", "crammer-singer"), default_loss="hinge", has_intercept=False,
+            regularizer=lambda prm, groups: BlockLp(p=prm["p"], weight=prm["lam"]),
+            loss_weight=lambda prm, n: 1.0 / n,
         ),
         Family(
             "mikl", "Multiple Indefinite Kernel Learning: squared hinge + (lam/q) ||alpha||_{pq;r}^q",
@@ -95,6 +108,7 @@ FAMILIES: dict[str, Family] = {
                     Param("r", 2.0, "grouping: 1 = samples, 2 = kernels", one_or_two)),
             losses=("squared-hinge",), default_loss="squared-hinge",
             requires_psd=False, has_intercept=False,
+            regularizer=lambda prm, groups: MixedLpq(weight=prm["lam"], p=prm["p"], q=prm["q"], r=prm["r"]),
         ),
         Family(
             "mlmkl_sum", "multi-label MKL, one shared combination: min_d sum_k SVM_k(d)",
