@@ -13,13 +13,15 @@ stack's storage) gives both the decision values and the RKHS norms.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernels.products import kernel_products
-from kernelfuse.problem.instance import Problem
+
+if TYPE_CHECKING:  # the families name these objectives; instance imports the families
+    from kernelfuse.problem.instance import Problem
 
 #: Simplex tolerance for kernel weights: d >= -tol and |sum(d) - 1| <= tol.
 SIMPLEX_TOL = 1e-8
@@ -70,7 +72,7 @@ def norm_weights(norms: np.ndarray) -> np.ndarray:
     return norms / total
 
 
-def _norm_penalised(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+def norm_penalised(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
     """Families 1-4: ``w sum_i loss(y_i, f_i) + Omega(||f_1||, ..., ||f_M||)`` (norms summed over
     outputs), ``w`` the family's loss weight and ``Omega`` its regulariser."""
     if sq.ndim == 2:
@@ -78,9 +80,10 @@ def _norm_penalised(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray,
     return p.family.loss_weight(p.params, p.n_samples) * p.loss.total(p.y, f) + p.regularizer.value(np.sqrt(sq))
 
 
-def _mikl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
-    """Family 5: sum_i sqhinge(y_i, f_i) + (lam/q) ||alpha||_{pq;r}^q, alpha = coef.T."""
-    return p.loss.total(p.y, f) + p.regularizer.value(coef.T)
+def coef_penalised(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Family 5: ``w sum_i loss(y_i, f_i) + Omega(alpha)``, ``alpha = coef.T`` (``mikl``: w = 1,
+    ``Omega = (lam/q) ||alpha||_{pq;r}^q``)."""
+    return p.family.loss_weight(p.params, p.n_samples) * p.loss.total(p.y, f) + p.regularizer.value(coef.T)
 
 
 def _mlmkl_terms(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> np.ndarray:
@@ -97,25 +100,14 @@ def _mlmkl_terms(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d:
     return 0.5 * ratio.sum(axis=0) + p.params["C"] * hinge
 
 
-def _mlmkl_sum(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+def mlmkl_sum(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
     """Family 6, sum: sum_k P_k(d, coef)."""
     return float(_mlmkl_terms(p, coef, f, sq, d).sum())
 
 
-def _mlmkl_max(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+def mlmkl_max(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
     """Family 6, worst label: max_k P_k(d, coef)."""
     return float(_mlmkl_terms(p, coef, f, sq, d).max())
-
-
-_FAMILY_OBJECTIVES: dict[str, Callable[..., float]] = {
-    "l1_mkl": _norm_penalised,
-    "l1_mkl_sq": _norm_penalised,
-    "vskl": _norm_penalised,
-    "pnorm_mkl": _norm_penalised,
-    "mikl": _mikl,
-    "mlmkl_sum": _mlmkl_sum,
-    "mlmkl_max": _mlmkl_max,
-}
 
 
 def check_model(
@@ -163,7 +155,7 @@ def evaluate_parts(
     per-iteration history of iterative solvers; the reported objective is
     always :func:`evaluate` at the returned model.
     """
-    return float(_FAMILY_OBJECTIVES[problem.family.name](problem, coef, f, sq, kernel_weights))
+    return float(problem.family.objective(problem, coef, f, sq, kernel_weights))
 
 
 def evaluate(

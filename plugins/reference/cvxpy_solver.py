@@ -55,6 +55,7 @@ from kernelfuse.assembly.solver import Model, Requirements, Solver
 from kernelfuse.errors import SolverError
 from kernelfuse.plugins.reference.certificate import lower_bound
 from kernelfuse.problem import objectives
+from kernelfuse.problem.families import FAMILIES
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import flag, positive, positive_count, seconds
 
@@ -207,8 +208,8 @@ def _norm_regularised(problem: Problem, rank_tol: float) -> Formulation:
     )
 
 
-def _mikl(problem: Problem, rank_tol: float) -> Formulation:
-    """``mikl``: min sum_i sqhinge(y_i, f_i) + (lam/q) ||alpha||_{pq;r}^q over ``alpha = coef.T``
+def _coef_regularised(problem: Problem, rank_tol: float) -> Formulation:
+    """``mikl``: min ``w sum_i sqhinge(y_i, f_i) + (lam/q) ||alpha||_{pq;r}^q`` over ``alpha = coef.T``
     directly (kernels may be indefinite and non-symmetric, so no factor),
     ``f = sum_t K[t]' coef[t]``, the penalty the regulariser's cvxpy expression."""
     import cvxpy as cp
@@ -218,9 +219,10 @@ def _mikl(problem: Problem, rank_tol: float) -> Formulation:
     penalty, cons = problem.regularizer.expression(coef.T)
     z, link = decision_variable(f)
     loss, loss_cons = problem.loss.cvxpy_sum(problem.y, z)
+    weight = problem.family.loss_weight(problem.params, problem.n_samples)
     return Formulation(
-        loss + penalty, [*cons, *loss_cons, link],
-        lambda: (np.asarray(coef.value, dtype=float), 0.0, None), multiplier(link),
+        weight * loss + penalty, [*cons, *loss_cons, link],
+        lambda: (np.asarray(coef.value, dtype=float), 0.0, None), multiplier(link, weight),
     )
 
 
@@ -253,7 +255,7 @@ def _mlmkl(problem: Problem, rank_tol: float) -> Formulation:
         terms.append(0.5 * cp.sum(s[:, k]) + C * hinge)
         cons += hinge_cons
     cons.append(link)
-    if problem.family.name == "mlmkl_sum":
+    if problem.family.objective is objectives.mlmkl_sum:
         objective, dual_point = cp.sum(cp.hstack(terms)), multiplier(link, C)
     else:  # the worst label through its epigraph, whose multipliers are the label weights
         objective = cp.Variable()
@@ -277,20 +279,18 @@ def _mlmkl(problem: Problem, rank_tol: float) -> Formulation:
     return Formulation(objective, cons, recover, dual_point)
 
 
-_FORMULATIONS: dict[str, Callable[[Problem, float], Formulation]] = {
-    "l1_mkl": _norm_regularised,
-    "l1_mkl_sq": _norm_regularised,
-    "vskl": _norm_regularised,
-    "pnorm_mkl": _norm_regularised,
-    "mikl": _mikl,
-    "mlmkl_sum": _mlmkl,
-    "mlmkl_max": _mlmkl,
+#: The cone program of each form of objective (a family is formulated by the form it holds).
+_FORMULATIONS: dict[Callable[..., float], Callable[[Problem, float], Formulation]] = {
+    objectives.norm_penalised: _norm_regularised,
+    objectives.coef_penalised: _coef_regularised,
+    objectives.mlmkl_sum: _mlmkl,
+    objectives.mlmkl_max: _mlmkl,
 }
 
 
 def formulate(problem: Problem, rank_tol: float = 1e-11) -> Formulation:
     """The cone program of ``problem``'s family (cvxpy objects, not yet solved)."""
-    return _FORMULATIONS[problem.family.name](problem, rank_tol)
+    return _FORMULATIONS[problem.family.objective](problem, rank_tol)
 
 
 # --------------------------------------------------------------------------- solver
@@ -454,7 +454,8 @@ class CvxpyReference(Solver):
     time_limit: float = seconds.field(math.inf)
 
     name: ClassVar[str] = "cvxpy"
-    families: ClassVar[frozenset[str]] = frozenset(_FORMULATIONS)
+    families: ClassVar[frozenset[str]] = frozenset(
+        name for name, family in FAMILIES.items() if family.objective in _FORMULATIONS)
     requires: ClassVar[Requirements] = {"loss": ("cvxpy_sum",)}
 
     def clarabel_options(self, gap_tol: float, feas_tol: float,
