@@ -72,9 +72,9 @@ def exponents(q: float) -> tuple[float, float]:
 
 
 def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: float) -> float:
-    """``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r = 1'alpha - 0.5 ||sqrt(a)||_*^2``, the dual
-    norm of :class:`~kernelfuse.problem.regularizers.VSKLNorm`: a lower bound on the vskl optimum."""
-    return float(alpha.sum() - 0.5 * VSKLNorm(groups, q=q).dual_norm(np.sqrt(np.maximum(a, 0.0))) ** 2)
+    """``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r = 1'alpha - Omega*(sqrt(a))``, ``Omega`` the
+    :class:`~kernelfuse.problem.regularizers.VSKLNorm` penalty: a lower bound on the vskl optimum."""
+    return float(alpha.sum() - VSKLNorm(groups, q=q).conjugate(np.sqrt(np.maximum(a, 0.0))))
 
 
 def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarray,

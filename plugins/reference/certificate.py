@@ -14,9 +14,9 @@ solvers cite):
 * ``l1_mkl_sq``, ``vskl`` (hinge): ``rho = u`` projected onto the hinge
   conjugate's domain and ``sum = 0`` (:func:`kernelfuse.problem.duality.feasible_dual_point`),
   ``alpha = -C y rho`` in ``[0, C]^N`` with ``y'alpha = 0``, then
-  ``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r`` with
-  ``a_k = (alpha y)' K_k (alpha y)`` (mirrorVSKL, section 3; one group for
-  ``l1_mkl_sq``, SimpleMKL's dual).
+  ``H(alpha) = 1'alpha - Omega*(sqrt(a))`` with ``a_k = (alpha y)' K_k (alpha y)``
+  and ``Omega*(u) = 0.5 ||u||_*^2`` the regulariser's conjugate
+  (mirrorVSKL, section 3; SimpleMKL's dual ``1'alpha - 0.5 max_k a_k`` for ``l1_mkl_sq``).
 * ``pnorm_mkl``: Fenchel's dual of ``(lam/2) ||w||_{2,p}^2 + (1/N) sum_i loss_i``
   at ``v = c u / N``: ``D = -(1/N) sum_i loss*(c u_i) - (c^2 / (2 lam N^2))
   ||(||u||_{K_m})_m||_{p*}^2``, ``p* = p / (p - 1)``, where ``||u||_{K_m}^2``
@@ -44,7 +44,6 @@ from kernelfuse.plugins.mikl.squared_hinge_gradient import (
     adjoint,
     penalty_of,
 )
-from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
 from kernelfuse.plugins.mlmkl.label_svms import max_family_lower_bound, weighted_lower_bound
 from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound, pnorm_mkl_lower_bound
 from kernelfuse.problem.instance import Problem
@@ -78,10 +77,7 @@ def _group_bound(problem: Problem, u: np.ndarray) -> float:
     C = problem.params["C"]
     alpha = -C * problem.y * feasible[0]
     forms = quadratic_forms(problem.K, alpha * problem.y)
-    if problem.family.name == "l1_mkl_sq":
-        return vskl_lower_bound(alpha, forms, np.zeros(problem.n_kernels, dtype=int), 1.0)
-    assert problem.groups is not None
-    return vskl_lower_bound(alpha, forms, problem.groups, problem.params["q"])
+    return float(alpha.sum() - problem.regularizer.conjugate(np.sqrt(np.maximum(forms, 0.0))))
 
 
 def _multilabel_bound(problem: Problem, u: np.ndarray) -> float:
