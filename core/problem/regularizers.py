@@ -10,9 +10,10 @@ one mixed norm, plus the elastic net of ``l1_mkl``:
 * :class:`MixedLpq`, ``||alpha||_{pq;r}`` over ``alpha = coef.T`` (``mikl``: weight lam, power q).
 
 From the dual norm follows the conjugate: ``Omega* = indicator(||u||_* <= weight)``
-for power 1, ``||u||_*^2 / (2 weight)`` for power 2.  Values are computed on
-``x / max |x|`` and the factor multiplied in one ``max |x|`` at a time, so they
-are finite whenever the penalty is (see :mod:`kernelfuse.problem.scaling`).
+for power 1, ``||u||_*^2 / (2 weight)`` for power 2.  Norms are computed on
+inputs scaled to largest entry 1 and values as ``||x / max |x|||^power`` with the
+factor multiplied in one ``max |x|`` at a time, so both are finite whenever the
+number is (see :mod:`kernelfuse.problem.scaling`).
 """
 
 from __future__ import annotations
@@ -64,37 +65,21 @@ def _largest_first_threshold(rows: np.ndarray, t: float) -> np.ndarray:
 
 
 class NormPower(Regularizer):
-    """``Omega(x) = (weight / power) ||x||^power``, power 1 or 2, from the norm on inputs of
-    largest entry 1 (``_norm``, ``_dual_norm``) and its cvxpy form (``norm_expression``)."""
+    """``Omega(x) = (weight / power) ||x||^power``, power 1 or 2, from the norm, its dual and the
+    norm's cvxpy form (``norm_expression``)."""
 
     weight: float
     power: float
 
     @abstractmethod
-    def _norm(self, x: np.ndarray) -> float:
-        """``||x||`` for ``max |x| = 1``."""
-
-    @abstractmethod
-    def _dual_norm(self, u: np.ndarray) -> float:
-        """``||u||_*`` for ``max |u| = 1``."""
-
-    @abstractmethod
     def norm_expression(self, x: Any) -> Any:
         """``||x||`` of a cvxpy expression."""
-
-    def norm(self, x: np.ndarray) -> float:
-        top = float(np.max(np.abs(x), initial=0.0))
-        return 0.0 if top == 0.0 else top * self._norm(x / top)
-
-    def dual_norm(self, u: np.ndarray) -> float:
-        top = float(np.max(np.abs(u), initial=0.0))
-        return 0.0 if top == 0.0 else top * self._dual_norm(u / top)
 
     def value(self, x: np.ndarray) -> float:
         top = float(np.max(np.abs(x), initial=0.0))
         if top == 0.0:
             return 0.0
-        value = self.weight / self.power * self._norm(x / top) ** self.power
+        value = self.weight / self.power * self.norm(x / top) ** self.power
         for _ in range(round(self.power)):  # never top ** power: overflows where the product does not
             value *= top
         return value
@@ -128,10 +113,10 @@ class BlockL1(NormPower):
             raise ValidationError(f"elastic > 0 needs power 1, got power {self.power:g}: "
                                   "the elastic net is a term of l1_mkl only")
 
-    def _norm(self, x: np.ndarray) -> float:
+    def norm(self, x: np.ndarray) -> float:
         return float(np.sum(np.abs(x)))
 
-    def _dual_norm(self, u: np.ndarray) -> float:
+    def dual_norm(self, u: np.ndarray) -> float:
         return float(np.max(np.abs(u)))
 
     def norm_expression(self, x: Any) -> Any:
@@ -180,10 +165,10 @@ class VSKLNorm(NormPower):
     def n_groups(self) -> int:
         return int(self.groups.max()) + 1 if self.groups.size else 0
 
-    def _norm(self, x: np.ndarray) -> float:
+    def norm(self, x: np.ndarray) -> float:
         return lp_norm(np.bincount(self.groups, weights=np.abs(x), minlength=self.n_groups), 2 * self.q)
 
-    def _dual_norm(self, u: np.ndarray) -> float:
+    def dual_norm(self, u: np.ndarray) -> float:
         top = np.zeros(self.n_groups)
         np.maximum.at(top, self.groups, np.abs(u))
         return lp_norm(top, dual_exponent(2 * self.q))
@@ -208,10 +193,10 @@ class BlockLp(NormPower):
     weight: float = positive.field(1.0)
     power: float = one_or_two.field(2.0)
 
-    def _norm(self, x: np.ndarray) -> float:
+    def norm(self, x: np.ndarray) -> float:
         return lp_norm(x, self.p)
 
-    def _dual_norm(self, u: np.ndarray) -> float:
+    def dual_norm(self, u: np.ndarray) -> float:
         return lp_norm(u, dual_exponent(self.p))
 
     def norm_expression(self, x: Any) -> Any:
@@ -240,15 +225,20 @@ class MixedLpq(NormPower):
         return x if self.r == 1 else x.T
 
     def _mixed(self, x: np.ndarray, inner: float, outer: float) -> float:
+        """``(sum_g ||x_g||_inner^outer)^(1/outer)`` on ``x / max |x|``, times ``max |x|``."""
         grouped = np.abs(self._groups(x))
+        top = float(np.max(grouped, initial=0.0))
+        if top == 0.0:
+            return 0.0
+        grouped = grouped / top
         norms = grouped.sum(axis=1) if inner == 1 else (
-            grouped.max(axis=1, initial=0.0) if math.isinf(inner) else np.sqrt(np.sum(grouped**2, axis=1)))
-        return lp_norm(norms, outer)
+            grouped.max(axis=1) if math.isinf(inner) else np.sqrt(np.sum(grouped**2, axis=1)))
+        return top * lp_norm(norms, outer)
 
-    def _norm(self, x: np.ndarray) -> float:
+    def norm(self, x: np.ndarray) -> float:
         return self._mixed(x, self.p, self.q)
 
-    def _dual_norm(self, u: np.ndarray) -> float:
+    def dual_norm(self, u: np.ndarray) -> float:
         return self._mixed(u, dual_exponent(self.p), dual_exponent(self.q))
 
     def norm_expression(self, x: Any) -> Any:

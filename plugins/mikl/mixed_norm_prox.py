@@ -27,9 +27,11 @@ class MixedNormProx(ProxOperator):
     q: float = one_or_two.field(1.0)
     r: float = one_or_two.field(2.0)
 
-    @property
-    def regularizer(self) -> MixedLpq:
-        """``g`` as a :class:`~kernelfuse.parts.regularizer.Regularizer`."""
+    #: ``g`` as a :class:`~kernelfuse.parts.regularizer.Regularizer`.
+    regularizer: MixedLpq = attrs.field(init=False, repr=False, eq=False)
+
+    @regularizer.default
+    def _regularizer(self) -> MixedLpq:
         return MixedLpq(weight=self.lam, p=self.p, q=self.q, r=self.r)
 
     def value(self, x: np.ndarray) -> float:

@@ -36,9 +36,11 @@ class GroupNormMirrorMap(MirrorMap):
     name = "group-norm"
     p: float = exponent_in_one_two.field(1.5)
 
-    @property
-    def regularizer(self) -> BlockLp:
-        """``h`` as a function of the block norms: ``(q/2) ||.||_p^2``, dual norm ``||.||_q``."""
+    #: ``h`` as a function of the block norms: ``(q/2) ||.||_p^2``, dual norm ``||.||_q``.
+    regularizer: BlockLp = attrs.field(init=False, repr=False, eq=False)
+
+    @regularizer.default
+    def _regularizer(self) -> BlockLp:
         return BlockLp(p=self.p, weight=self.q)
 
     @property

@@ -33,9 +33,11 @@ class BlockSoftThreshold(ProxOperator):
     C: float = 1.0
     C2: float = 0.0
 
-    @property
-    def regularizer(self) -> BlockL1:
-        """The penalty ``C ||v||_1 + (C2/2) ||v||_2^2`` of the block norms ``v``."""
+    #: The penalty ``C ||v||_1 + (C2/2) ||v||_2^2`` of the block norms ``v``.
+    regularizer: BlockL1 = attrs.field(init=False, repr=False, eq=False)
+
+    @regularizer.default
+    def _regularizer(self) -> BlockL1:
         return BlockL1(weight=self.C, elastic=self.C2)
 
     def radial(self, norms: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
