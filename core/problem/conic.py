@@ -42,4 +42,4 @@ def norm_of(x: Any, p: float, axis: int | None = None) -> Any:
         return cp.norm(x, 2, axis=axis)
     if math.isinf(p):
         return cp.norm_inf(x, axis=axis)
-    return cp.pnorm(x, p, axis=axis, approx=False)
+    return cp.pnorm(x, p, axis=axis, approx=False)  # type: ignore[arg-type]  # a float p: exact power cones

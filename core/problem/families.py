@@ -19,6 +19,7 @@ from kernelfuse.errors import UnknownNameError
 from kernelfuse.parts.regularizer import Regularizer
 from kernelfuse.problem import objectives, scaling
 from kernelfuse.problem.regularizers import BlockL1, BlockLp, MixedLpq, VSKLNorm, at_least_one
+from kernelfuse.problem.scaling import Law
 from kernelfuse.validation import Domain, exponent_in_one_two, nonnegative, one_or_two, positive
 
 #: Target kinds: ``binary`` is y in {-1, +1}; ``real`` any finite y;
@@ -91,7 +92,7 @@ class Family:
     #: ``(problem, coef, f, sq, d) -> P`` from the parts of :func:`kernelfuse.problem.objectives.evaluate_parts`.
     objective: Callable[..., float]
     #: ``(params, s) -> (params on K / s, factor with P = factor * P')``.
-    scaling: scaling.Law
+    scaling: Law
     requires_psd: bool = True
     has_intercept: bool = True
     uses_groups: bool = False
