@@ -117,7 +117,7 @@ class BlockL1(NormPower):
         return float(np.sum(np.abs(x)))
 
     def dual_norm(self, u: np.ndarray) -> float:
-        return float(np.max(np.abs(u)))
+        return float(np.max(np.abs(u), initial=0.0))
 
     def norm_expression(self, x: Any) -> Any:
         import cvxpy as cp
