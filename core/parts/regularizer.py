@@ -1,32 +1,49 @@
-"""The ``Regularizer`` interface: a mixed norm over per-kernel norms or coefficients.
+"""The ``Regularizer`` contract: a family's penalty ``Omega``, a function of one mixed norm.
 
-A regulariser is Omega(v) for a vector ``v`` of per-kernel RKHS norms
-``||f_m||`` (block l1, elastic net, the VSKL norm ``l1`` inside groups and
-``l_2q`` across, the (2,p) group norm), or of a coefficient matrix (the
-``l_{pq;r}`` norms of MIKL), with an optional group of each kernel.
+A regulariser is one object per mixed norm ``||.||``, with its parameters (and
+the kernels' groups) bound: ``Omega(x)`` in OBJECTIVES.md units, the norm and
+its dual ``||u||_* = max_{||x|| <= 1} <u, x>`` (so ``<u, x> <= ||x|| ||u||_*``),
+the convex conjugate ``Omega*`` that certificates subtract, and the cvxpy
+expression of ``Omega`` for the exact reference.  ``x`` is in the
+regulariser's own layout: the per-kernel norms ``||f_m||`` (M,) for the
+kernel families, ``alpha = coef.T`` (N, M) for ``mikl``.  The concrete norms
+are in :mod:`kernelfuse.problem.regularizers`.
 
-Optional capabilities a solver may require (see :mod:`kernelfuse.assembly.recipe`):
+Optional capability (checked by name, like a loss's):
 
-``dual_norm(u, groups)``
-    The dual norm Omega_*(u), for duality gaps.
-``prox(v, step, groups)``
-    ``argmin_x Omega(x) + ||x - v||^2 / (2 step)``; usually delegated to a
-    :class:`~kernelfuse.parts.prox.ProxOperator`.
+``prox(x, step)``
+    ``argmin_z Omega(z) + ||z - x||^2 / (2 step)``, where it has a closed form.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 
 class Regularizer(ABC):
-    """Omega(v) over per-kernel norms or coefficients, with optional groups."""
+    """``Omega(x)``, a function of a mixed norm ``||x||``, with its dual norm, conjugate and cvxpy form."""
 
     name: ClassVar[str]
 
     @abstractmethod
-    def value(self, v: np.ndarray, groups: np.ndarray | None = None) -> float:
-        """Omega(v)."""
+    def value(self, x: np.ndarray) -> float:
+        """``Omega(x)``."""
+
+    @abstractmethod
+    def norm(self, x: np.ndarray) -> float:
+        """The mixed norm ``||x||``."""
+
+    @abstractmethod
+    def dual_norm(self, u: np.ndarray) -> float:
+        """``||u||_* = max_{||x|| <= 1} <u, x>``."""
+
+    @abstractmethod
+    def conjugate(self, u: np.ndarray) -> float:
+        """``Omega*(u) = sup_x <u, x> - Omega(x)`` (``inf`` off its domain)."""
+
+    @abstractmethod
+    def expression(self, x: Any) -> tuple[Any, list[Any]]:
+        """``Omega`` of the cvxpy expression ``x``: a convex expression and the constraints it needs."""

@@ -68,16 +68,16 @@ def kernel_norms(K: np.ndarray | FactorKernels, rho: np.ndarray) -> np.ndarray:
 
 
 def l1_mkl_dual_value(problem: Problem, rho: np.ndarray, norms: np.ndarray) -> float:
-    """``D`` at a feasible ``rho`` (:func:`feasible_dual_point`) with ``norms[m] = ||rho||_{K_m}``."""
-    C, C2 = problem.params["C"], problem.params.get("C2", 0.0)
-    y, loss = problem.y, problem.loss
-    top = float(norms.max())
-    scaled = -float(np.sum(loss.conjugate(y, rho * min(1.0, C / top) if top > 0 else rho)))
-    if C2 == 0.0:
+    """``D`` at a feasible ``rho`` (:func:`feasible_dual_point`) with ``norms[m] = ||rho||_{K_m}``:
+    ``-sum_i loss*(y_i, rho_i) - Omega*(norms)`` at ``rho`` scaled into the dual ball and, with
+    ``C2 > 0``, at ``rho`` itself."""
+    omega, y, loss = problem.regularizer, problem.y, problem.loss
+    top = omega.dual_norm(norms)
+    factor = min(1.0, problem.params["C"] / top) if top > 0 else 1.0
+    scaled = -float(np.sum(loss.conjugate(y, rho * factor)))  # Omega* = 0 inside the ball
+    if problem.params["C2"] == 0.0:
         return scaled
-    unscaled = -float(np.sum(loss.conjugate(y, rho))) \
-        - float(np.sum(np.maximum(norms - C, 0.0) ** 2)) / (2.0 * C2)
-    return max(scaled, unscaled)
+    return max(scaled, -float(np.sum(loss.conjugate(y, rho))) - omega.conjugate(norms))
 
 
 def l1_mkl_lower_bound(problem: Problem, rho: np.ndarray) -> tuple[float, int]:
@@ -130,5 +130,4 @@ def pnorm_mkl_lower_bound(problem: Problem, tau: np.ndarray) -> tuple[float, int
     point, mass = pnorm_mkl_feasible(problem, tau)
     coef = np.broadcast_to(point, (problem.n_kernels, *point.shape))
     norms = objectives.rkhs_norms(problem.K, coef) / problem.n_samples  # ||v_m||
-    q = problem.params["p"] / (problem.params["p"] - 1.0)
-    return pnorm_mkl_dual_value(problem, mass, objectives.group_norm(norms, q)), 1
+    return pnorm_mkl_dual_value(problem, mass, problem.regularizer.dual_norm(norms)), 1

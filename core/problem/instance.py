@@ -12,6 +12,7 @@ from kernelfuse.errors import ValidationError
 from kernelfuse.kernels import array_backend
 from kernelfuse.kernels.rows import KernelRows
 from kernelfuse.parts.loss import Loss
+from kernelfuse.parts.regularizer import Regularizer
 from kernelfuse.problem.families import Family, get_family
 from kernelfuse.validation import check_groups, check_kernels, check_psd_value, check_targets
 
@@ -42,6 +43,13 @@ class Problem:
     groups: np.ndarray | None = None
     classes: np.ndarray | None = None
     largest_entry: float | None = None
+
+    @property
+    def regularizer(self) -> Regularizer:
+        """The family's penalty ``Omega`` with this problem's parameters and groups."""
+        if self.family.regularizer is None:
+            raise ValidationError(f"family {self.family.name} has no regulariser of the model alone")
+        return self.family.regularizer(self.params, self.groups)
 
     @property
     def n_kernels(self) -> int:

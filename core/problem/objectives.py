@@ -13,13 +13,15 @@ stack's storage) gives both the decision values and the RKHS norms.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernels.products import kernel_products
-from kernelfuse.problem.instance import Problem
+
+if TYPE_CHECKING:  # the families name these objectives; instance imports the families
+    from kernelfuse.problem.instance import Problem
 
 #: Simplex tolerance for kernel weights: d >= -tol and |sum(d) - 1| <= tol.
 SIMPLEX_TOL = 1e-8
@@ -70,74 +72,18 @@ def norm_weights(norms: np.ndarray) -> np.ndarray:
     return norms / total
 
 
-def _l1_mkl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
-    """Family 1: sum_i loss(y_i, f_i) + C sum_m ||f_m|| + (C2/2) sum_m ||f_m||^2."""
-    norms = np.sqrt(sq)
-    return p.loss.total(p.y, f) + p.params["C"] * norms.sum() + 0.5 * p.params["C2"] * sq.sum()
-
-
-def _l1_mkl_sq(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
-    """Family 2: 0.5 (sum_m ||f_m||)^2 + C sum_i hinge(y_i, f_i)."""
-    return 0.5 * np.sqrt(sq).sum() ** 2 + p.params["C"] * p.loss.total(p.y, f)
-
-
-def group_sums(norms: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """``s_j = sum_{k in group j} ||f_jk||`` for groups 0..G-1."""
-    return np.bincount(groups, weights=norms, minlength=int(groups.max()) + 1)
-
-
-def lq_of_squares(s: np.ndarray, q: float) -> float:
-    """``[sum_j s_j^(2q)]^(1/q)`` (``max_j s_j^2`` for q = inf), without overflow."""
-    top = float(s.max()) if s.size else 0.0
-    if top == 0.0:
-        return 0.0
-    if np.isinf(q):
-        return top * top
-    return top * top * float(np.sum((s / top) ** (2 * q))) ** (1.0 / q)
-
-
-def _vskl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
-    """Family 3: 0.5 [sum_j (sum_{k in j} ||f_jk||)^(2q)]^(1/q) + C sum_i hinge."""
-    s = group_sums(np.sqrt(sq), p.groups)  # type: ignore[arg-type]
-    return 0.5 * lq_of_squares(s, p.params["q"]) + p.params["C"] * p.loss.total(p.y, f)
-
-
-def _pnorm_mkl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
-    """Family 4: (lam/2) (sum_m ||f_m||^p)^(2/p) + (1/N) sum_i loss_i."""
+def norm_penalised(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Families 1-4: ``w sum_i loss(y_i, f_i) + Omega(||f_1||, ..., ||f_M||)`` (norms summed over
+    outputs), ``w`` the family's loss weight and ``Omega`` its regulariser."""
     if sq.ndim == 2:
         sq = sq.sum(axis=1)
-    return 0.5 * p.params["lam"] * group_norm(np.sqrt(sq), p.params["p"]) ** 2 + p.loss.total(p.y, f) / p.n_samples
+    return p.family.loss_weight(p.params, p.n_samples) * p.loss.total(p.y, f) + p.regularizer.value(np.sqrt(sq))
 
 
-def group_norm(norms: np.ndarray, exponent: float) -> float:
-    """``(sum_m norms_m^exponent)^(1/exponent)``, scaled by the largest so nothing overflows."""
-    top = float(np.max(norms, initial=0.0))
-    return 0.0 if top == 0.0 else top * float(np.sum((norms / top) ** exponent)) ** (1.0 / exponent)
-
-
-def mixed_norm_power(alpha: np.ndarray, p: float, q: float, r: float, weight: float = 1.0) -> float:
-    """``weight * ||alpha||_{pq;r}^q`` of OBJECTIVES.md family 5, alpha of shape (N, M).
-
-    r = 1: groups are samples (rows); r = 2: groups are kernels (columns).
-    Computed as ``weight * a^q * ||alpha / a||_{pq;r}^q`` with ``a = max |alpha|``, the
-    factor ``a^q`` multiplied in one ``a`` at a time (q in {1, 2}), so that it is finite
-    whenever the product is (a model of kernels scaled by 1e-170 has ``|alpha|`` near 1e170,
-    ``|alpha|^2`` beyond the floats, and ``lam`` near 1e-300: kernelfuse.problem.scaling).
-    """
-    largest = float(np.abs(alpha).max(initial=0.0))
-    if largest == 0.0:
-        return 0.0
-    inner = np.sum(np.abs(alpha / largest) ** p, axis=1 if r == 1 else 0)
-    value = weight * float(np.sum(inner ** (q / p)))
-    for _ in range(round(q)):
-        value *= largest
-    return value
-
-
-def _mikl(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
-    """Family 5: sum_i sqhinge(y_i, f_i) + (lam/q) ||alpha||_{pq;r}^q, alpha = coef.T."""
-    prm = p.params
-    return p.loss.total(p.y, f) + mixed_norm_power(coef.T, prm["p"], prm["q"], prm["r"], prm["lam"] / prm["q"])
+def coef_penalised(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+    """Family 5: ``w sum_i loss(y_i, f_i) + Omega(alpha)``, ``alpha = coef.T`` (``mikl``: w = 1,
+    ``Omega = (lam/q) ||alpha||_{pq;r}^q``)."""
+    return p.family.loss_weight(p.params, p.n_samples) * p.loss.total(p.y, f) + p.regularizer.value(coef.T)
 
 
 def _mlmkl_terms(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> np.ndarray:
@@ -154,25 +100,14 @@ def _mlmkl_terms(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d:
     return 0.5 * ratio.sum(axis=0) + p.params["C"] * hinge
 
 
-def _mlmkl_sum(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+def mlmkl_sum(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
     """Family 6, sum: sum_k P_k(d, coef)."""
     return float(_mlmkl_terms(p, coef, f, sq, d).sum())
 
 
-def _mlmkl_max(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
+def mlmkl_max(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
     """Family 6, worst label: max_k P_k(d, coef)."""
     return float(_mlmkl_terms(p, coef, f, sq, d).max())
-
-
-_FAMILY_OBJECTIVES: dict[str, Callable[..., float]] = {
-    "l1_mkl": _l1_mkl,
-    "l1_mkl_sq": _l1_mkl_sq,
-    "vskl": _vskl,
-    "pnorm_mkl": _pnorm_mkl,
-    "mikl": _mikl,
-    "mlmkl_sum": _mlmkl_sum,
-    "mlmkl_max": _mlmkl_max,
-}
 
 
 def check_model(
@@ -220,7 +155,7 @@ def evaluate_parts(
     per-iteration history of iterative solvers; the reported objective is
     always :func:`evaluate` at the returned model.
     """
-    return float(_FAMILY_OBJECTIVES[problem.family.name](problem, coef, f, sq, kernel_weights))
+    return float(problem.family.objective(problem, coef, f, sq, kernel_weights))
 
 
 def evaluate(

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -33,43 +34,38 @@ import numpy as np
 from kernelfuse.kernels.array_backend import is_device_array
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.storage import is_memory_mapped
-from kernelfuse.problem.instance import Problem
+
+if TYPE_CHECKING:  # the families name these laws; instance imports the families
+    from kernelfuse.problem.instance import Problem
 
 #: Largest kernel entries in this range are solved as given.
 SCALE_BAND = (1e-5, 1e5)
 
+#: A family's law: (parameters, s) -> (parameters on K / s, factor with P = factor * P').
 Law = Callable[[Mapping[str, float], float], tuple[dict[str, float], float]]
 
 
-def _l1_mkl(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+def l1_mkl_law(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+    """``l1_mkl``: ``C' = C / sqrt(s)``, ``C2' = C2 / s``; ``P = P'``."""
     return {**params, "C": params["C"] / math.sqrt(s), "C2": params["C2"] / s}, 1.0
 
 
-def _degree_two_with_C(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+def degree_two_law(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+    """A regulariser of degree 2 in the norms beside ``C`` times the loss: ``C' = s C``; ``P = P' / s``."""
     return {**params, "C": params["C"] * s}, 1.0 / s
 
 
-def _pnorm_mkl(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+def pnorm_mkl_law(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+    """``pnorm_mkl``: ``lam' = lam / s``; ``P = P'``."""
     return {**params, "lam": params["lam"] / s}, 1.0
 
 
-def _mikl(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+def mikl_law(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
+    """``mikl``: ``lam' = lam / s^q``; ``P = P'``."""
     lam = params["lam"]
     for _ in range(round(params["q"])):  # q in {1, 2}: lam / s / s, never s^q (underflows at s < 1e-162)
         lam /= s
     return {**params, "lam": lam}, 1.0
-
-
-#: family -> (parameters, s) -> (parameters on K / s, factor with P = factor * P').
-SCALING_LAWS: dict[str, Law] = {
-    "l1_mkl": _l1_mkl,
-    "l1_mkl_sq": _degree_two_with_C,
-    "vskl": _degree_two_with_C,
-    "pnorm_mkl": _pnorm_mkl,
-    "mikl": _mikl,
-    "mlmkl_sum": _degree_two_with_C,
-    "mlmkl_max": _degree_two_with_C,
-}
 
 
 @attrs.frozen
@@ -96,7 +92,7 @@ def nearest_representable_scale(problem: Problem, scale: float) -> float:
     ``lam' = 1e400`` on unit kernels; solved on ``K / s`` with ``s`` near 1e-154 instead
     (``lam'`` near 1e308), it is the same problem (``f`` underflows either way).
     """
-    law, params = SCALING_LAWS[problem.family.name], problem.params
+    law, params = problem.family.scaling, problem.params
     if representable(params, law(params, scale)[0]):
         return scale
     low, high = 0.0, 1.0  # fractions t of log(scale); t = 0 (s = 1) maps params to themselves
@@ -111,7 +107,7 @@ def nearest_representable_scale(problem: Problem, scale: float) -> float:
 
 def rescale(problem: Problem, scale: float) -> Rescaled:
     """The same problem on ``K / scale`` (parameters mapped by the family's law)."""
-    params, factor = SCALING_LAWS[problem.family.name](problem.params, scale)
+    params, factor = problem.family.scaling(problem.params, scale)
     K = (FactorKernels([Phi / np.sqrt(scale) for Phi in problem.K.factors])
          if isinstance(problem.K, FactorKernels) else problem.K / scale)
     largest = None if problem.largest_entry is None else problem.largest_entry / scale

@@ -68,7 +68,7 @@ class SquaredHingeGradient(Oracle):
         v = -gradient.T  # -A'u in the layout of alpha
         cap = math.inf
         if penalty.q == 1.0:
-            top = float(penalty.dual_group_norms(v).max(initial=0.0))
+            top = penalty.regularizer.dual_norm(v)
             cap = penalty.lam / top if top > 0 else math.inf
         else:
             quadratic += penalty.conjugate(v)

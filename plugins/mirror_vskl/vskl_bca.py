@@ -28,6 +28,7 @@ from kernelfuse.plugins.mirror_vskl.svm_curvature import margin_support_vectors,
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
+from kernelfuse.problem.regularizers import VSKLNorm
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, positive, positive_count
 
@@ -39,20 +40,10 @@ def exponents(q: float) -> tuple[float, float]:
     return (q - 1.0) / q, q / (2.0 * q - 1.0)
 
 
-def r_norm(v: np.ndarray, r: float) -> float:
-    """``(sum_j v_j^r)^(1/r)`` for ``v >= 0`` and ``0 < r <= 1``, without overflow."""
-    top = float(v.max()) if v.size else 0.0
-    if top <= 0.0:
-        return 0.0
-    return top * float(np.sum((v / top) ** r)) ** (1.0 / r)
-
-
 def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: float) -> float:
-    """``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r``: a lower bound on the vskl optimum."""
-    n_groups = int(groups.max()) + 1
-    top = np.zeros(n_groups)
-    np.maximum.at(top, groups, a)
-    return float(alpha.sum() - 0.5 * r_norm(top, exponents(q)[1]))
+    """``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r = 1'alpha - Omega*(sqrt(a))``, ``Omega`` the
+    :class:`~kernelfuse.problem.regularizers.VSKLNorm` penalty: a lower bound on the vskl optimum."""
+    return float(alpha.sum() - VSKLNorm(groups, q=q).conjugate(np.sqrt(np.maximum(a, 0.0))))
 
 
 def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarray,

@@ -25,13 +25,8 @@ import attrs
 import numpy as np
 
 from kernelfuse.parts.mirror_map import MirrorMap
-from kernelfuse.problem import objectives
+from kernelfuse.problem.regularizers import BlockLp
 from kernelfuse.validation import exponent_in_one_two
-
-
-def lp_norm(values: np.ndarray, exponent: float) -> float:
-    """``(sum |v|^exponent)^(1/exponent)``, scaled by the largest entry so nothing overflows."""
-    return objectives.group_norm(np.abs(values), exponent)
 
 
 @attrs.frozen
@@ -41,6 +36,13 @@ class GroupNormMirrorMap(MirrorMap):
     name = "group-norm"
     p: float = exponent_in_one_two.field(1.5)
 
+    #: ``h`` as a function of the block norms: ``(q/2) ||.||_p^2``, dual norm ``||.||_q``.
+    regularizer: BlockLp = attrs.field(init=False, repr=False, eq=False)
+
+    @regularizer.default
+    def _regularizer(self) -> BlockLp:
+        return BlockLp(p=self.p, weight=self.q)
+
     @property
     def q(self) -> float:
         """The dual exponent ``p / (p - 1)`` (``inf`` never: ``p > 1``)."""
@@ -48,14 +50,14 @@ class GroupNormMirrorMap(MirrorMap):
 
     def weights(self, block_norms: np.ndarray) -> np.ndarray:
         """``omega_m = (||theta_m|| / ||theta||_{2,q})^(q-2) / q`` from the block norms ``||theta_m||``."""
-        total = lp_norm(block_norms, self.q)
+        total = self.dual_norm(block_norms)
         if total == 0.0:
             return np.zeros_like(block_norms, dtype=float)
         return (block_norms / total) ** (self.q - 2.0) / self.q
 
     def dual_norm(self, block_norms: np.ndarray) -> float:
         """``||theta||_{2,q}`` from the block norms."""
-        return lp_norm(block_norms, self.q)
+        return self.regularizer.dual_norm(block_norms)
 
     def projection_factor(self, dual_norm: float, radius: float) -> float:
         """The scaling of ``theta`` (of norm ``||theta||_{2,q} = dual_norm``) that projects
@@ -64,12 +66,12 @@ class GroupNormMirrorMap(MirrorMap):
 
     def h(self, x: np.ndarray) -> float:
         """``(q/2) ||x||_{2,p}^2`` for blocks in the rows of ``x``."""
-        return 0.5 * self.q * lp_norm(np.linalg.norm(x, axis=1), self.p) ** 2
+        return self.regularizer.value(np.linalg.norm(x, axis=1))
 
     def grad_h(self, x: np.ndarray) -> np.ndarray:
         """``q (||x_m|| / ||x||_{2,p})^(p-2) x_m`` (blocks in rows; 0 where ``x_m = 0``)."""
         norms = np.linalg.norm(x, axis=1)
-        total = lp_norm(norms, self.p)
+        total = self.regularizer.norm(norms)
         if total == 0.0:
             return np.zeros_like(x, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):

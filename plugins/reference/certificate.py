@@ -21,7 +21,6 @@ from kernelfuse.plugins.mikl.squared_hinge_gradient import (
     adjoint,
     penalty_of,
 )
-from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
 from kernelfuse.plugins.mlmkl.label_svms import max_family_lower_bound, weighted_lower_bound
 from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound, pnorm_mkl_lower_bound
 from kernelfuse.problem.instance import Problem
@@ -55,10 +54,7 @@ def _group_bound(problem: Problem, u: np.ndarray) -> float:
     C = problem.params["C"]
     alpha = -C * problem.y * feasible[0]
     forms = quadratic_forms(problem.K, alpha * problem.y)
-    if problem.family.name == "l1_mkl_sq":
-        return vskl_lower_bound(alpha, forms, np.zeros(problem.n_kernels, dtype=int), 1.0)
-    assert problem.groups is not None
-    return vskl_lower_bound(alpha, forms, problem.groups, problem.params["q"])
+    return float(alpha.sum() - problem.regularizer.conjugate(np.sqrt(np.maximum(forms, 0.0))))
 
 
 def _multilabel_bound(problem: Problem, u: np.ndarray) -> float:

@@ -14,8 +14,10 @@ with tightened tolerances.  The formulations share three pieces:
   rounding).  For rank-deficient kernels the coefficients are not unique:
   compare objectives and decision values, never coefficients.
 * **Norm epigraphs.**  ``t_m >= ||u_m||`` (one second-order cone per kernel).
-* **Squares.**  ``0.5 * w^2`` and other squared terms go through
-  :func:`kernelfuse.problem.conic.sum_squares_cone` (Clarabel fails on cvxpy's
+* **Penalties.**  Each family's regulariser writes its own cvxpy expression
+  (:meth:`kernelfuse.parts.regularizer.Regularizer.expression`) of the norm
+  epigraphs ``t`` (of ``alpha = coef.T`` for ``mikl``).  ``0.5 * w^2`` and other
+  squared terms go through :func:`kernelfuse.problem.conic.sum_squares_cone` (Clarabel fails on cvxpy's
   quadratic-objective form); ``p``-norms with non-integer ``p`` are exact power
   cones (``cp.pnorm(..., approx=False)``), never rational approximations.
 
@@ -53,6 +55,7 @@ from kernelfuse.assembly.solver import Model, Requirements, Solver
 from kernelfuse.errors import SolverError
 from kernelfuse.plugins.reference.certificate import lower_bound
 from kernelfuse.problem import objectives
+from kernelfuse.problem.families import FAMILIES
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import flag, positive, positive_count, seconds
 
@@ -146,30 +149,6 @@ class Expansions:
         return coef
 
 
-def half_square(w: Any) -> tuple[Any, list[Any]]:
-    """``0.5 * w^2`` for a nonnegative scalar expression ``w`` (through an epigraph)."""
-    import cvxpy as cp
-
-    from kernelfuse.problem.conic import sum_squares_cone
-
-    bound = cp.Variable(nonneg=True)
-    square, constraints = sum_squares_cone(cp.reshape(bound, (1,), order="C"))
-    return 0.5 * square, [w <= bound, *constraints]
-
-
-def norm_of(x: Any, p: float) -> Any:
-    """``||x||_p`` exactly: 1, 2, inf as such, other ``p`` as power cones."""
-    import cvxpy as cp
-
-    if p == 1:
-        return cp.norm1(x)
-    if p == 2:
-        return cp.norm(x, 2)
-    if math.isinf(p):
-        return cp.norm_inf(x)
-    return cp.pnorm(x, p, approx=False)  # type: ignore[arg-type]  # cvxpy annotates p int | str; any p >= 1 works
-
-
 # --------------------------------------------------------------------------- formulations
 
 
@@ -206,103 +185,45 @@ def _factors(problem: Problem, rank_tol: float) -> list[Factor]:
     return [factor_kernel(np.asarray(K, dtype=np.float64), rank_tol) for K in problem.K]
 
 
-def _l1_mkl(problem: Problem, rank_tol: float) -> Formulation:
-    """``l1_mkl``: min sum_i loss(y_i, sum_m L_m u_m + b) + C sum_m t_m + (C2/2) sum_m ||u_m||^2,
-    with ``t_m >= ||u_m||`` (SOC); the elastic-net term is one SOC epigraph over all ``u_m``."""
+def _norm_regularised(problem: Problem, rank_tol: float) -> Formulation:
+    """``l1_mkl``, ``l1_mkl_sq``, ``vskl``, ``pnorm_mkl``: min ``w sum_i loss(y_i, sum_m L_m u_m (+ b))
+    + Omega(t)`` with ``t_m >= ||u_m||_F`` (SOC; ``u_m`` of shape (r_m, n_classes) for
+    Crammer-Singer), ``w`` the family's loss weight and ``Omega(t)`` its regulariser's cvxpy
+    expression (nondecreasing in ``t >= 0``, so ``t_m = ||u_m||`` at the optimum)."""
     import cvxpy as cp
 
-    from kernelfuse.problem.conic import sum_squares_cone
-
-    exp = Expansions(_factors(problem, rank_tol), problem.n_samples, None)
-    b = cp.Variable()
-    t, cons = exp.norm_epigraph()
-    z, link = decision_variable(exp.decision() + b)
-    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, z)
-    objective = loss + problem.params["C"] * cp.sum(t)
-    if problem.params["C2"] > 0 and exp.active:
-        sq, sq_cons = sum_squares_cone(cp.hstack([exp.u[m] for m in exp.active]))
-        objective = objective + 0.5 * problem.params["C2"] * sq
-        cons += sq_cons
-    return Formulation(objective, [*cons, *loss_cons, link],
-                       lambda: (exp.coef(), float(b.value), None), multiplier(link))  # type: ignore[arg-type]  # solved: b.value set
-
-
-def _group_regularised(problem: Problem, rank_tol: float) -> Formulation:
-    """``l1_mkl_sq`` and ``vskl``: min 0.5 w^2 + C sum_i hinge(y_i, sum_m L_m u_m + b) with
-    ``t_m >= ||u_m||`` (SOC), group sums ``s_j = sum_{k in j} t_k`` and
-    ``w >= ||s||_{2q}`` (``0.5 ||s||_{2q}^2 = 0.5 [sum_j s_j^(2q)]^(1/q)``: a SOC for
-    q = 1, ``w >= s_j`` for q = inf, exact power cones otherwise); ``0.5 w^2`` is a
-    SOC epigraph.  ``l1_mkl_sq`` is one group: ``w >= sum_m t_m``."""
-    import cvxpy as cp
-
-    exp = Expansions(_factors(problem, rank_tol), problem.n_samples, None)
-    b = cp.Variable()
-    t, cons = exp.norm_epigraph()
-    if problem.family.name == "vskl" and int(problem.groups.max()) > 0:  # type: ignore[union-attr]
-        groups = problem.groups
-        assert groups is not None
-        membership = np.zeros((int(groups.max()) + 1, problem.n_kernels))
-        membership[groups, np.arange(problem.n_kernels)] = 1.0
-        w = norm_of(membership @ t, 2 * problem.params["q"])
-    else:
-        w = cp.sum(t)
-    reg, reg_cons = half_square(w)
-    z, link = decision_variable(exp.decision() + b)
-    loss, loss_cons = problem.loss.cvxpy_sum(problem.y, z)
-    objective = reg + problem.params["C"] * loss
-    return Formulation(
-        objective, [*cons, *reg_cons, *loss_cons, link],
-        lambda: (exp.coef(), float(b.value), None), multiplier(link, problem.params["C"]),  # type: ignore[arg-type]  # solved: b.value set
-    )
-
-
-def _pnorm_mkl(problem: Problem, rank_tol: float) -> Formulation:
-    """``pnorm_mkl``: min (lam/2) w^2 + (1/N) sum_i loss_i with ``t_m >= ||u_m||_F`` (SOC,
-    ``u_m`` of shape (r_m, n_classes) for Crammer-Singer) and ``w >= ||t||_p`` (exact
-    power cones for 1 < p < 2, a SOC for p = 2); no intercept."""
     exp = Expansions(
         _factors(problem, rank_tol), problem.n_samples,
         None if len(problem.coef_shape) == 2 else problem.n_outputs,
     )
     t, cons = exp.norm_epigraph()
-    reg, reg_cons = half_square(norm_of(t, problem.params["p"]))
-    z, link = decision_variable(exp.decision())
+    reg, reg_cons = problem.regularizer.expression(t)
+    b = cp.Variable() if problem.family.has_intercept else None
+    z, link = decision_variable(exp.decision() if b is None else exp.decision() + b)
     loss, loss_cons = problem.loss.cvxpy_sum(problem.y, z)
-    objective = problem.params["lam"] * reg + loss / problem.n_samples
-    return Formulation(objective, [*cons, *reg_cons, *loss_cons, link],
-                       lambda: (exp.coef(), 0.0, None), multiplier(link, 1.0 / problem.n_samples))
+    weight = problem.family.loss_weight(problem.params, problem.n_samples)
+    return Formulation(
+        reg + weight * loss, [*cons, *reg_cons, *loss_cons, link],
+        lambda: (exp.coef(), 0.0 if b is None else float(b.value), None),  # type: ignore[arg-type]  # solved: b.value set
+        multiplier(link, weight),
+    )
 
 
-def _mikl(problem: Problem, rank_tol: float) -> Formulation:
-    """``mikl``: min sum_i sqhinge(y_i, f_i) + (lam/q) sum_g h_g^q over ``alpha = coef.T``
+def _coef_regularised(problem: Problem, rank_tol: float) -> Formulation:
+    """``mikl``: min ``w sum_i sqhinge(y_i, f_i) + (lam/q) ||alpha||_{pq;r}^q`` over ``alpha = coef.T``
     directly (kernels may be indefinite and non-symmetric, so no factor),
-    ``f = sum_t K[t]' coef[t]``, ``h_g >= ||alpha_g||_p`` for each group ``g``
-    (samples for r = 1, kernels for r = 2; l1 for p = 1, SOC for p = 2); q = 2
-    puts ``sum_g h_g^2`` in a SOC epigraph."""
+    ``f = sum_t K[t]' coef[t]``, the penalty the regulariser's cvxpy expression."""
     import cvxpy as cp
 
-    from kernelfuse.problem.conic import sum_squares_cone
-
-    prm = problem.params
-    n_kernels = problem.n_kernels
-    coef = cp.Variable((n_kernels, problem.n_samples))
-    f = cp.sum([np.asarray(problem.K[m], dtype=np.float64).T @ coef[m] for m in range(n_kernels)])
-    # coef[t, i] = alpha[i, t]: r = 1 groups are columns of coef, r = 2 its rows.
-    axis = 0 if prm["r"] == 1 else 1
-    inner = cp.norm1(coef, axis=axis) if prm["p"] == 1 else cp.norm(coef, 2, axis=axis)
-    h = cp.Variable(problem.n_samples if axis == 0 else n_kernels, nonneg=True)
-    cons = [inner <= h]
-    if prm["q"] == 1:
-        penalty = cp.sum(h)
-    else:
-        penalty, sq_cons = sum_squares_cone(h)
-        cons += sq_cons
+    coef = cp.Variable((problem.n_kernels, problem.n_samples))
+    f = cp.sum([np.asarray(problem.K[m], dtype=np.float64).T @ coef[m] for m in range(problem.n_kernels)])
+    penalty, cons = problem.regularizer.expression(coef.T)
     z, link = decision_variable(f)
     loss, loss_cons = problem.loss.cvxpy_sum(problem.y, z)
-    objective = loss + prm["lam"] / prm["q"] * penalty
+    weight = problem.family.loss_weight(problem.params, problem.n_samples)
     return Formulation(
-        objective, [*cons, *loss_cons, link],
-        lambda: (np.asarray(coef.value, dtype=float), 0.0, None), multiplier(link),
+        weight * loss + penalty, [*cons, *loss_cons, link],
+        lambda: (np.asarray(coef.value, dtype=float), 0.0, None), multiplier(link, weight),
     )
 
 
@@ -335,7 +256,7 @@ def _mlmkl(problem: Problem, rank_tol: float) -> Formulation:
         terms.append(0.5 * cp.sum(s[:, k]) + C * hinge)
         cons += hinge_cons
     cons.append(link)
-    if problem.family.name == "mlmkl_sum":
+    if problem.family.objective is objectives.mlmkl_sum:
         objective, dual_point = cp.sum(cp.hstack(terms)), multiplier(link, C)
     else:  # the worst label through its epigraph, whose multipliers are the label weights
         objective = cp.Variable()
@@ -359,20 +280,18 @@ def _mlmkl(problem: Problem, rank_tol: float) -> Formulation:
     return Formulation(objective, cons, recover, dual_point)
 
 
-_FORMULATIONS: dict[str, Callable[[Problem, float], Formulation]] = {
-    "l1_mkl": _l1_mkl,
-    "l1_mkl_sq": _group_regularised,
-    "vskl": _group_regularised,
-    "pnorm_mkl": _pnorm_mkl,
-    "mikl": _mikl,
-    "mlmkl_sum": _mlmkl,
-    "mlmkl_max": _mlmkl,
+#: The cone program of each form of objective (a family is formulated by the form it holds).
+_FORMULATIONS: dict[Callable[..., float], Callable[[Problem, float], Formulation]] = {
+    objectives.norm_penalised: _norm_regularised,
+    objectives.coef_penalised: _coef_regularised,
+    objectives.mlmkl_sum: _mlmkl,
+    objectives.mlmkl_max: _mlmkl,
 }
 
 
 def formulate(problem: Problem, rank_tol: float = 1e-11) -> Formulation:
     """The cone program of ``problem``'s family (cvxpy objects, not yet solved)."""
-    return _FORMULATIONS[problem.family.name](problem, rank_tol)
+    return _FORMULATIONS[problem.family.objective](problem, rank_tol)
 
 
 # --------------------------------------------------------------------------- solver
@@ -537,7 +456,8 @@ class CvxpyReference(Solver):
     time_limit: float = seconds.field(math.inf)
 
     name: ClassVar[str] = "cvxpy"
-    families: ClassVar[frozenset[str]] = frozenset(_FORMULATIONS)
+    families: ClassVar[frozenset[str]] = frozenset(
+        name for name, family in FAMILIES.items() if family.objective in _FORMULATIONS)
     requires: ClassVar[Requirements] = {"loss": ("cvxpy_sum",)}
 
     def clarabel_options(self, gap_tol: float, feas_tol: float,

@@ -66,7 +66,7 @@ class KernelTerms:
         r = self.norms if norms is None else norms
         shrunk = self.shrunk if norms is None else self.prox.radial(r, self.gamma)[0]
         return float(np.sum((2 * r - shrunk) * shrunk) / (2 * self.gamma)
-                     - np.sum(self.prox.penalty(shrunk)))
+                     - self.prox.regularizer.value(shrunk))
 
     def K_v(self) -> np.ndarray:
         """``K_m v_m`` for every kernel."""

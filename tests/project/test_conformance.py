@@ -49,7 +49,7 @@ def test_block_soft_threshold_conforms_and_a_wrong_prox_is_caught():
     prox = get_registry().create("prox", "block-soft-threshold", C=0.7, C2=0.2)
 
     def value(x):
-        return float(prox.penalty(np.linalg.norm(x, axis=-1)).sum())
+        return prox.regularizer.value(np.linalg.norm(x, axis=-1))
 
     assert "optimality" in check_prox(prox, value=value)
 

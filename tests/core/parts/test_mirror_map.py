@@ -9,7 +9,8 @@ import pytest
 
 from kernelfuse import get_registry
 from kernelfuse.plugins.mirror_maps.entropic_simplex import group_log_softmax
-from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap, lp_norm
+from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
+from kernelfuse.problem.regularizers import lp_norm
 
 
 @pytest.fixture

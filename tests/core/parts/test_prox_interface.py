@@ -111,7 +111,7 @@ def test_block_soft_threshold_with_the_elastic_net_term():
     h = 1e-7
     numeric = (op.radial(norms + h, step)[0] - op.radial(norms - h, step)[0]) / (2 * h)
     np.testing.assert_allclose(slope, numeric, atol=1e-6)
-    np.testing.assert_allclose(op.penalty(norms), 0.5 * norms + 0.4 * norms**2)
+    assert op.regularizer.value(norms) == pytest.approx(np.sum(0.5 * norms + 0.4 * norms**2), rel=1e-14)
 
 
 #: Rows 0 and 2 and column 2 are zero: zero blocks for the row groups and the column groups.
@@ -152,6 +152,6 @@ def test_mixed_norm_prox_at_zero_groups(p, q, r):
     np.testing.assert_allclose(z + 0.5 * quietly(op.prox_conjugate, x / 0.5, 1 / 0.5), x, atol=1e-15)
     assert np.all(quietly(op.prox, zero, 0.5) == 0.0) and np.all(quietly(op.prox_conjugate, zero, 0.5) == 0.0)
     assert quietly(op.value, zero) == 0.0 and quietly(op.conjugate, zero) == 0.0
-    assert np.all(quietly(op.dual_group_norms, zero) == 0.0)
+    assert quietly(op.regularizer.dual_norm, zero) == 0.0
     w = (x - z) / 0.5  # Fenchel-Young with equality at the prox, zero groups included
     assert quietly(op.value, z) + quietly(op.conjugate, w) == pytest.approx(np.sum(z * w), abs=1e-12)

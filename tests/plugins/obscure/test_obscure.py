@@ -10,9 +10,10 @@ import pytest
 import kernelfuse
 from helpers import breast_cancer_kernels, pnorm_reference, wine_kernels
 from kernelfuse import Problem, get_registry
-from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap, lp_norm
+from kernelfuse.plugins.obscure.group_norm_map import GroupNormMirrorMap
 from kernelfuse.plugins.obscure.kernel_expansion import KernelExpansion
 from kernelfuse.problem import objectives
+from kernelfuse.problem.regularizers import lp_norm
 from kernelfuse.testing import assert_within_certified
 
 #: Runs stopped by max_iter on purpose (a fixed number of epochs) warn; expected here.

@@ -399,7 +399,7 @@ def test_registered_with_its_description_and_parameters():
 
     recipe = get_registry().get("solver", "cvxpy").factory
     assert recipe.description.startswith("Exact reference")
-    assert recipe.families == frozenset(objectives._FAMILY_OBJECTIVES)
+    assert recipe.families == frozenset(kernelfuse.FAMILIES)
     assert {"tol", "max_iter", "verbose"} <= recipe.parameters()
 
 
