@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from kernelfuse.parts.oracle import OracleAnswer
-from kernelfuse.problem.instance import Problem
+
+if TYPE_CHECKING:
+    from kernelfuse.problem.instance import Problem
 
 Evaluate = Callable[[np.ndarray], OracleAnswer]
 
