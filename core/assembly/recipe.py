@@ -154,6 +154,11 @@ class Recipe:
             kind, name = chosen[role]
             children = {r.rsplit(".", 1)[-1]: built.pop(r) for r in list(built)
                         if r.startswith(role + ".") and _depth(r) == _depth(role) + 1}
+            missing = _required(registry.get(kind, name).factory) - set(children) - set(routed[role])
+            if missing:
+                raise IncompatiblePartsError(
+                    f"solver {self.name!r} cannot run: its {role} {name!r} needs "
+                    + ", ".join(f"a {m} part (name it as role '{role}.{m}')" for m in sorted(missing)))
             built[role] = registry.create(kind, name, **children, **routed[role])
         if "name" in solver_parameters(self.assembler):
             solver_params["name"] = self.name
@@ -167,6 +172,14 @@ class Recipe:
 
     def __call__(self, **params: Any) -> Solver:
         return self.build(**params)
+
+
+def _required(factory: Callable[..., Any]) -> set[str]:
+    """The parameters of an attrs part without a default: the parts a recipe must name for it."""
+    if not attrs.has(factory):  # type: ignore[arg-type]
+        return set()
+    return {f.alias or f.name for f in attrs.fields(factory)  # type: ignore[arg-type]
+            if f.init and f.default is attrs.NOTHING}
 
 
 def _default(registry: Any) -> Any:

@@ -49,7 +49,11 @@ where ``D(t tau) = t S - t^2 ||v||^2 / (2 lam)`` is best at
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
+import scipy.optimize
 from scipy.optimize import brentq
 
 from kernelfuse.kernels.factors import FactorKernels
@@ -166,3 +170,77 @@ def pnorm_mkl_lower_bound(problem: Problem, tau: np.ndarray) -> tuple[float, int
     norms = objectives.rkhs_norms(problem.K, coef) / problem.n_samples  # ||v_m||
     q = problem.params["p"] / (problem.params["p"] - 1.0)
     return pnorm_mkl_dual_value(problem, mass, objectives.group_norm(norms, q)), 1
+
+
+def exponents(q: float) -> tuple[float, float]:
+    """``(t, r)`` for exponent q: ``t = (q-1)/q``, ``r = q/(2q-1)``; (1, 1/2) for q = inf."""
+    if math.isinf(q):
+        return 1.0, 0.5
+    return (q - 1.0) / q, q / (2.0 * q - 1.0)
+
+
+def r_norm(v: np.ndarray, r: float) -> float:
+    """``(sum_j v_j^r)^(1/r)`` for ``v >= 0`` and ``0 < r <= 1``, without overflow."""
+    top = float(v.max()) if v.size else 0.0
+    if top <= 0.0:
+        return 0.0
+    return top * float(np.sum((v / top) ** r)) ** (1.0 / r)
+
+
+def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: float) -> float:
+    """``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r``: a lower bound on the vskl optimum."""
+    n_groups = int(groups.max()) + 1
+    top = np.zeros(n_groups)
+    np.maximum.at(top, groups, a)
+    return float(alpha.sum() - 0.5 * r_norm(top, exponents(q)[1]))
+
+
+def weighted_lower_bound(sums: np.ndarray, A: np.ndarray, gamma: np.ndarray) -> float:
+    """``sum_k gamma_k 1'a_k - 0.5 max_m sum_k gamma_k A[m, k]``: a lower bound on
+    ``min_p sum_k gamma_k SVM_k(p)`` for feasible ``a_k`` with ``sums[k] = 1'a_k``."""
+    return float(gamma @ sums - 0.5 * np.max(A @ gamma))
+
+
+def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
+    """The best :func:`weighted_lower_bound` over the simplex: a lower bound on ``mlmkl_max``.
+
+    ``max_{gamma, t} sums' gamma - 0.5 t`` s.t. ``A gamma <= t``, ``gamma`` in
+    the simplex: a linear programme (HiGHS).  The bound is re-evaluated
+    exactly at the programme's gamma (clipped and renormalised), so its
+    certificate never rests on the programme's tolerance; the best single
+    label is the fallback.
+    """
+    L = sums.size
+    single = max(weighted_lower_bound(sums, A, np.eye(L)[k]) for k in range(L))
+    if L == 1:
+        return single
+    cost = np.r_[-sums, 0.5]
+    rows = np.c_[A, -np.ones(A.shape[0])]
+    result = scipy.optimize.linprog(
+        cost, A_ub=rows, b_ub=np.zeros(A.shape[0]), A_eq=np.r_[np.ones(L), 0.0][None, :],
+        b_eq=[1.0], bounds=[(0, None)] * L + [(None, None)], method="highs",
+    )
+    if result.status != 0:
+        return single
+    gamma = np.maximum(result.x[:L], 0.0)
+    return max(single, weighted_lower_bound(sums, A, gamma / gamma.sum()))
+
+
+def mikl_lower_bound(problem: Problem, penalty: Any, u: np.ndarray, gradient: np.ndarray) -> float:
+    """Fenchel's dual ``D(c u) = -sum_i L*_i(c u_i) - g*(-c A' u)`` of ``mikl`` (squared hinge ``L``,
+    the mixed-norm ``penalty`` ``g``: its ``lam``, ``q``, ``dual_group_norms`` and ``conjugate``) at
+    ``u`` with ``y u <= 0`` and ``gradient = A' u`` (M, N), scaled by the best ``c >= 0`` (a quadratic
+    in ``c``; for ``q = 1`` capped so that ``-c A' u`` is in the dual ball).  Exact at the optimum."""
+    s = problem.y * u  # <= 0 on the conjugate's domain
+    linear, quadratic = float(s.sum()), float(s @ s) / 4.0
+    v = -gradient.T  # -A'u in the layout of alpha
+    cap = math.inf
+    if penalty.q == 1.0:
+        top = float(penalty.dual_group_norms(v).max(initial=0.0))
+        cap = penalty.lam / top if top > 0 else math.inf
+    else:
+        quadratic += penalty.conjugate(v)
+    c = min(cap, -linear / (2.0 * quadratic)) if quadratic > 0 else (cap if linear < 0 else 0.0)
+    if not math.isfinite(c):
+        c = 0.0
+    return float(-problem.loss.conjugate(problem.y, c * u).sum() - penalty.conjugate(c * v))

@@ -46,8 +46,6 @@ SVM stopped short of its optimality test counts in ``svm_truncated``.
 
 from __future__ import annotations
 
-import math
-
 import attrs
 import numpy as np
 
@@ -56,34 +54,11 @@ from kernelfuse.kernels.combined import combined_kernel, expansion_products, inc
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.plugins.mirror_vskl.svm_curvature import margin_support_vectors, svm_curvature_factor
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import objectives
+from kernelfuse.problem.duality import exponents, vskl_lower_bound
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, positive, positive_count
-
-
-def exponents(q: float) -> tuple[float, float]:
-    """``(t, r)`` for exponent q: ``t = (q-1)/q``, ``r = q/(2q-1)``; (1, 1/2) for q = inf."""
-    if math.isinf(q):
-        return 1.0, 0.5
-    return (q - 1.0) / q, q / (2.0 * q - 1.0)
-
-
-def r_norm(v: np.ndarray, r: float) -> float:
-    """``(sum_j v_j^r)^(1/r)`` for ``v >= 0`` and ``0 < r <= 1``, without overflow."""
-    top = float(v.max()) if v.size else 0.0
-    if top <= 0.0:
-        return 0.0
-    return top * float(np.sum((v / top) ** r)) ** (1.0 / r)
-
-
-def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: float) -> float:
-    """``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r``: a lower bound on the vskl optimum."""
-    n_groups = int(groups.max()) + 1
-    top = np.zeros(n_groups)
-    np.maximum.at(top, groups, a)
-    return float(alpha.sum() - 0.5 * r_norm(top, exponents(q)[1]))
 
 
 def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarray,
@@ -116,7 +91,7 @@ class VSKLBlockCoordinateAscent(Oracle):
 
     name = "vskl-bca"
     families = frozenset({"vskl", "l1_mkl_sq"})
-    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM, validator=part_with("solve"))
+    svm_solver: SVMSolver = attrs.field(validator=part_with("solve"))
     #: Stop the sweeps when ``max_j |log gamma_j - log gamma_j_prev| <= bca_tol``.
     bca_tol: float = positive.field(1e-6)
     max_bca_iter: int = positive_count.field(500)

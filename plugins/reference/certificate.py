@@ -25,11 +25,11 @@ solvers cite):
   sum_{c != y_i} u_ic`` over ``u_ic >= 0`` (``u_{i y_i} = -s_i``), with
   ``c s_i <= 1``; the best ``c`` is the maximiser of that quadratic.
 * ``mikl``: Fenchel's dual at ``u`` (clipped to ``y u <= 0``) scaled by its best factor
-  (:meth:`~kernelfuse.plugins.mikl.squared_hinge_gradient.SquaredHingeGradient.dual_bound`).
+  (:func:`kernelfuse.problem.duality.mikl_lower_bound`, the penalty the registered prox ``mixed-norm``).
 * ``mlmkl_sum`` / ``mlmkl_max``: ``alpha_k = clip(-C Y_k u_k, 0, C)`` per
-  label and :func:`~kernelfuse.plugins.mlmkl.label_svms.weighted_lower_bound`
+  label and :func:`~kernelfuse.problem.duality.weighted_lower_bound`
   with ``gamma = 1`` (sum), or the best ``gamma``
-  (:func:`~kernelfuse.plugins.mlmkl.label_svms.max_family_lower_bound`, max).
+  (:func:`~kernelfuse.problem.duality.max_family_lower_bound`, max).
 """
 
 from __future__ import annotations
@@ -39,14 +39,17 @@ import math
 import numpy as np
 
 from kernelfuse.kernels.combined import quadratic_forms
-from kernelfuse.plugins.mikl.squared_hinge_gradient import (
-    SquaredHingeGradient,
-    adjoint,
-    penalty_of,
+from kernelfuse.kernels.products import kernel_times
+from kernelfuse.parts.registry import get_registry
+from kernelfuse.problem.duality import (
+    feasible_dual_point,
+    l1_mkl_lower_bound,
+    max_family_lower_bound,
+    mikl_lower_bound,
+    pnorm_mkl_lower_bound,
+    vskl_lower_bound,
+    weighted_lower_bound,
 )
-from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
-from kernelfuse.plugins.mlmkl.label_svms import max_family_lower_bound, weighted_lower_bound
-from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound, pnorm_mkl_lower_bound
 from kernelfuse.problem.instance import Problem
 
 
@@ -66,8 +69,9 @@ def lower_bound(problem: Problem, u: np.ndarray) -> float:
         return pnorm_mkl_lower_bound(problem, -u.T)[0]
     if family == "mikl":
         point = feasible_dual_point(problem, u)[0]  # type: ignore[index]  # no intercept: a clip
-        return SquaredHingeGradient.dual_bound(problem, penalty_of(problem), point,
-                                               adjoint(problem.K, point))
+        params = {name: problem.params[name] for name in ("lam", "p", "q", "r")}
+        penalty = get_registry().create("prox", "mixed-norm", **params)
+        return mikl_lower_bound(problem, penalty, point, kernel_times(problem.K, point))
     return _multilabel_bound(problem, u)
 
 
