@@ -127,12 +127,33 @@ def violations_of_plugin(path: Path) -> list[str]:
     return found
 
 
+def public_names() -> set[str]:
+    """``kernelfuse.__all__``, read from core/__init__.py."""
+    tree = ast.parse((REPO / "core" / "__init__.py").read_text())
+    (names,) = [node.value for node in tree.body if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)]
+    return set(ast.literal_eval(names))
+
+
 def violations_of_contrib(path: Path) -> list[str]:
+    """Imports of modules other than ``kernelfuse`` and ``kernelfuse.testing``, and names of
+    ``kernelfuse`` (``from kernelfuse import X``, ``kernelfuse.X``) outside its ``__all__``."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    return [f"{path.relative_to(REPO)}:{line} imports {target} (contrib uses the public API: "
-            f"{sorted(CONTRIB_PUBLIC)})"
-            for line, target in imports(tree, "")
-            if (target == "kernelfuse" or target.startswith("kernelfuse.")) and target not in CONTRIB_PUBLIC]
+    where = path.relative_to(REPO)
+    found = [f"{where}:{line} imports {target} (contrib uses the public API: {sorted(CONTRIB_PUBLIC)})"
+             for line, target in imports(tree, "")
+             if (target == "kernelfuse" or target.startswith("kernelfuse.")) and target not in CONTRIB_PUBLIC]
+    public = public_names()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "kernelfuse" and not node.level:
+            used = [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "kernelfuse":
+            used = [(node.lineno, node.attr)]
+        else:
+            continue
+        found += [f"{where}:{line} uses kernelfuse.{name}, not in kernelfuse.__all__"
+                  for line, name in used if name not in public and name != "testing"]
+    return found
 
 
 CORE = source_files("core/**/*.py")

@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 import kernelfuse
-from kernelfuse.parts.hookspecs import hookimpl
+from kernelfuse import hookimpl
 
 
 @attrs.frozen
