@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernelfuse.assembly.recipe import Recipe
+from kernelfuse.assembly.recipe import BoundRecipe, Recipe
 from kernelfuse.assembly.result import Iteration, Result
 from kernelfuse.assembly.solver import Solver, solver_parameters
 from kernelfuse.errors import UnknownNameError, ValidationError
@@ -65,24 +65,26 @@ def solve(
         raise ValidationError(f"registry must be a kernelfuse Registry or None, got {registry!r}")
     if callback is not None and not callable(callback):
         raise ValidationError(f"callback must be callable or None, got {callback!r}")
+    bound: BoundRecipe | None = None  # a recipe's parts looked up once, its parameters routed once
     if isinstance(solver, Solver):  # already built: its own settings (tol, max_iter, ...) may change
-        recipe, families = None, solver.families
+        families = solver.families
         solver_keys = solver_parameters(type(solver)) - set(solver.parts()) - {"name"}
     elif isinstance(solver, str):
         recipe = registry.get("solver", solver).factory
         if not isinstance(recipe, Recipe):
             raise ValidationError(f"solver {solver!r} is not registered as a Recipe")
-        families, solver_keys = recipe.families, recipe.parameters(registry)
+        bound = recipe.bind(registry)
     elif isinstance(solver, Mapping):  # {role: registered name}: composed here
         from kernelfuse.assembly.recipe import compose
 
-        recipe = compose(solver, registry=registry)
-        families, solver_keys = recipe.families, recipe.parameters(registry)
+        bound = compose(solver, registry=registry).bind(registry)
     else:
         raise ValidationError(
             "solver must be a registered name, a {role: part name} mapping or a Solver object, "
             f"got {type(solver).__name__}")
-    name = solver if isinstance(solver, str) else (recipe or solver).name
+    if bound is not None:
+        families, solver_keys = bound.recipe.families, bound.parameters()
+    name = solver if isinstance(solver, str) else (bound.recipe if bound is not None else solver).name
     if family is None:
         if len(families) != 1:
             raise ValidationError(
@@ -116,8 +118,8 @@ def solve(
         K, y, fam, loss=loss, loss_params=loss_params, groups=groups,
         check_psd=check_psd, registry=registry, **family_params,
     )
-    if recipe is not None:
-        built = recipe.build(registry, **solver_params)
+    if bound is not None:
+        built = bound.build(**solver_params)
     else:
         import attrs
 
