@@ -66,8 +66,10 @@ def solve(
     if callback is not None and not callable(callback):
         raise ValidationError(f"callback must be callable or None, got {callback!r}")
     bound: BoundRecipe | None = None  # a recipe's parts looked up once, its parameters routed once
+    given: Solver | None = None
     if isinstance(solver, Solver):  # already built: its own settings (tol, max_iter, ...) may change
-        families = solver.families
+        given = solver
+        families, name = solver.families, solver.name
         solver_keys = solver_parameters(type(solver)) - set(solver.parts()) - {"name"}
     elif isinstance(solver, str):
         recipe = registry.get("solver", solver).factory
@@ -84,7 +86,7 @@ def solve(
             f"got {type(solver).__name__}")
     if bound is not None:
         families, solver_keys = bound.recipe.families, bound.parameters()
-    name = solver if isinstance(solver, str) else (bound.recipe if bound is not None else solver).name
+        name = solver if isinstance(solver, str) else bound.recipe.name
     if family is None:
         if len(families) != 1:
             raise ValidationError(
@@ -118,12 +120,13 @@ def solve(
         K, y, fam, loss=loss, loss_params=loss_params, groups=groups,
         check_psd=check_psd, registry=registry, **family_params,
     )
-    if bound is not None:
-        built = bound.build(**solver_params)
-    else:
+    if given is not None:
         import attrs
 
-        built = attrs.evolve(solver, **solver_params) if solver_params else solver
+        built = attrs.evolve(given, **solver_params) if solver_params else given
+    else:
+        assert bound is not None
+        built = bound.build(**solver_params)
 
     listeners = registry.iteration_listeners(built.name, fam.name)
 

@@ -106,7 +106,7 @@ def _kernelfuse_folders() -> tuple[str, ...]:
     """The folders of kernelfuse and of its built-in plugins (found without importing them)."""
     plugins = importlib.util.find_spec("kernelfuse.plugins")
     found = [] if plugins is None else list(plugins.submodule_search_locations or [])
-    return tuple(str(Path(folder).resolve()) for folder in [Path(__file__).parents[1], *found])
+    return tuple(str(Path(folder).resolve()) for folder in [str(Path(__file__).parents[1]), *found])
 
 
 def _frame(frame: traceback.FrameSummary) -> str:
