@@ -185,8 +185,7 @@ class BoundRecipe:
                 raise UnknownNameError(f"parameter of solver {who}", key, bound.parameters())
         built: dict[str, Any] = {}
         for role in sorted(parts, key=_depth, reverse=True):
-            children = {r.rsplit(".", 1)[-1]: built.pop(r) for r in list(built)
-                        if r.startswith(role + ".") and _depth(r) == _depth(role) + 1}
+            children = {leaf: built.pop(f"{role}.{leaf}") for leaf in _children(role, parts)}
             missing = _required(factories[role]) - set(children) - set(routed[role])
             if missing:
                 raise IncompatiblePartsError(
