@@ -139,7 +139,7 @@ def violations_of_contrib(path: Path) -> list[str]:
     """Imports of modules other than ``kernelfuse`` and ``kernelfuse.testing``, and names of
     ``kernelfuse`` (``from kernelfuse import X``, ``kernelfuse.X``) outside its ``__all__``."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    where = path.relative_to(REPO)
+    where = path.relative_to(REPO) if path.is_relative_to(REPO) else path
     found = [f"{where}:{line} imports {target} (contrib uses the public API: {sorted(CONTRIB_PUBLIC)})"
              for line, target in imports(tree, "")
              if (target == "kernelfuse" or target.startswith("kernelfuse.")) and target not in CONTRIB_PUBLIC]
@@ -185,3 +185,16 @@ def test_the_checker_sees_what_it_must():
     assert found == ["kernelfuse", "kernelfuse.errors", "kernelfuse.plugins.svm.active_set",
                      "kernelfuse.problem.instance", "typing"]
     assert layer("kernelfuse.problem.instance") == "problem" and layer("kernelfuse.testing") == "top"
+
+
+def test_contrib_checker_refuses_internals(tmp_path):
+    """A module path, or a name of ``kernelfuse`` outside its ``__all__``, is reported."""
+    source = tmp_path / "plugin.py"
+    source.write_text("import kernelfuse\nfrom kernelfuse import Recipe, get_family, objectives\n"
+                      "from kernelfuse.problem import duality\nkernelfuse.solve\nkernelfuse.problem\n")
+    found = violations_of_contrib(source)
+    assert [v.split(" ", 1)[1] for v in found] == [
+        "imports kernelfuse.problem.duality (contrib uses the public API: ['kernelfuse', 'kernelfuse.testing'])",
+        "uses kernelfuse.objectives, not in kernelfuse.__all__",
+        "uses kernelfuse.problem, not in kernelfuse.__all__",
+    ]
