@@ -54,7 +54,7 @@ def imports(tree: ast.AST, package: str) -> Iterator[tuple[int, str]]:
         node = stack.pop()
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and is_type_checking(child):
-                stack.extend(child.orelse)
+                stack.append(ast.Module(body=child.orelse, type_ignores=[]))  # its else branch runs
                 continue
             if isinstance(child, ast.Import):
                 yield from ((child.lineno, alias.name) for alias in child.names)
@@ -176,13 +176,13 @@ def test_the_checker_sees_what_it_must():
     """Function-level and relative imports count; TYPE_CHECKING imports do not."""
     source = (
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from kernelfuse.assembly import solver\n"
+        "if TYPE_CHECKING:\n    from kernelfuse.assembly import solver\nelse:\n    import kernelfuse.kernels\n"
         "def f():\n    from kernelfuse.plugins.svm import active_set\n"
         "from ..problem import instance\n"
         "from kernelfuse import errors, solve\n"
     )
     found = sorted(t for _, t in imports(ast.parse(source), "kernelfuse.parts"))
-    assert found == ["kernelfuse", "kernelfuse.errors", "kernelfuse.plugins.svm.active_set",
+    assert found == ["kernelfuse", "kernelfuse.errors", "kernelfuse.kernels", "kernelfuse.plugins.svm.active_set",
                      "kernelfuse.problem.instance", "typing"]
     assert layer("kernelfuse.problem.instance") == "problem" and layer("kernelfuse.testing") == "top"
 
