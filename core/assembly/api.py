@@ -116,6 +116,8 @@ def solve(
                 + (f", loss {loss_name}" if loss_name else "") + ")",
                 key, family_keys | loss_keys | solver_keys,
             )
+    if loss_factory is not None:  # the factory looked up above: built here, not looked up again
+        loss, loss_params = loss_factory(**loss_params), {}
     problem = Problem.create(
         K, y, fam, loss=loss, loss_params=loss_params, groups=groups,
         check_psd=check_psd, registry=registry, **family_params,

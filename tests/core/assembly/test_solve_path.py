@@ -67,7 +67,8 @@ def test_one_solve_looks_each_part_up_once_and_scores_in_one_pass(monkeypatch):
         return original_products(K, coef, *args)
 
     monkeypatch.setattr(objectives, "kernel_products", products)
-    result = kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", C=1.0, stop="objective_change", tol=1e-3,
+    result = kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", loss="hinge", C=1.0,
+                              stop="objective_change", tol=1e-3,
                               svm_solver="libsvm", registry=registry)
     assert looked_up == {("solver", "mirror-vskl"): 1, ("loss", "hinge"): 1,
                          ("optimizer", "mirror-descent"): 1, ("mirror_map", "local-quadratic"): 1,
