@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernelfuse.assembly.recipe import Recipe
+from kernelfuse.assembly.recipe import BoundRecipe, Recipe
 from kernelfuse.assembly.result import Iteration, Result
 from kernelfuse.assembly.solver import Solver, solver_parameters
 from kernelfuse.errors import UnknownNameError, ValidationError
@@ -66,25 +66,28 @@ def solve(
         raise ValidationError(f"registry must be a kernelfuse Registry or None, got {registry!r}")
     if callback is not None and not callable(callback):
         raise ValidationError(f"callback must be callable or None, got {callback!r}")
-    recipe: Recipe | None
+    bound: BoundRecipe | None = None  # a recipe's parts looked up once, its parameters routed once
+    given: Solver | None = None
     if isinstance(solver, Solver):  # already built: its own settings (tol, max_iter, ...) may change
-        recipe, families, name = None, solver.families, solver.name
+        given = solver
+        families, name = solver.families, solver.name
         solver_keys = solver_parameters(type(solver)) - set(solver.parts()) - {"name"}
     elif isinstance(solver, str):
-        factory = registry.get("solver", solver).factory
-        if not isinstance(factory, Recipe):
+        recipe = registry.get("solver", solver).factory
+        if not isinstance(recipe, Recipe):
             raise ValidationError(f"solver {solver!r} is not registered as a Recipe")
-        recipe, name = factory, solver
-        families, solver_keys = recipe.families, recipe.parameters(registry)
+        bound = recipe.bind(registry)
     elif isinstance(solver, Mapping):  # {role: registered name}: composed here
         from kernelfuse.assembly.recipe import compose
 
-        recipe = compose(solver, registry=registry)
-        families, solver_keys, name = recipe.families, recipe.parameters(registry), recipe.name
+        bound = compose(solver, registry=registry).bind(registry)
     else:
         raise ValidationError(
             "solver must be a registered name, a {role: part name} mapping or a Solver object, "
             f"got {type(solver).__name__}")
+    if bound is not None:
+        families, solver_keys = bound.recipe.families, bound.parameters()
+        name = solver if isinstance(solver, str) else bound.recipe.name
     if family is None:
         if len(families) != 1:
             raise ValidationError(
@@ -114,18 +117,20 @@ def solve(
                 + (f", loss {loss_name}" if loss_name else "") + ")",
                 key, family_keys | loss_keys | solver_keys,
             )
+    if loss_factory is not None:  # the factory looked up above: built here, not looked up again
+        loss, loss_params = loss_factory(**loss_params), {}
     problem = Problem.create(
         K, y, fam, loss=loss, loss_params=loss_params, groups=groups,
         check_psd=check_psd, registry=registry, **family_params,
     )
-    if recipe is not None:
-        built = recipe.build(registry, **solver_params)
-    else:
+    if given is not None:
         import attrs
 
-        assert isinstance(solver, Solver)  # no recipe: a Solver object was given
         # misc: Solver is an ABC, not an attrs class; the solvers deriving from it are
-        built = attrs.evolve(solver, **solver_params) if solver_params else solver  # type: ignore[misc]
+        built = attrs.evolve(given, **solver_params) if solver_params else given  # type: ignore[misc]
+    else:
+        assert bound is not None
+        built = bound.build(**solver_params)
 
     listeners = registry.iteration_listeners(built.name, fam.name)
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from contextlib import suppress
-from typing import Any
+from typing import ClassVar
 
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.recipe import part_with
 from kernelfuse.assembly.result import History, relative_gap
 from kernelfuse.assembly.solver import NUMERICAL_ERRORS, Model, Requirements, Solver
 from kernelfuse.parts.optimizer import OuterOptimizer
@@ -30,16 +32,6 @@ from kernelfuse.parts.stopping import Progress, StoppingRule
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import DeadlineReached, check, cuttable, deadline, expired, remaining
 from kernelfuse.validation import count, flag, positive, positive_count, seconds
-
-
-def _stopping_rule(name: str) -> StoppingRule:
-    from kernelfuse.parts.registry import get_registry
-
-    return get_registry().create("stopping", name)
-
-
-def _check_stop(instance: Any, attribute: Any, value: str) -> None:
-    _stopping_rule(value)  # an unknown name fails here, with close matches
 
 
 def _gauges(model: OracleAnswer | None, latest: OracleAnswer) -> dict[str, float]:
@@ -55,11 +47,14 @@ def _gauges(model: OracleAnswer | None, latest: OracleAnswer) -> dict[str, float
 class OuterLoop(Solver):
     """Outer optimiser + oracle until the certified gap (or objective change) is below ``tol``."""
 
+    #: The stopping rule, a part (kind ``stopping``) of the recipe: ``gap`` unless it names another.
+    default_parts: ClassVar[Mapping[str, tuple[str, str]]] = {"stop": ("stopping", "gap")}
+
     optimizer: OuterOptimizer
     oracle: Oracle
+    stop: StoppingRule = attrs.field(validator=part_with("reached"))
     tol: float = positive.field(1e-6)
     max_iter: int = count.field(1000)
-    stop: str = attrs.field(default="gap", validator=_check_stop)
     time_limit: float = seconds.field(math.inf)
     name: str = "outer-loop"  # type: ignore[misc]  # per instance: the recipe names its loop
     #: Keep the optimiser's estimate of every iteration in the history.
@@ -98,14 +93,14 @@ class OuterLoop(Solver):
         return all(getattr(part, "reads_device_arrays", False) for part in (self.optimizer, self.oracle))
 
     def parts(self) -> dict[str, object]:
-        return {"optimizer": self.optimizer, "oracle": self.oracle}
+        return {"optimizer": self.optimizer, "oracle": self.oracle, "stop": self.stop}
 
     def run(self, problem: Problem, history: History) -> Model:
         with deadline(self.time_limit - history.elapsed()):
             return self._run(problem, history)
 
     def _run(self, problem: Problem, history: History) -> Model:
-        rule = _stopping_rule(self.stop)
+        rule = self.stop
         point, oracle_state = self.oracle.init(problem)
         totals: Counter[str] = Counter()
         best: list[OracleAnswer] = []

@@ -77,6 +77,9 @@ class Recipe:
     * any other parameter goes to whoever takes it: the assembler, or the one
       part whose factory has a parameter of that name (a name two parts take
       must be given as ``"role.name"``).
+
+    Roles the recipe leaves out take the assembler's ``default_parts`` (an
+    ``OuterLoop``'s stopping rule ``stop``: ``gap``).
     """
 
     name: str
@@ -90,49 +93,81 @@ class Recipe:
     #: (e.g. a penalty schedule, or BLAS threads measured best for it).
     defaults: Mapping[str, Any] = attrs.field(factory=dict)
 
-    def _leaf_roles(self) -> dict[str, str]:
-        return {role.rsplit(".", 1)[-1]: role for role in self.parts}
+    def all_parts(self) -> dict[str, tuple[str, str]]:
+        """``parts`` over the assembler's ``default_parts`` (the stopping rule of an ``OuterLoop``)."""
+        return {**getattr(self.assembler, "default_parts", {}), **self.parts}
 
-    def _part_parameters(self, registry: Any) -> dict[str, set[str]]:
-        """Parameters each part's factory takes, besides its own sub-parts."""
-        taken: dict[str, set[str]] = {}
-        for role, (kind, name) in self.parts.items():
-            children = {r.rsplit(".", 1)[-1] for r in self.parts
-                        if r.startswith(role + ".") and _depth(r) == _depth(role) + 1}
-            taken[role] = solver_parameters(registry.get(kind, name).factory) - children
-        return taken
+    def bind(self, registry: Any = None) -> BoundRecipe:
+        """The recipe with its parts' factories looked up in ``registry``, once."""
+        registry = _default(registry)
+        parts = self.all_parts()
+        return BoundRecipe(self, registry, parts,
+                           {role: registry.get(kind, name).factory for role, (kind, name) in parts.items()})
 
     def parameters(self, registry: Any = None) -> set[str]:
         """Every parameter name :meth:`build` accepts."""
-        registry = _default(registry)
-        accepted = (solver_parameters(self.assembler) - set(self.parts) - {"name"}) | set(
-            self._leaf_roles()
-        )
-        for role, names in self._part_parameters(registry).items():
-            accepted |= names | {f"{role}.{n}" for n in names}
-        return accepted
+        return self.bind(registry).parameters()
 
     def build(self, registry: Any = None, **params: Any) -> Solver:
         """Create the parts, assemble the solver, check its requirements."""
-        registry = _default(registry)
-        params = {**self.defaults, **params}
-        chosen = dict(self.parts)
+        return self.bind(registry).build(**params)
+
+    def __call__(self, **params: Any) -> Solver:
+        return self.build(**params)
+
+
+@attrs.frozen
+class BoundRecipe:
+    """A :class:`Recipe` whose parts' factories were looked up in one registry: what a solve
+    routes its parameters with and builds from, without looking anything up again."""
+
+    recipe: Recipe
+    registry: Any
+    parts: dict[str, tuple[str, str]]
+    factories: dict[str, Callable[..., Any]]
+
+    def _own(self) -> set[str]:
+        return solver_parameters(self.recipe.assembler) - set(self.parts) - {"name"}
+
+    def _leaf_roles(self) -> dict[str, str]:
+        return {role.rsplit(".", 1)[-1]: role for role in self.parts}
+
+    def _part_parameters(self) -> dict[str, set[str]]:
+        """Parameters each part's factory takes, besides its own sub-parts."""
+        return {role: solver_parameters(factory) - _children(role, self.parts)
+                for role, factory in self.factories.items()}
+
+    def parameters(self) -> set[str]:
+        """Every parameter name :meth:`build` accepts."""
+        accepted = self._own() | set(self._leaf_roles())
+        for role, names in self._part_parameters().items():
+            accepted |= names | {f"{role}.{n}" for n in names}
+        return accepted
+
+    def build(self, **params: Any) -> Solver:
+        """Create the parts, assemble the solver, check its requirements.
+
+        A parameter named like a role's last component with a string value picks another
+        registered component for the role (looked up here); the others are routed once."""
+        params = {**self.recipe.defaults, **params}
+        parts, factories = dict(self.parts), dict(self.factories)
         leaves = self._leaf_roles()
         for key in [k for k in params if k in leaves and isinstance(params[k], str)]:
-            kind, _ = chosen[leaves[key]]
-            registry.get(kind, params[key])  # an unknown name fails here, with close matches
-            chosen[leaves[key]] = (kind, params.pop(key))
-        recipe = attrs.evolve(self, parts=chosen)
-        own = solver_parameters(self.assembler) - set(self.parts) - {"name"}
-        per_part = recipe._part_parameters(registry)
-        routed: dict[str, dict[str, Any]] = {role: {} for role in chosen}
+            role = leaves[key]
+            kind = parts[role][0]
+            factories[role] = self.registry.get(kind, params[key]).factory  # unknown: close matches
+            parts[role] = (kind, params.pop(key))
+        bound = attrs.evolve(self, parts=parts, factories=factories)
+        who = self.recipe.name
+        own = self._own()
+        per_part = bound._part_parameters()
+        routed: dict[str, dict[str, Any]] = {role: {} for role in parts}
         solver_params: dict[str, Any] = {}
         for key, value in params.items():
             role, _, leaf = key.rpartition(".")
             if role:
                 if role not in per_part or leaf not in per_part[role]:
-                    raise UnknownNameError(f"parameter of solver {self.name}", key,
-                                           recipe.parameters(registry))
+                    raise UnknownNameError(f"parameter of solver {who}", key, bound.parameters())
                 routed[role][leaf] = value
                 continue
             takers = [r for r, names in per_part.items() if key in names]
@@ -142,31 +177,43 @@ class Recipe:
                 routed[takers[0]][key] = value
             elif takers:
                 raise UnknownNameError(
-                    f"parameter of solver {self.name} (ambiguous: taken by "
+                    f"parameter of solver {who} (ambiguous: taken by "
                     f"{', '.join(takers)}; write it as role.{key})", key,
                     {f"{r}.{key}" for r in takers},
                 )
             else:
-                raise UnknownNameError(f"parameter of solver {self.name}", key,
-                                       recipe.parameters(registry))
+                raise UnknownNameError(f"parameter of solver {who}", key, bound.parameters())
         built: dict[str, Any] = {}
-        for role in sorted(chosen, key=_depth, reverse=True):
-            kind, name = chosen[role]
-            children = {r.rsplit(".", 1)[-1]: built.pop(r) for r in list(built)
-                        if r.startswith(role + ".") and _depth(r) == _depth(role) + 1}
-            built[role] = registry.create(kind, name, **children, **routed[role])
-        if "name" in solver_parameters(self.assembler):
-            solver_params["name"] = self.name
-        solver = self.assembler(**built, **solver_params)
+        for role in sorted(parts, key=_depth, reverse=True):
+            children = {leaf: built.pop(f"{role}.{leaf}") for leaf in _children(role, parts)}
+            missing = _required(factories[role]) - set(children) - set(routed[role])
+            if missing:
+                raise IncompatiblePartsError(
+                    f"solver {who!r} cannot run: its {role} {parts[role][1]!r} needs "
+                    + ", ".join(f"a {m} part (name it as role '{role}.{m}')" for m in sorted(missing)))
+            built[role] = factories[role](**children, **routed[role])
+        if "name" in solver_parameters(self.recipe.assembler):
+            solver_params["name"] = who
+        solver = self.recipe.assembler(**built, **solver_params)
         check_requirements(
             solver.parts(),
             {role: needs for role, needs in solver.requires.items() if role != "loss"},
-            self.name,
+            who,
         )
         return solver
 
-    def __call__(self, **params: Any) -> Solver:
-        return self.build(**params)
+
+def _children(role: str, parts: Mapping[str, object]) -> set[str]:
+    """The last components of ``role``'s direct sub-roles (``oracle`` -> ``{"svm_solver"}``)."""
+    return {r.rsplit(".", 1)[-1] for r in parts if r.startswith(role + ".") and _depth(r) == _depth(role) + 1}
+
+
+def _required(factory: Callable[..., Any]) -> set[str]:
+    """The parameters of an attrs part without a default: the parts a recipe must name for it."""
+    if not attrs.has(factory):  # type: ignore[arg-type]
+        return set()
+    return {f.alias or f.name for f in attrs.fields(factory)
+            if f.init and f.default is attrs.NOTHING}
 
 
 def _default(registry: Any) -> Any:
@@ -182,6 +229,7 @@ def _default(registry: Any) -> Any:
 ROLE_KINDS = {
     "optimizer": "optimizer", "inner": "optimizer", "oracle": "oracle", "label_svms": "oracle",
     "mirror_map": "mirror_map", "prox": "prox", "svm_solver": "svm_solver", "sampler": "sampler",
+    "stop": "stopping",
 }
 
 

@@ -57,6 +57,8 @@ class Solver(ABC):
     families: ClassVar[frozenset[str]]
     #: What it needs of its parts, by role; role ``loss`` is the problem's loss.
     requires: ClassVar[Requirements] = {}
+    #: Parts a recipe of this solver gets unless it names others: role -> (kind, registered name).
+    default_parts: ClassVar[Mapping[str, tuple[str, str]]] = {}
     #: BLAS threads while running (None: leave the process setting alone).
     #: Solvers making many small dense solves run faster on one thread: a
     #: two-thread OpenBLAS call on a small operand stalls for milliseconds.
@@ -145,10 +147,7 @@ class Solver(ABC):
             model = attrs.evolve(model, coef=np.asarray(model.coef) / units.scale,
                                  dual_objective=units.objective_factor * model.dual_objective)
         with np.errstate(all="ignore"):  # a diverged model overflows: reported below, not twice
-            objective = objectives.evaluate(problem, model.coef, model.intercept, model.kernel_weights)
-            weights = model.kernel_weights
-            if weights is None:
-                weights = objectives.model_kernel_weights(problem, np.asarray(model.coef))
+            objective, weights = objectives.score(problem, model.coef, model.intercept, model.kernel_weights)
         status, message = model.status, model.message
         if units is not None and status == "converged":
             status, message = _rescaled_status(self, units, objective, model, message)

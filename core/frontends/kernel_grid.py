@@ -15,6 +15,7 @@ from typing import Any
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernels.functions import KernelSpec
+from kernelfuse.parts.registry import get_registry
 from kernelfuse.validation import Domain, positive, positive_count
 
 GAUSSIAN_WIDTHS: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, *map(float, range(1, 21)))
@@ -33,9 +34,6 @@ def kernel_grid(
 
     ``feature_names`` only changes the labels (``"gaussian(width=1) on area"``).
     """
-    from kernelfuse.plugins.kernels.gaussian import Gaussian
-    from kernelfuse.plugins.kernels.polynomial import Polynomial
-
     if group_by not in GROUPINGS:
         raise ValidationError(f"group_by must be one of {', '.join(GROUPINGS)}, got {group_by!r}")
     if n_features < 1:
@@ -46,6 +44,7 @@ def kernel_grid(
         raise ValidationError(
             f"feature_names has {len(feature_names)} names for {n_features} features"
         )
+    registry = get_registry()
     specs = []
     for index, features in enumerate([None, *((j,) for j in range(n_features))]):
         if features is None:
@@ -53,11 +52,11 @@ def kernel_grid(
         else:
             where = f"x{features[0]}" if feature_names is None else str(feature_names[features[0]])
         for width in widths:
-            specs.append(KernelSpec(Gaussian(width=width), features,
+            specs.append(KernelSpec(registry.create("kernel", "gaussian", width=width), features,
                                     index if group_by == "feature" else 0,
                                     f"gaussian(width={width:g}) on {where}"))
         for degree in degrees:
-            specs.append(KernelSpec(Polynomial(degree=degree), features,
+            specs.append(KernelSpec(registry.create("kernel", "polynomial", degree=degree), features,
                                     index if group_by == "feature" else 1,
                                     f"polynomial(degree={degree}) on {where}"))
     return specs

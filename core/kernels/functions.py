@@ -20,6 +20,7 @@ import numpy as np
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernels import array_backend
+from kernelfuse.runtime.memory import ALIGNMENT, readable_bytes
 
 
 class Pairwise:
@@ -157,10 +158,6 @@ def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type
     return int(n_kernels) * int(n_rows) * int(n_cols) * np.dtype(dtype).itemsize
 
 
-#: Byte alignment of the training features a fitted model keeps (:func:`aligned`).
-ALIGNMENT = 64
-
-
 def aligned(array: np.ndarray) -> np.ndarray:
     """A C-contiguous copy of ``array`` starting on an :data:`ALIGNMENT`-byte boundary.
 
@@ -185,15 +182,6 @@ def empty_aligned(shape: tuple[int, ...], dtype: np.dtype | type | str = np.floa
     buffer = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
     start = -buffer.ctypes.data % ALIGNMENT
     return buffer[start:start + nbytes].view(dtype).reshape(shape)
-
-
-def readable_bytes(n: int, exact: bool = False) -> str:
-    """``n`` bytes in the largest binary unit that keeps it at least 1 (``"1.50 GiB"``),
-    followed by the exact count where ``exact`` (``"1.50 GiB (1610612736 bytes)"``)."""
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(n) >= size:
-            return f"{n / size:.2f} {unit}" + (f" ({int(n)} bytes)" if exact else "")
-    return f"{int(n)} bytes"
 
 
 def check_stack_request(n_kernels: int, X: np.ndarray, Z: np.ndarray | None,

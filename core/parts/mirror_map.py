@@ -22,6 +22,21 @@ if TYPE_CHECKING:
     from kernelfuse.parts.oracle import OracleAnswer
 
 
+def simplex_initial_step(gradient: np.ndarray, groups: np.ndarray) -> float:
+    """``1 / max_j (max_{k in j} g_k - min_{k in j} g_k)`` (1 / max |g| if no spread, else 1):
+    a first step on a product of simplices that moves the weights by factors of order e."""
+    n = int(groups.max()) + 1
+    hi = np.full(n, -np.inf)
+    lo = np.full(n, np.inf)
+    np.maximum.at(hi, groups, gradient)
+    np.minimum.at(lo, groups, gradient)
+    spread = float(np.max(hi - lo))
+    if spread > 0:
+        return 1.0 / spread
+    top = float(np.max(np.abs(gradient)))
+    return 1.0 / top if top > 0 else 1.0
+
+
 class MirrorMap(ABC):
     """h, grad h, grad h* and the Bregman divergence of h."""
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kernelfuse.parts.oracle import OracleAnswer, Point
-from kernelfuse.problem.instance import Problem
+
+if TYPE_CHECKING:
+    from kernelfuse.problem.instance import Problem
 
 Evaluate = Callable[[Point], OracleAnswer]
 

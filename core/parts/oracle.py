@@ -15,12 +15,13 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
 
-from kernelfuse.problem.instance import Problem
+if TYPE_CHECKING:
+    from kernelfuse.problem.instance import Problem
 
 
 @attrs.frozen(eq=False)

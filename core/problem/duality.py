@@ -14,13 +14,17 @@ its factors (:func:`kernel_norms`).  Derivations: docs/methods/spicymkl.md, docs
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.optimize
 from scipy.optimize import brentq
 
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.products import kernel_times
 from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
+from kernelfuse.problem.regularizers import NormPower, VSKLNorm
 
 
 def _domain(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
@@ -131,3 +135,75 @@ def pnorm_mkl_lower_bound(problem: Problem, tau: np.ndarray) -> tuple[float, int
     coef = np.broadcast_to(point, (problem.n_kernels, *point.shape))
     norms = objectives.rkhs_norms(problem.K, coef) / problem.n_samples  # ||v_m||
     return pnorm_mkl_dual_value(problem, mass, problem.regularizer.dual_norm(norms)), 1
+
+
+def exponents(q: float) -> tuple[float, float]:
+    """``(t, r)`` for exponent q: ``t = (q-1)/q``, ``r = q/(2q-1)``; (1, 1/2) for q = inf."""
+    if math.isinf(q):
+        return 1.0, 0.5
+    return (q - 1.0) / q, q / (2.0 * q - 1.0)
+
+
+def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: float) -> float:
+    """``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r = 1'alpha - Omega*(sqrt(a))``, ``Omega`` the
+    :class:`~kernelfuse.problem.regularizers.VSKLNorm` penalty: a lower bound on the vskl optimum
+    (mirrorVSKL, section 3) at a feasible SVM dual ``alpha`` with ``a_k = (alpha y)' K_k (alpha y)``."""
+    return float(alpha.sum() - VSKLNorm(groups, q=q).conjugate(np.sqrt(np.maximum(a, 0.0))))
+
+
+def weighted_lower_bound(sums: np.ndarray, A: np.ndarray, gamma: np.ndarray) -> float:
+    """``sum_k gamma_k 1'a_k - 0.5 max_m sum_k gamma_k A[m, k]``: a lower bound on
+    ``min_p sum_k gamma_k SVM_k(p)`` for feasible ``a_k`` with ``sums[k] = 1'a_k``."""
+    return float(gamma @ sums - 0.5 * np.max(A @ gamma))
+
+
+def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
+    """The best :func:`weighted_lower_bound` over the simplex: a lower bound on ``mlmkl_max``.
+
+    ``max_{gamma, t} sums' gamma - 0.5 t`` s.t. ``A gamma <= t``, ``gamma`` in
+    the simplex: a linear programme (HiGHS).  The bound is re-evaluated
+    exactly at the programme's gamma (clipped and renormalised), so its
+    certificate never rests on the programme's tolerance; the best single
+    label is the fallback.
+    """
+    L = sums.size
+    single = max(weighted_lower_bound(sums, A, np.eye(L)[k]) for k in range(L))
+    if L == 1:
+        return single
+    cost = np.r_[-sums, 0.5]
+    rows = np.c_[A, -np.ones(A.shape[0])]
+    result = scipy.optimize.linprog(
+        cost, A_ub=rows, b_ub=np.zeros(A.shape[0]), A_eq=np.r_[np.ones(L), 0.0][None, :],
+        b_eq=[1.0], bounds=[(0, None)] * L + [(None, None)], method="highs",
+    )
+    if result.status != 0:
+        return single
+    gamma = np.maximum(result.x[:L], 0.0)
+    return max(single, weighted_lower_bound(sums, A, gamma / gamma.sum()))
+
+
+def mikl_penalty(problem: Problem) -> NormPower:
+    """The ``(lam/q) ||.||_{pq;r}^q`` penalty of a ``mikl`` problem."""
+    penalty = problem.regularizer
+    assert isinstance(penalty, NormPower), "mikl's regulariser is a MixedLpq norm power"
+    return penalty
+
+
+def mikl_lower_bound(problem: Problem, penalty: NormPower, u: np.ndarray, gradient: np.ndarray) -> float:
+    """Fenchel's dual ``D(c u) = -sum_i L*_i(c u_i) - g*(-c A' u)`` of ``mikl`` (squared hinge ``L``, the
+    mixed-norm ``penalty`` ``g = (lam/q) ||.||_{pq;r}^q``) at ``u`` with ``y u <= 0`` and
+    ``gradient = A' u`` (M, N), scaled by the best ``c >= 0`` (a quadratic in ``c``; for ``q = 1``
+    capped so that ``-c A' u`` is in the dual ball).  Exact at the optimum."""
+    s = problem.y * u  # <= 0 on the conjugate's domain
+    linear, quadratic = float(s.sum()), float(s @ s) / 4.0
+    v = -gradient.T  # -A'u in the layout of alpha
+    cap = math.inf
+    if penalty.power == 1:  # q = 1: the conjugate is the indicator of the dual ball of radius lam
+        top = penalty.dual_norm(v)
+        cap = penalty.weight / top if top > 0 else math.inf
+    else:
+        quadratic += penalty.conjugate(v)
+    c = min(cap, -linear / (2.0 * quadratic)) if quadratic > 0 else (cap if linear < 0 else 0.0)
+    if not math.isfinite(c):
+        c = 0.0
+    return float(-problem.loss.conjugate(problem.y, c * u).sum() - penalty.conjugate(c * v))

@@ -49,7 +49,11 @@ def squared_norms(coef: np.ndarray, products: np.ndarray) -> np.ndarray:
 
 def rkhs_norms(K: np.ndarray, coef: np.ndarray) -> np.ndarray:
     """``||f_m||`` per kernel (summed over outputs when coef is 3-D), shape (M,)."""
-    sq = squared_norms(coef, kernel_products(K, coef))
+    return norms_of_squares(squared_norms(coef, kernel_products(K, coef)))
+
+
+def norms_of_squares(sq: np.ndarray) -> np.ndarray:
+    """``||f_m||`` from :func:`squared_norms` (summed over outputs where it is 2-D), shape (M,)."""
     return np.sqrt(sq if sq.ndim == 1 else sq.sum(axis=1))
 
 
@@ -165,10 +169,24 @@ def evaluate(
     kernel_weights: object = None,
 ) -> float:
     """The family objective P of OBJECTIVES.md at the model (coef, intercept, d)."""
+    return score(problem, coef, intercept, kernel_weights)[0]
+
+
+def score(
+    problem: Problem,
+    coef: object,
+    intercept: object = 0.0,
+    kernel_weights: object = None,
+) -> tuple[float, np.ndarray | None]:
+    """:func:`evaluate` at the model and the kernel weights reported with it (``kernel_weights``,
+    else :func:`model_kernel_weights`), from one pass over the kernels."""
     coef, b, d = check_model(problem, coef, intercept, kernel_weights)
     products = kernel_products(problem.K, coef)
     sq = squared_norms(coef, products)
-    return evaluate_parts(problem, coef, decision_values(products, b), sq, d)
+    objective = evaluate_parts(problem, coef, decision_values(products, b), sq, d)
+    if kernel_weights is None and problem.family.requires_psd:
+        kernel_weights = norm_weights(norms_of_squares(sq))
+    return objective, kernel_weights  # type: ignore[return-value]
 
 
 def model_kernel_weights(problem: Problem, coef: np.ndarray) -> np.ndarray | None:

@@ -13,6 +13,7 @@ and the memory available.  Details: docs/scaling.md, the default memory budget.
 from __future__ import annotations
 
 import errno
+import importlib.util
 import os
 import resource
 import traceback
@@ -23,6 +24,9 @@ import numpy as np
 
 from kernelfuse.errors import SolverError
 
+#: Byte alignment of the arrays whose rounding must not depend on their address: the training
+#: features a fitted model keeps (:func:`kernelfuse.kernels.functions.aligned`), a job's arrays.
+ALIGNMENT = 64
 #: The share of the available memory the default budget allows a kernel stack.
 BUDGET_FRACTION = 0.5
 #: The budget where the available memory cannot be read (8 GiB).
@@ -85,6 +89,13 @@ def default_memory_budget() -> int:
     return FALLBACK_BUDGET if available is None else int(BUDGET_FRACTION * available)
 
 
+def _kernelfuse_folders() -> tuple[str, ...]:
+    """The folders of kernelfuse and of its built-in plugins (found without importing them)."""
+    plugins = importlib.util.find_spec("kernelfuse.plugins")
+    found = [] if plugins is None else list(plugins.submodule_search_locations or [])
+    return tuple(str(Path(folder).resolve()) for folder in [str(Path(__file__).parents[1]), *found])
+
+
 def _frame(frame: traceback.FrameSummary) -> str:
     return f"{frame.name} ({Path(frame.filename).name}:{frame.lineno}: {(frame.line or '').strip()})"
 
@@ -93,18 +104,24 @@ def _allocation_site(trace: TracebackType | None) -> str:
     """`` in f (file:line: code), called from g (...)``: the last two kernelfuse frames of
     ``trace`` (the allocation and what it was for), and the innermost frame where it is
     another library's."""
-    import kernelfuse.plugins
-
     frames = traceback.extract_tb(trace)
     if not frames:
         return ""
-    folders = tuple(str(Path(module.__file__).resolve().parent) for module in (kernelfuse, kernelfuse.plugins)
-                    if module.__file__ is not None)
+    folders = _kernelfuse_folders()
     ours = [f for f in frames if str(Path(f.filename).resolve()).startswith(folders)] or frames[-1:]
     text = " in " + ", called from ".join(_frame(f) for f in reversed(ours[-2:]))
     if frames[-1] is not ours[-1]:
         text += f", inside {frames[-1].name} of {Path(frames[-1].filename).name}"
     return text
+
+
+def readable_bytes(n: int, exact: bool = False) -> str:
+    """``n`` bytes in the largest binary unit that keeps it at least 1 (``"1.50 GiB"``),
+    followed by the exact count where ``exact`` (``"1.50 GiB (1610612736 bytes)"``)."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}" + (f" ({int(n)} bytes)" if exact else "")
+    return f"{int(n)} bytes"
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -116,8 +133,6 @@ def out_of_memory(exc: MemoryError | OSError, during: str) -> SolverError:
     """The :class:`SolverError` for ``exc`` (:func:`is_out_of_memory`) raised while ``during``
     (``"solver 'cvxpy'"``, ``"MKLClassifier.fit"``): what was being allocated, its size where
     known, where, and the memory available."""
-    from kernelfuse.kernels.functions import readable_bytes
-
     shape, dtype = getattr(exc, "shape", None), getattr(exc, "dtype", None)
     if shape is not None and dtype is not None:
         size = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize

@@ -9,7 +9,7 @@ the caller's address offset modulo 64, arrays in a file are mapped rather than
 sent (:func:`shared_empty`, :class:`MappedFile`), workers' warnings and exceptions
 are re-raised here, and the caller's BLAS is pinned to one thread during a run.
 Why each is needed, and what was measured: docs/parallel.md.
-:func:`compute_kernels_blocked` computes a stack by row blocks, one job per block.
+:func:`kernelfuse.kernels.storage.compute_kernels_blocked` computes a stack by row blocks, one job per block.
 """
 
 from __future__ import annotations
@@ -35,17 +35,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernels.functions import (
-    ALIGNMENT,
-    KernelSpec,
-    check_stack_request,
-    compute_kernels,
-)
-
-#: The fewest rows a kernel block of :func:`compute_kernels_blocked` gets (while there are
-#: that many): OpenBLAS takes a product of one row to another routine (gemv), whose last bits
-#: differ from the full product's (gemm); blocks of 64 rows or more measured bit-identical.
-MIN_BLOCK_ROWS = 64
+from kernelfuse.runtime.memory import ALIGNMENT
 
 
 def check_n_jobs(n_jobs: Any) -> int | None:
@@ -203,7 +193,7 @@ def shared_empty(shape: tuple[int, ...], dtype: np.dtype | type | str = np.float
     has room, else the temporary folder.  :func:`map_jobs` hands such an array to worker
     processes of this machine by the file's name: they map the same pages (nothing is
     copied, nothing is sent), and what a job writes into it the caller reads.  It starts on
-    a page boundary (:data:`~kernelfuse.kernels.functions.ALIGNMENT` included) here and in every
+    a page boundary (:data:`~kernelfuse.runtime.memory.ALIGNMENT` included) here and in every
     worker, and is a plain array (not a ``numpy.memmap``: solvers treat it as in memory).
     The caller removes the file with :func:`remove_shared` when done (the array stays
     valid); a caller that dies first leaves it to loky's resource tracker, which removes
@@ -327,14 +317,14 @@ def _maps_files(backend: Any) -> bool:
 
 
 def _offsets(args: Sequence[Any]) -> tuple[int | None, ...]:
-    """Where each array argument starts in memory, modulo :data:`~kernelfuse.kernels.functions.ALIGNMENT`."""
+    """Where each array argument starts in memory, modulo :data:`~kernelfuse.runtime.memory.ALIGNMENT`."""
     return tuple(a.ctypes.data % ALIGNMENT if isinstance(a, np.ndarray) and not a.dtype.hasobject
                  else None for a in args)
 
 
 def _placed(array: np.ndarray, offset: int | None) -> np.ndarray:
     """``array``, or a C-contiguous copy of it starting at ``offset`` modulo
-    :data:`~kernelfuse.kernels.functions.ALIGNMENT`: where it started in the caller's process.
+    :data:`~kernelfuse.runtime.memory.ALIGNMENT`: where it started in the caller's process.
 
     numpy's vectorised loops round differently depending on where an
     operand starts (:func:`kernelfuse.kernels.functions.aligned`), and arrays arrive in
@@ -419,50 +409,3 @@ def _reissue(caught: Sequence[tuple[Any, ...]]) -> None:
     for message, category, filename, lineno in caught:
         module = modules.get(filename) or filename.removesuffix(".py")
         warnings.warn_explicit(message, category, filename, lineno, module=module)
-
-
-def row_blocks(n_rows: int, n_blocks: int, min_rows: int = MIN_BLOCK_ROWS) -> list[slice]:
-    """``n_rows`` cut into at most ``n_blocks`` contiguous slices of nearly equal size,
-    each of at least ``min_rows`` rows (one slice when there are fewer rows)."""
-    n_blocks = max(1, min(int(n_blocks), n_rows // max(int(min_rows), 1)))
-    bounds = np.linspace(0, n_rows, n_blocks + 1).round().astype(int)
-    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-def compute_kernels_blocked(
-    specs: Sequence[KernelSpec],
-    X: Any,
-    Z: Any = None,
-    *,
-    n_jobs: int | None = None,
-    n_blocks: int | None = None,
-    dtype: np.dtype | type = np.float64,
-    memory_budget: int | None = None,
-) -> np.ndarray:
-    """:func:`~kernelfuse.kernels.functions.compute_kernels` by row blocks of ``Z``, one job per block.
-
-    The stack ``K[m] = specs[m](Z, X)``, shape (M, len(Z), len(X)), ``Z``
-    defaulting to ``X``; blocks of rows of ``Z`` are computed by
-    :func:`map_jobs` (``n_blocks``: by default one per worker) and copied
-    into one stack, checked against ``memory_budget`` before anything is
-    computed.  Each block has at least :data:`MIN_BLOCK_ROWS` rows.  Equal
-    to the one-shot call up to the last bits of a BLAS product (each
-    entry is the same dot product, but BLAS picks its kernel by the matrix
-    shapes): bit-identical in every case measured with OpenBLAS, not a
-    guarantee BLAS makes.  Worth it for large stacks and expensive kernels;
-    a stack that fits in memory in one piece costs the same memory here.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    rows = check_stack_request(len(specs), X, Z, dtype, memory_budget)
-    workers = effective_n_jobs(n_jobs)
-    blocks = row_blocks(rows.shape[0], workers if n_blocks is None else n_blocks)
-    if len(blocks) == 1:
-        return compute_kernels(specs, X, None if Z is None else rows, dtype=dtype,
-                               memory_budget=memory_budget)
-    parts = map_jobs(compute_kernels, [(specs, X, rows[block]) for block in blocks], n_jobs,
-                     {"dtype": dtype, "memory_budget": memory_budget})
-    K = np.empty((len(specs), rows.shape[0], X.shape[0]), dtype=dtype)
-    for block, part in zip(blocks, parts):
-        K[:, block] = part
-    return K
-

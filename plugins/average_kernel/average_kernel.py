@@ -22,7 +22,6 @@ import numpy as np
 from kernelfuse.assembly.result import History, relative_gap
 from kernelfuse.assembly.solver import Model, Solver
 from kernelfuse.parts.svm_solver import SVMSolver
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import positive, positive_count
 
@@ -33,7 +32,7 @@ class AverageKernelSVM(Solver):
 
     name: ClassVar[str] = "average"
     families: ClassVar[frozenset[str]] = frozenset({"l1_mkl_sq", "vskl"})
-    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM)
+    svm_solver: SVMSolver
     #: The certified relative gap below which the uniform weights count as the MKL optimum.
     tol: float = positive.field(1e-6)
     blas_threads: int | None = positive_count.or_none("the process setting").field(1)
@@ -44,8 +43,8 @@ class AverageKernelSVM(Solver):
     def run(self, problem: Problem, history: History) -> Model:
         from kernelfuse.kernels.combined import quadratic_forms
         from kernelfuse.kernels.products import weighted_sum
-        from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
         from kernelfuse.problem import objectives
+        from kernelfuse.problem.duality import vskl_lower_bound
 
         M = problem.n_kernels
         K_avg = weighted_sum(problem.K, np.full(M, 1.0 / M))

@@ -11,7 +11,6 @@ is known, and exact at the optimum (``c = 1``).
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import attrs
@@ -21,6 +20,7 @@ from kernelfuse.kernels.products import kernel_times
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
 from kernelfuse.problem import objectives
+from kernelfuse.problem.duality import mikl_lower_bound, mikl_penalty
 from kernelfuse.problem.instance import Problem
 
 
@@ -44,7 +44,7 @@ class SquaredHingeGradient(Oracle):
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"loss": ("derivative", "conjugate")}
 
     def init(self, problem: Problem) -> tuple[np.ndarray, Any]:
-        return np.zeros(problem.coef_shape), (problem, penalty_of(problem))
+        return np.zeros(problem.coef_shape), (problem, mikl_penalty(problem))
 
     def query(self, point: np.ndarray, state: Any) -> tuple[OracleAnswer, Any]:
         problem, penalty = state
@@ -56,23 +56,7 @@ class SquaredHingeGradient(Oracle):
         objective = objectives.evaluate_parts(problem, point, f, objectives.squared_norms(point, products))
         return OracleAnswer(
             value=smooth, gradient=gradient, coef=point, objective=objective,
-            lower_bound=self.dual_bound(problem, penalty, u, gradient),
+            lower_bound=mikl_lower_bound(problem, penalty, u, gradient),
             counters={"kernel_passes": 2.0},
             active_kernels=int(np.count_nonzero(np.any(point != 0, axis=1))),
         ), state
-
-    @staticmethod
-    def dual_bound(problem: Problem, penalty: MixedNormProx, u: np.ndarray, gradient: np.ndarray) -> float:
-        s = problem.y * u  # <= 0 on the conjugate's domain
-        linear, quadratic = float(s.sum()), float(s @ s) / 4.0
-        v = -gradient.T  # -A'u in the layout of alpha
-        cap = math.inf
-        if penalty.q == 1.0:
-            top = penalty.regularizer.dual_norm(v)
-            cap = penalty.lam / top if top > 0 else math.inf
-        else:
-            quadratic += penalty.conjugate(v)
-        c = min(cap, -linear / (2.0 * quadratic)) if quadratic > 0 else (cap if linear < 0 else 0.0)
-        if not math.isfinite(c):
-            c = 0.0
-        return float(-problem.loss.conjugate(problem.y, c * u).sum() - penalty.conjugate(c * v))

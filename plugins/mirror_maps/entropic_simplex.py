@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 from scipy.special import xlogy
 
-from kernelfuse.parts.mirror_map import MirrorMap
+from kernelfuse.parts.mirror_map import MirrorMap, simplex_initial_step
 
 
 def group_log_softmax(theta: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -41,18 +41,7 @@ class EntropicSimplices(MirrorMap):
     name = "entropic"
 
     def initial_step(self, gradient: np.ndarray, groups: np.ndarray) -> float:
-        """``1 / max_j (max_{k in j} g_k - min_{k in j} g_k)`` (1 / max |g| if no spread):
-        a first step that moves the weights by factors of order e."""
-        n = int(groups.max()) + 1
-        hi = np.full(n, -np.inf)
-        lo = np.full(n, np.inf)
-        np.maximum.at(hi, groups, gradient)
-        np.minimum.at(lo, groups, gradient)
-        spread = float(np.max(hi - lo))
-        if spread > 0:
-            return 1.0 / spread
-        top = float(np.max(np.abs(gradient)))
-        return 1.0 / top if top > 0 else 1.0
+        return simplex_initial_step(gradient, groups)
 
     def grad_h(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore"):

@@ -16,9 +16,8 @@ import attrs
 import numpy as np
 
 from kernelfuse.errors import IncompatiblePartsError
-from kernelfuse.parts.mirror_map import MirrorMap
+from kernelfuse.parts.mirror_map import MirrorMap, simplex_initial_step
 from kernelfuse.parts.oracle import OracleAnswer
-from kernelfuse.plugins.mirror_maps.entropic_simplex import EntropicSimplices
 from kernelfuse.plugins.mirror_vskl.simplex_qp import SimplexQP
 from kernelfuse.validation import nonnegative
 
@@ -48,7 +47,7 @@ class LocalQuadraticSimplices(MirrorMap):
         if top > 0:
             mu = self.ridge * top
         else:
-            mu = 1.0 / EntropicSimplices().initial_step(answer.gradient, np.zeros(point.size, int))
+            mu = 1.0 / simplex_initial_step(answer.gradient, np.zeros(point.size, int))
         return attrs.evolve(self, factor=R, mu=mu, anchor=point)
 
     def _qp(self, groups: np.ndarray) -> SimplexQP:

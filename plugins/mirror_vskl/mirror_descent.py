@@ -23,7 +23,6 @@ from kernelfuse.errors import ValidationError
 from kernelfuse.parts.mirror_map import MirrorMap
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
-from kernelfuse.plugins.mirror_maps.entropic_simplex import EntropicSimplices
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import below_one, count, growth_factor, positive
 
@@ -59,8 +58,7 @@ class MirrorDescent(OuterOptimizer):
     line-search or 1/sqrt(t) steps."""
 
     name = "mirror-descent"
-    mirror_map: MirrorMap = attrs.field(
-        factory=EntropicSimplices, validator=part_with("grad_h", "grad_h_conjugate", "divergence"))
+    mirror_map: MirrorMap = attrs.field(validator=part_with("grad_h", "grad_h_conjugate", "divergence"))
     step_rule: str = attrs.field(default="auto", validator=_check_rule)
     A: float = positive.field(1.0)
     grow: float = growth_factor.field(1.5)

@@ -14,7 +14,6 @@ weights or cycling on noise (docs/reliability.md, degenerate problems).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import attrs
@@ -25,25 +24,11 @@ from kernelfuse.kernels.combined import combined_kernel, expansion_products, inc
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.plugins.mirror_vskl.svm_curvature import margin_support_vectors, svm_curvature_factor
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import objectives
+from kernelfuse.problem.duality import exponents, vskl_lower_bound
 from kernelfuse.problem.instance import Problem
-from kernelfuse.problem.regularizers import VSKLNorm
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, positive, positive_count
-
-
-def exponents(q: float) -> tuple[float, float]:
-    """``(t, r)`` for exponent q: ``t = (q-1)/q``, ``r = q/(2q-1)``; (1, 1/2) for q = inf."""
-    if math.isinf(q):
-        return 1.0, 0.5
-    return (q - 1.0) / q, q / (2.0 * q - 1.0)
-
-
-def vskl_lower_bound(alpha: np.ndarray, a: np.ndarray, groups: np.ndarray, q: float) -> float:
-    """``H(alpha) = 1'alpha - 0.5 ||(max_{k in j} a_k)_j||_r = 1'alpha - Omega*(sqrt(a))``, ``Omega`` the
-    :class:`~kernelfuse.problem.regularizers.VSKLNorm` penalty: a lower bound on the vskl optimum."""
-    return float(alpha.sum() - VSKLNorm(groups, q=q).conjugate(np.sqrt(np.maximum(a, 0.0))))
 
 
 def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarray,
@@ -77,7 +62,7 @@ class VSKLBlockCoordinateAscent(Oracle):
 
     name = "vskl-bca"
     families = frozenset({"vskl", "l1_mkl_sq"})
-    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM, validator=part_with("solve"))
+    svm_solver: SVMSolver = attrs.field(validator=part_with("solve"))
     #: Stop the sweeps when ``max_j |log gamma_j - log gamma_j_prev| <= bca_tol``.
     bca_tol: float = positive.field(1e-6)
     max_bca_iter: int = positive_count.field(500)

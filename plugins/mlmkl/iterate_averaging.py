@@ -7,7 +7,7 @@ descent bounds) or, with ``decay = eta > 0``, the polynomial-decay average
 2013), which weighs late iterates more at the same O(1) cost (``mlmkl-sa``'s ``decay = 3``,
 measured in docs/methods/ml-mkl-sa.md).  The outer loop stops on this average's change and asks
 the oracle for the complete model there.  Composes like an optax wrapper:
-``IterateAveraging(inner=SaddleMirrorDescent())``.
+``IterateAveraging(inner=optimizer)``.
 """
 
 from __future__ import annotations
@@ -25,12 +25,6 @@ from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import nonnegative
 
 
-def _default_inner() -> OuterOptimizer:
-    from kernelfuse.plugins.mlmkl.saddle_mirror_descent import SaddleMirrorDescent
-
-    return SaddleMirrorDescent()
-
-
 @attrs.define
 class _State:
     inner: Any
@@ -43,7 +37,7 @@ class IterateAveraging(OuterOptimizer):
     """The inner optimiser's steps; its estimate is the running mean of the iterates."""
 
     name = "iterate-averaging"
-    inner: OuterOptimizer = attrs.field(factory=_default_inner, validator=part_with("init", "step"))
+    inner: OuterOptimizer = attrs.field(validator=part_with("init", "step"))
     #: Polynomial-decay weights ``w_t proportional to (t + decay - 1)^decay`` (Shamir and Zhang
     #: 2013); 0: the uniform mean of eq. 10.
     decay: float = nonnegative.field(0.0)

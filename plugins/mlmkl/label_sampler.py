@@ -63,7 +63,7 @@ class LabelSampler(Oracle):
 
     name = "label-sampler"
     families = frozenset({"mlmkl_max"})
-    label_svms: LabelSVMs = attrs.field(factory=LabelSVMs, validator=part_with("solve", "query"))
+    label_svms: LabelSVMs = attrs.field(validator=part_with("solve", "query"))
     #: Exploration: every label is drawn with probability at least delta / L.
     delta: float = Domain("in (0, 1]", lambda v: 0 < v <= 1).field(0.2)
     seed: int | None = random_seed.field(None)

@@ -6,7 +6,7 @@ Family 6 of OBJECTIVES.md: at a point p of the simplex the oracle solves every l
 (sub)gradient from ``A[m, k] = beta_k' K_m beta_k``, the primal model ``d = p``,
 ``coef[m, k] = p_m beta_k``, and the certified bound ``sum_k gamma_k 1'a_k - 0.5 max_m sum_k
 gamma_k A[m, k]`` (``gamma = 1`` for the sum, the best gamma by a linear programme for the max,
-:func:`max_family_lower_bound`).  A query is two passes over the stack and L SVMs, which
+:func:`kernelfuse.problem.duality.max_family_lower_bound`).  A query is two passes over the stack and L SVMs, which
 ``n_jobs`` solves at once, in threads by default (they share ``K(p)``; measured in
 docs/parallel.md).  :meth:`LabelSVMs.solve` is the step the class sampler shares.
 """
@@ -18,49 +18,17 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-import scipy.optimize
 
 from kernelfuse.assembly.recipe import part_with
 from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import objectives
+from kernelfuse.problem.duality import max_family_lower_bound, weighted_lower_bound
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import check, expired
 from kernelfuse.runtime.parallel import check_n_jobs, map_jobs
 from kernelfuse.validation import flag
-
-
-def weighted_lower_bound(sums: np.ndarray, A: np.ndarray, gamma: np.ndarray) -> float:
-    """``sum_k gamma_k 1'a_k - 0.5 max_m sum_k gamma_k A[m, k]``: a lower bound on
-    ``min_p sum_k gamma_k SVM_k(p)`` for feasible ``a_k`` with ``sums[k] = 1'a_k``."""
-    return float(gamma @ sums - 0.5 * np.max(A @ gamma))
-
-
-def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
-    """The best :func:`weighted_lower_bound` over the simplex: a lower bound on ``mlmkl_max``.
-
-    ``max_{gamma, t} sums' gamma - 0.5 t`` s.t. ``A gamma <= t``, ``gamma`` in
-    the simplex: a linear programme (HiGHS).  The bound is re-evaluated
-    exactly at the programme's gamma (clipped and renormalised), so its
-    certificate never rests on the programme's tolerance; the best single
-    label is the fallback.
-    """
-    L = sums.size
-    single = max(weighted_lower_bound(sums, A, np.eye(L)[k]) for k in range(L))
-    if L == 1:
-        return single
-    cost = np.r_[-sums, 0.5]
-    rows = np.c_[A, -np.ones(A.shape[0])]
-    result = scipy.optimize.linprog(
-        cost, A_ub=rows, b_ub=np.zeros(A.shape[0]), A_eq=np.r_[np.ones(L), 0.0][None, :],
-        b_eq=[1.0], bounds=[(0, None)] * L + [(None, None)], method="highs",
-    )
-    if result.status != 0:
-        return single
-    gamma = np.maximum(result.x[:L], 0.0)
-    return max(single, weighted_lower_bound(sums, A, gamma / gamma.sum()))
 
 
 def solve_label_svm(svm_solver: SVMSolver, K_p: np.ndarray, y: np.ndarray, C: float,
@@ -106,7 +74,7 @@ class LabelSVMs(Oracle):
 
     name = "label-svms"
     families = frozenset({"mlmkl_sum", "mlmkl_max"})
-    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM, validator=part_with("solve"))
+    svm_solver: SVMSolver = attrs.field(validator=part_with("solve"))
     #: Start each label's SVM from its last solution; False solves every SVM from scratch
     #: (the paper's baseline setting, for comparisons).
     warm_start: bool = flag.field(True)

@@ -22,7 +22,6 @@ from kernelfuse.assembly.recipe import part_with
 from kernelfuse.parts.mirror_map import MirrorMap
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
-from kernelfuse.plugins.mirror_maps.entropic_simplex import EntropicSimplices
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import positive
 
@@ -39,8 +38,7 @@ class SaddleMirrorDescent(OuterOptimizer):
     """Multiplicative updates of the kernel weights (descent) and label weights (ascent), eq. 7."""
 
     name = "saddle-mirror-descent"
-    mirror_map: MirrorMap = attrs.field(factory=EntropicSimplices,
-                                        validator=part_with("grad_h", "grad_h_conjugate"))
+    mirror_map: MirrorMap = attrs.field(validator=part_with("grad_h", "grad_h_conjugate"))
     step_scale: float = positive.field(1.0)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> _State:

@@ -16,13 +16,16 @@ import math
 import numpy as np
 
 from kernelfuse.kernels.combined import quadratic_forms
-from kernelfuse.plugins.mikl.squared_hinge_gradient import (
-    SquaredHingeGradient,
-    adjoint,
-    penalty_of,
+from kernelfuse.kernels.products import kernel_times
+from kernelfuse.problem.duality import (
+    feasible_dual_point,
+    l1_mkl_lower_bound,
+    max_family_lower_bound,
+    mikl_lower_bound,
+    mikl_penalty,
+    pnorm_mkl_lower_bound,
+    weighted_lower_bound,
 )
-from kernelfuse.plugins.mlmkl.label_svms import max_family_lower_bound, weighted_lower_bound
-from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound, pnorm_mkl_lower_bound
 from kernelfuse.problem.instance import Problem
 
 
@@ -42,8 +45,7 @@ def lower_bound(problem: Problem, u: np.ndarray) -> float:
         return pnorm_mkl_lower_bound(problem, -u.T)[0]
     if family == "mikl":
         point = feasible_dual_point(problem, u)[0]  # type: ignore[index]  # no intercept: a clip
-        return SquaredHingeGradient.dual_bound(problem, penalty_of(problem), point,
-                                               adjoint(problem.K, point))
+        return mikl_lower_bound(problem, mikl_penalty(problem), point, kernel_times(problem.K, point))
     return _multilabel_bound(problem, u)
 
 

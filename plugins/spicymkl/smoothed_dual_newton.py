@@ -39,12 +39,6 @@ from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, nonnegative, positive, positive_count
 
 
-def _default_prox() -> Any:
-    from kernelfuse.plugins.prox.block_soft_threshold import BlockSoftThreshold
-
-    return BlockSoftThreshold()
-
-
 @attrs.define
 class NewtonState:
     """Warm start and caches carried between queries."""
@@ -73,7 +67,7 @@ class SmoothedDualNewton(Oracle):
     reads_device_arrays: ClassVar[bool] = True
     #: The prox part: its ``C`` and ``C2`` are set from the problem (setting them on the
     #: prox to other values is refused, not overridden).
-    prox: Any = attrs.field(factory=_default_prox)
+    prox: Any
     #: Newton stops when the primal residual is below ``max(newton_tol, newton_rtol * initial)``.
     newton_tol: float = positive.field(1e-9)
     newton_rtol: float = below_one.field(1e-2)
@@ -102,7 +96,7 @@ class SmoothedDualNewton(Oracle):
             check_requirements({"loss": problem.loss}, {"loss": SMOOTH_CONJUGATE}, "spicymkl")
         M, N = problem.n_kernels, problem.n_samples
         C, C2 = problem.params["C"], problem.params.get("C2", 0.0)
-        default = _default_prox()
+        default = type(self.prox)()  # C and C2 as its class leaves them: not set by the caller
         if (self.prox.C, self.prox.C2) not in ((default.C, default.C2), (C, C2)):
             raise ValidationError(
                 f"the prox's C and C2 ({self.prox.C:g}, {self.prox.C2:g}) come from the problem "

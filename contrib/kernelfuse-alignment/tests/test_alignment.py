@@ -7,8 +7,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 
 import kernelfuse
-from kernelfuse import Problem
-from kernelfuse.problem import objectives
+from kernelfuse import Problem, evaluate
 from kernelfuse.testing import assert_within_certified
 from kernelfuse_alignment import alignment_weights, centred_alignments
 
@@ -42,7 +41,7 @@ def test_solver_by_name_reports_an_upper_bound_and_a_certified_gap():
     with pytest.warns(kernelfuse.ConvergenceWarning, match="max_iter"):  # not the MKL optimum
         result = kernelfuse.solve(K, y, solver="alignment", family="l1_mkl_sq", C=1.0)
     reference = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl_sq", C=1.0)
-    recomputed = objectives.evaluate(Problem.create(K, y, "l1_mkl_sq", C=1.0), result.coef,
+    recomputed = evaluate(Problem.create(K, y, "l1_mkl_sq", C=1.0), result.coef,
                                      result.intercept, result.kernel_weights)
     assert result.objective == pytest.approx(recomputed, rel=1e-9)
     assert result.status == "max_iter" and result.gap > 1e-6

@@ -13,7 +13,9 @@ from kernelfuse.assembly.outer_loop import OuterLoop
 from kernelfuse.parts.optimizer import OuterOptimizer
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.svm_solver import svm_dual_value, svm_primal_value
+from kernelfuse.plugins.mirror_maps.entropic_simplex import EntropicSimplices
 from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent
+from kernelfuse.plugins.stopping.rules import CertifiedGap
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 
 
@@ -55,7 +57,8 @@ def problem():
 
 
 def test_a_stalled_optimizer_ends_stalled_with_a_warning(problem):
-    solver = OuterLoop(optimizer=Stuck(), oracle=VSKLBlockCoordinateAscent(), tol=1e-12)
+    solver = OuterLoop(optimizer=Stuck(), oracle=VSKLBlockCoordinateAscent(svm_solver=ActiveSetSVM()),
+                       stop=CertifiedGap(), tol=1e-12)
     with pytest.warns(ConvergenceWarning, match="no further decrease"):
         result = solver.solve(problem)
     assert result.status == "stalled" and result.n_iter == 1
@@ -65,7 +68,8 @@ def test_a_stalled_optimizer_ends_stalled_with_a_warning(problem):
 def test_a_non_finite_oracle_answer_ends_numerical_failure_with_the_model_before_it(problem):
     from kernelfuse.plugins.mirror_vskl.mirror_descent import MirrorDescent
 
-    solver = OuterLoop(optimizer=MirrorDescent(), oracle=Broken(good_calls=1), max_iter=5)
+    solver = OuterLoop(optimizer=MirrorDescent(mirror_map=EntropicSimplices()), oracle=Broken(good_calls=1),
+                       stop=CertifiedGap(), max_iter=5)
     with pytest.warns(ConvergenceWarning, match="numerical_failure.*non-finite value"):
         result = solver.solve(problem)
     assert result.status == "numerical_failure" and result.n_iter == 0
@@ -76,7 +80,8 @@ def test_a_non_finite_oracle_answer_ends_numerical_failure_with_the_model_before
 def test_a_non_finite_oracle_answer_at_the_start_raises(problem):
     from kernelfuse.plugins.mirror_vskl.mirror_descent import MirrorDescent
 
-    solver = OuterLoop(optimizer=MirrorDescent(), oracle=Broken(good_calls=0), max_iter=5)
+    solver = OuterLoop(optimizer=MirrorDescent(mirror_map=EntropicSimplices()), oracle=Broken(good_calls=0),
+                       stop=CertifiedGap(), max_iter=5)
     with pytest.raises(SolverError, match="failed numerically with no model.*non-finite value"):
         solver.solve(problem)
 

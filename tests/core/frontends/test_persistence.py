@@ -230,7 +230,7 @@ def test_a_model_from_another_kernelfuse_version_loads_with_a_warning(fitted, tm
 def test_loaded_models_predict_bit_identically_whatever_the_memory_layout(tmp_path):
     """Kernels from equal features at two addresses can differ in the last bit (vectorised
     loops); fitted and loaded models keep their features 64-byte aligned so they do not."""
-    from kernelfuse.kernels.functions import ALIGNMENT
+    from kernelfuse.runtime.memory import ALIGNMENT
 
     specs = kernel_grid(3, widths=(0.5, 2.0), degrees=(1,))
     for seed in range(8):

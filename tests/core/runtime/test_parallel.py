@@ -21,15 +21,13 @@ from kernelfuse.frontends.kernel_grid import kernel_grid
 from kernelfuse.frontends.persistence import load_model
 from kernelfuse.kernels.functions import compute_kernels, empty_aligned
 from kernelfuse.kernels.normalization import KernelNormalizer
-from kernelfuse.kernels.storage import training_stack
+from kernelfuse.kernels.storage import compute_kernels_blocked, row_blocks, training_stack
 from kernelfuse.runtime.parallel import (
     MappedFile,
     check_n_jobs,
-    compute_kernels_blocked,
     effective_n_jobs,
     map_jobs,
     remove_shared,
-    row_blocks,
     shared_empty,
     shared_with_jobs,
     shares_files,

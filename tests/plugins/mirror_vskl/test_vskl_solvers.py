@@ -20,9 +20,11 @@ import kernelfuse
 from helpers import breast_cancer_kernels
 from kernelfuse import ConvergenceWarning, UnknownNameError
 from kernelfuse.assembly.result import roundoff
-from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent, exponents
+from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent
 from kernelfuse.plugins.simplemkl.reduced_gradient import max_step, reduced_direction
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import objectives
+from kernelfuse.problem.duality import exponents
 from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import assert_within_certified
 
@@ -99,7 +101,7 @@ def test_bca_gamma_is_the_closed_form_maximiser():
     groups = GROUPINGS["pairs"]
     for q in (2.0, 3.0, math.inf):
         problem = Problem.create(K, y, "vskl", groups=groups, C=5.0, q=q)
-        oracle = VSKLBlockCoordinateAscent()
+        oracle = VSKLBlockCoordinateAscent(svm_solver=ActiveSetSVM())
         point, state = oracle.init(problem)
         answer, state = oracle.query(point, state)
         t, _ = exponents(q)

@@ -17,6 +17,7 @@ from kernelfuse.frontends.metrics import average_precision_per_label, mean_avera
 from kernelfuse.plugins.mlmkl.iterate_averaging import IterateAveraging
 from kernelfuse.plugins.mlmkl.label_sampler import LabelSampler, smoothed
 from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
+from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem import objectives
 from kernelfuse.testing import assert_within_certified
 
@@ -102,7 +103,7 @@ def test_sampler_estimates_are_unbiased(control_variates):
     stale control-variate table (from another point) or with the plain estimates of eq. 9."""
     K, Y = problem_data(3, L=5)
     problem = Problem.create(K, Y, "mlmkl_max", C=1.0)
-    sampler = LabelSampler(delta=0.3, seed=0, control_variates=control_variates)
+    sampler = LabelSampler(LabelSVMs(ActiveSetSVM()), delta=0.3, seed=0, control_variates=control_variates)
     p = np.array([0.1, 0.2, 0.3, 0.4])
     gamma = np.array([0.5, 0.05, 0.15, 0.2, 0.1])
     point = np.r_[p, gamma]
@@ -123,7 +124,7 @@ def test_sampler_estimates_are_unbiased(control_variates):
     for k in range(5):
         answer, _ = sampler.query(point, attrs.evolve(state, rng=Fixed(k)))
         expected += drawn[k] * answer.gradient
-    svms = LabelSVMs()
+    svms = LabelSVMs(ActiveSetSVM())
     _, svm_state = svms.init(problem)
     exact, _ = svms.solve(p, range(5), svm_state)
     np.testing.assert_allclose(expected[:4], -0.5 * exact.A @ gamma, rtol=1e-9)

@@ -151,7 +151,7 @@ def test_runs_are_reproducible_with_a_seed_and_pegasos_is_one_option():
     recipe = get_registry().get("solver", "pegasos-mkl").factory
     optimizer = recipe.build().optimizer
     assert optimizer.adaptive is False and optimizer.online_epochs == 0 and optimizer.stochastic_epochs is None
-    assert recipe.build().stop == "gap"
+    assert recipe.build().stop.name == "gap"
 
 
 def test_bad_parameters_are_refused():

@@ -119,7 +119,8 @@ def test_the_oracle_answers_with_the_proximal_point():
 
     K, y = breast_cancer_kernels(n=30, m=4, seed=5)
     problem = Problem.create(K, y, "l1_mkl", loss="hinge", C=0.2)
-    oracle = get_registry().create("oracle", "smoothed-dual-newton", newton_tol=1e-11, newton_rtol=0.0)
+    oracle = get_registry().create("oracle", "smoothed-dual-newton", newton_tol=1e-11, newton_rtol=0.0,
+                                   prox=get_registry().create("prox", "block-soft-threshold"))
     start, state = oracle.init(problem)
     rng = np.random.default_rng(0)
     centre = ProximalPoint(0.05 * rng.normal(size=(4, 30)), 0.3, 0.5 * rng.normal(size=30), 2.0, 3.0)

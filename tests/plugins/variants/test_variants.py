@@ -41,8 +41,11 @@ def test_variants_certify_their_gap_and_refuse_other_families():
      "forward-backward: its prox 'entropic' lacks prox()"),
     ({"optimizer": "mirror-descent", "optimizer.mirror_map": "prox:block-soft-threshold", "oracle": "vskl-bca"},
      "mirror_map 'block-soft-threshold' lacks grad_h()"),
-    ({"optimizer": "mirror-descent", "oracle": "vskl-bca", "oracle.svm_solver": "kernel:gaussian"},
+    ({"optimizer": "mirror-descent", "optimizer.mirror_map": "entropic", "oracle": "vskl-bca",
+      "oracle.svm_solver": "kernel:gaussian"},
      "svm_solver 'gaussian' lacks solve()"),
+    ({"optimizer": "mirror-descent", "oracle": "vskl-bca", "oracle.svm_solver": "active-set"},
+     "its optimizer 'mirror-descent' needs a mirror_map part (name it as role 'optimizer.mirror_map')"),
 ])
 def test_a_part_of_the_wrong_sort_fails_as_the_solver_is_built(parts, message):
     from kernelfuse.assembly.recipe import compose

@@ -22,15 +22,20 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.result import History, relative_gap
-from kernelfuse.assembly.solver import Model, Solver
-from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
-from kernelfuse.parts.hookspecs import hookimpl
-from kernelfuse.parts.svm_solver import SVMSolver
-from kernelfuse.plugins.mirror_vskl.vskl_bca import vskl_lower_bound
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
-from kernelfuse.problem import objectives
-from kernelfuse.problem.instance import Problem
+from kernelfuse import (
+    History,
+    Model,
+    Problem,
+    Recipe,
+    Solver,
+    SVMSolver,
+    combined_kernel,
+    evaluate_parts,
+    hookimpl,
+    quadratic_forms,
+    relative_gap,
+    vskl_lower_bound,
+)
 
 
 def centred_alignments(K: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -56,7 +61,7 @@ class AlignmentMKL(Solver):
 
     name: ClassVar[str] = "alignment"
     families: ClassVar[frozenset[str]] = frozenset({"l1_mkl_sq"})
-    svm_solver: SVMSolver = attrs.field(factory=ActiveSetSVM)
+    svm_solver: SVMSolver
     #: The certified relative gap below which the alignment weights count as the MKL optimum.
     tol: float = 1e-6
     blas_threads: int | None = 1
@@ -72,7 +77,7 @@ class AlignmentMKL(Solver):
         beta = solution.alpha * y
         a = quadratic_forms(K, beta)
         coef = d[:, None] * beta[None, :]
-        objective = objectives.evaluate_parts(problem, coef, K_d @ beta + solution.intercept, d**2 * a)
+        objective = evaluate_parts(problem, coef, K_d @ beta + solution.intercept, d**2 * a)
         lower = vskl_lower_bound(solution.alpha, a, np.zeros(K.shape[0], int), 1.0)
         history.record(objective, lower, svm_calls=1, kernel_passes=2 + fraction)
         gap = relative_gap(objective, lower)
@@ -85,8 +90,6 @@ class AlignmentMKL(Solver):
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    from kernelfuse.assembly.recipe import Recipe
-
     recipe = Recipe("alignment", AlignmentMKL, parts={"svm_solver": ("svm_solver", "active-set")},
                     description="kernel weights by centred alignment (Cortes et al. 2012), then one SVM")
     registry.add("solver", recipe.name, recipe, description=recipe.description)

@@ -13,7 +13,7 @@ import attrs
 import numpy as np
 
 import kernelfuse
-from kernelfuse.parts.hookspecs import hookimpl
+from kernelfuse import hookimpl
 
 
 @attrs.frozen
