@@ -40,7 +40,7 @@ def lp_norm(values: np.ndarray, exponent: float) -> float:
     largest entry so nothing overflows."""
     magnitude = np.abs(values)
     top = float(np.max(magnitude, initial=0.0))
-    if top == 0.0 or math.isinf(exponent):
+    if top == 0.0 or not math.isfinite(top) or math.isinf(exponent):  # inf and nan pass through
         return top
     return top * float(np.sum((magnitude / top) ** exponent)) ** (1.0 / exponent)
 
@@ -78,6 +78,8 @@ class NormPower(Regularizer):
 
     def value(self, x: np.ndarray) -> float:
         top = float(np.max(np.abs(x), initial=0.0))
+        if not math.isfinite(top):  # an infinite norm is an infinite penalty (nan passes through)
+            return top
         if top == 0.0:
             return 0.0
         value = self.weight / self.power * self.norm(x / top) ** self.power
@@ -233,8 +235,8 @@ class MixedLpq(NormPower):
         """``(sum_g ||x_g||_inner^outer)^(1/outer)`` on ``x / max |x|``, times ``max |x|``."""
         grouped = np.abs(self._groups(x))
         top = float(np.max(grouped, initial=0.0))
-        if top == 0.0:
-            return 0.0
+        if top == 0.0 or not math.isfinite(top):
+            return top
         grouped = grouped / top
         norms = grouped.sum(axis=1) if inner == 1 else (
             grouped.max(axis=1) if math.isinf(inner) else np.sqrt(np.sum(grouped**2, axis=1)))
