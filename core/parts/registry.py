@@ -27,7 +27,6 @@ from kernelfuse.parts import hookspecs
 #: The kinds of component a plugin can register.
 KINDS = (
     "loss",
-    "regularizer",
     "prox",
     "mirror_map",
     "oracle",
