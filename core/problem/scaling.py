@@ -1,25 +1,11 @@
 """Solving in the kernels' own units: a problem on ``K`` is the same problem on ``K / s``.
 
-Every family of OBJECTIVES.md keeps its minimiser under a change of the
-kernels' scale when its parameters change with it.  With ``K' = K / s`` and
-``coef' = s coef`` the model ``f = sum_m K[m].T @ coef[m] + b`` is unchanged
-and every RKHS norm scales as ``||f_m||_K = ||f_m||_K' / sqrt(s)``, so:
-
-* ``l1_mkl``: ``C' = C / sqrt(s)``, ``C2' = C2 / s``; ``P = P'``;
-* ``l1_mkl_sq`` and ``vskl`` (regulariser of degree 2 in the norms):
-  ``C' = s C``; ``P = P' / s``;
-* ``pnorm_mkl``: ``lam' = lam / s``; ``P = P'``;
-* ``mikl`` (``alpha' = s alpha``): ``lam' = lam / s^q``; ``P = P'``;
-* ``mlmkl_sum`` and ``mlmkl_max``: ``SVM_k(d; K, C) = SVM_k(d; K', s C) / s``
-  (the dual variables scale by ``s``): ``C' = s C``; ``P = P' / s``.
-
-:meth:`kernelfuse.assembly.solver.Solver.solve` uses it to hand every solver kernels
-whose largest entry is 1 whenever the given largest entry lies outside
-:data:`SCALE_BAND` (or as near to 1 as the law keeps the parameters finite and
-non-zero, :func:`nearest_representable_scale`): the solvers' default steps, penalties and tolerances
-assume kernels near unit scale (SpicyMKL's proximal penalty on a stack times
-1e6 ran to ``max_iter``; Clarabel failed on a stack times 1e-6,
-tests/core/problem/test_conditioning.py).  Inside the band nothing changes.
+With ``K' = K / s`` and ``coef' = s coef`` the model is unchanged and each family's parameters
+map by its scaling law (``l1_mkl``: ``C' = C / sqrt(s)``, ``C2' = C2 / s``; ``l1_mkl_sq``, ``vskl``,
+``mlmkl_*``: ``C' = s C``, ``P = P' / s``; ``pnorm_mkl``: ``lam' = lam / s``; ``mikl``:
+``lam' = lam / s^q``).  :meth:`kernelfuse.assembly.solver.Solver.solve` hands every solver
+kernels of largest entry 1 when the given one lies outside :data:`SCALE_BAND`: the solvers'
+defaults assume unit scale (docs/reliability.md, "Numerical robustness").
 """
 
 from __future__ import annotations

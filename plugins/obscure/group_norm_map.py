@@ -1,22 +1,10 @@
 """The (2,p) group-norm mirror map of OBSCURE (Orabona, Jie and Caputo, section 3; Lemma 1).
 
-For ``w = (w_1, ..., w_M)`` with one block per kernel and ``1 < p <= 2``,
-``q = p / (p - 1)`` its dual exponent,
-
-    ``h(w) = (q / 2) ||w||_{2,p}^2``,  ``||w||_{2,p} = (sum_m ||w_m||^p)^(1/p)``,
-    ``h*(theta) = ||theta||_{2,q}^2 / (2 q)``,
-    ``grad h*(theta)_m = omega_m theta_m``,  ``omega_m = (||theta_m|| / ||theta||_{2,q})^(q-2) / q``,
-
-so ``||grad h*(theta)||_{2,p} = ||theta||_{2,q} / q``.  ``h`` is 1-strongly
-convex in ``||.||_{2,p}``; the regulariser of ``pnorm_mkl`` (OBJECTIVES.md
-family 4) is ``(lam / 2) ||w||_{2,p}^2 = (lam / q) h(w)``.  Since ``h`` is a
-function of the norm alone, its Bregman projection onto the ball
-``||w||_{2,p} <= R`` scales ``theta`` down to ``||theta||_{2,q} <= q R`` (Lemma 1).
-
-Kernelised (section 3.1), ``theta_m`` is only known through its norm: the
-map then reduces to the per-kernel factors ``omega`` (:meth:`weights`)
-applied to the expansion of ``theta``.  The explicit-vector methods of
-:class:`~kernelfuse.parts.mirror_map.MirrorMap` take the blocks as the rows of a 2-D array.
+``h(w) = (q / 2) ||w||_{2,p}^2`` with ``q = p / (p - 1)``, so ``h*(theta) = ||theta||_{2,q}^2 / (2 q)``
+and ``grad h*(theta)_m = omega_m theta_m``, ``omega_m = (||theta_m|| / ||theta||_{2,q})^(q-2) / q``;
+the ``pnorm_mkl`` regulariser is ``(lam / q) h``.  The Bregman projection onto
+``||w||_{2,p} <= R`` scales ``theta`` to ``||theta||_{2,q} <= q R`` (Lemma 1).  Kernelised
+(section 3.1) the map is the per-kernel factors ``omega`` (:meth:`GroupNormMirrorMap.weights`).
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Block soft-thresholding: the proximal map of ``sum_m h(||x_m||)``, ``h(r) = C r + (C2/2) r^2`` (SpicyMKL, eq. 6).
 
-For blocks ``x_m`` (the rows of ``x``) and a step ``s``:
-
-    ``prox_{s h}(x)_m = max(0, 1 - s C / ||x_m||) x_m / (1 + s C2)``,
-
-which zeroes every block whose norm is at most ``s C``: the source of the
-sparse kernel weights of l1-MKL (``C2 > 0`` adds the elastic net's
-shrinkage).  SpicyMKL applies it in each kernel's RKHS metric
-(``||x_m|| = sqrt(x_m' K_m x_m)``), which is this map on ``L_m' x_m`` for a
-factor ``K_m = L_m L_m'``; :meth:`BlockSoftThreshold.radial` gives the map
-on the norms alone, which is all that metric needs (the prox of
-:class:`~kernelfuse.problem.regularizers.BlockL1`, the penalty of ``l1_mkl``).  For ``C2 = 0`` the
-conjugate of ``C sum ||x_m||`` is the indicator of ``{||x_m|| <= C}``, so
-``prox_conjugate`` is the projection onto those balls (the Moreau identity,
-checked in the tests).
+``prox_{s h}(x)_m = max(0, 1 - s C / ||x_m||) x_m / (1 + s C2)`` zeroes every block of norm at most
+``s C``: the sparse kernel weights of l1-MKL.  SpicyMKL applies it in each kernel's RKHS metric,
+which needs the map on the norms alone (:meth:`BlockSoftThreshold.radial`, the prox of
+:class:`~kernelfuse.problem.regularizers.BlockL1`); ``prox_conjugate`` is the projection onto
+``{||x_m|| <= C}`` (Moreau).
 """
 
 from __future__ import annotations

@@ -1,41 +1,11 @@
-"""The exact reference solver: every family of OBJECTIVES.md as one cone program.
+"""The exact reference solver: every family of OBJECTIVES.md as one cone program (cvxpy, Clarabel).
 
-Each family is written as a conic program in cvxpy and solved by Clarabel
-with tightened tolerances.  The formulations share three pieces:
-
-* **Factors.**  Each PSD kernel is factored ``K_m = L_m L_m'`` (symmetric
-  eigendecomposition ``K_m = V diag(lam) V'``, eigenvalues below
-  ``rank_tol * max(lam)`` dropped, ``L_m = V diag(lam^1/2)``).  The program
-  optimises ``u_m = L_m' c_m`` (shape ``(r_m,)``, or ``(r_m, n_out)`` with
-  several outputs), so that ``f_m = L_m u_m`` on the training points and
-  ``||f_m|| = ||u_m||`` (Frobenius over outputs) is a second-order cone.  The
-  expansion is recovered as ``c_m = V diag(lam^-1/2) u_m``, which gives
-  ``K_m c_m = L_m u_m`` and ``c_m' K_m c_m = ||u_m||^2`` exactly (up to
-  rounding).  For rank-deficient kernels the coefficients are not unique:
-  compare objectives and decision values, never coefficients.
-* **Norm epigraphs.**  ``t_m >= ||u_m||`` (one second-order cone per kernel).
-* **Penalties.**  Each family's regulariser writes its own cvxpy expression
-  (:meth:`kernelfuse.parts.regularizer.Regularizer.expression`) of the norm
-  epigraphs ``t`` (of ``alpha = coef.T`` for ``mikl``).  ``0.5 * w^2`` and other
-  squared terms go through :func:`kernelfuse.problem.conic.sum_squares_cone` (Clarabel fails on cvxpy's
-  quadratic-objective form); ``p``-norms with non-integer ``p`` are exact power
-  cones (``cp.pnorm(..., approx=False)``), never rational approximations.
-
-Losses enter through their ``cvxpy_sum(y, f)`` capability.  ``mikl`` (kernels
-indefinite, non-symmetric) is the exception to the factors: it optimises
-``coef`` itself.  ``mlmkl_*`` add the kernel weights ``d`` as variables, with
-``||u_mk||^2 / d_m`` as rotated second-order cones (the jointly convex
-primal that :mod:`kernelfuse.problem.objectives` evaluates).  A kernel of rank 0 gets
-no variable and ``coef = 0``.
-
-The decision values enter the loss through a variable ``z`` with the
-constraint ``z = f`` (``f + b`` with an intercept); its multipliers are the
-dual point from which :func:`kernelfuse.plugins.reference.certificate.lower_bound`
-computes the family's own lower bound, in OBJECTIVES.md units and valid
-whatever Clarabel's accuracy (Clarabel's dual objective is not: its dual
-iterate is feasible only to its tolerance, and on some machines it exceeded
-the optimum by 1e-6).  With the objective at the returned model this is
-the certified interval ``[dual_objective, objective]``.
+PSD kernels enter through factors ``K_m = L_m L_m'`` (so ``||f_m|| = ||u_m||``, a second-order
+cone), each family's regulariser writes its own cvxpy expression of the norm epigraphs, and the
+losses their ``cvxpy_sum``; ``mikl`` optimises ``coef`` itself and ``mlmkl_*`` add the weights ``d``.
+The multipliers of ``z = f`` are the dual point of the family's certified lower bound
+(:mod:`kernelfuse.plugins.reference.certificate`), valid whatever Clarabel's accuracy.
+The formulations in full: docs/objectives.md, "The exact reference".
 """
 
 from __future__ import annotations
