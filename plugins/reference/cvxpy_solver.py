@@ -5,7 +5,7 @@ cone), each family's regulariser writes its own cvxpy expression of the norm epi
 losses their ``cvxpy_sum``; ``mikl`` optimises ``coef`` itself and ``mlmkl_*`` add the weights ``d``.
 The multipliers of ``z = f`` are the dual point of the family's certified lower bound
 (:mod:`kernelfuse.plugins.reference.certificate`), valid whatever Clarabel's accuracy.
-The formulations in full: docs/objectives.md, "The exact reference".
+The formulations in full: docs/reliability.md, "The exact reference".
 """
 
 from __future__ import annotations
