@@ -7,19 +7,24 @@ family objectives (:func:`evaluate`, :func:`evaluate_parts`), the part interface
 :class:`Solver`, :class:`Recipe`), the plugin registry (:func:`get_registry`,
 :data:`hookimpl`) and what a plugin's solver needs (:class:`History`,
 :func:`relative_gap`, :func:`combined_kernel`, :func:`quadratic_forms`,
-:func:`vskl_lower_bound`): a third-party plugin needs nothing else.
+:func:`vskl_lower_bound`): a third-party plugin needs nothing else; and the scikit-learn
+estimators :class:`MKLClassifier`, :class:`MKLRegressor`, :class:`MultiLabelMKLClassifier`.
+
+The estimators and :class:`ConvergenceWarning` (a subclass of scikit-learn's) are imported
+when first read (PEP 562 ``__getattr__``), so ``import kernelfuse`` does not import
+scikit-learn (docs/estimators.md, "Importing").
 """
 
 from __future__ import annotations
 
 import importlib.metadata as _metadata
+from typing import Any
 
 from kernelfuse.assembly.api import solve
 from kernelfuse.assembly.recipe import Recipe, check_requirements
 from kernelfuse.assembly.result import History, Iteration, Result, relative_gap
 from kernelfuse.assembly.solver import Model, Solver
 from kernelfuse.errors import (
-    ConvergenceWarning,
     FileWriteError,
     IncompatiblePartsError,
     KernelfuseError,
@@ -44,10 +49,35 @@ from kernelfuse.problem.objectives import evaluate, evaluate_parts
 
 __version__ = _metadata.version("kernelfuse")
 
+#: Names read on first use: what imports scikit-learn (module holding each).
+_LAZY = {
+    "ConvergenceWarning": "kernelfuse.errors",
+    "MKLClassifier": "kernelfuse.frontends.estimators",
+    "MKLRegressor": "kernelfuse.frontends.estimators",
+    "MultiLabelMKLClassifier": "kernelfuse.frontends.estimators",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names of ``_LAZY``, imported from their module when first read."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
     "ConvergenceWarning", "FAMILIES", "Family", "FileWriteError", "History", "IncompatiblePartsError", "Iteration",
     "KernelfuseError",
-    "Loss", "MirrorMap", "Model", "Oracle", "OracleAnswer", "OuterOptimizer",
+    "Loss", "MKLClassifier", "MKLRegressor", "MirrorMap", "Model", "MultiLabelMKLClassifier",
+    "Oracle", "OracleAnswer", "OuterOptimizer",
     "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result",
     "SVMSolution", "SVMSolver", "Solver", "SolverError", "UnknownNameError", "ValidationError",
     "check_requirements", "combined_kernel", "evaluate", "evaluate_parts", "get_family", "get_registry",

@@ -9,6 +9,7 @@ fit together), so ``except ValueError`` keeps working around kernelfuse calls.
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Iterable
 
 
@@ -62,5 +63,26 @@ class FileWriteError(KernelfuseError, OSError):
     (:func:`kernelfuse.runtime.files.atomic_write`)."""
 
 
-class ConvergenceWarning(UserWarning):
-    """A solver stopped before reaching its tolerance (the result says why)."""
+_lock = threading.Lock()
+
+
+def __getattr__(name: str) -> type[UserWarning]:
+    """``ConvergenceWarning``, made on first use (PEP 562).
+
+    A subclass of scikit-learn's ``ConvergenceWarning``, so that scikit-learn's usual filter
+    (``warnings.filterwarnings("ignore", category=sklearn.exceptions.ConvergenceWarning)``)
+    silences it too.  Made when first read, not when kernelfuse is imported: importing
+    scikit-learn costs about 0.6 s, and ``import kernelfuse`` does not need it.
+    """
+    if name != "ConvergenceWarning":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _lock:
+        if name not in globals():
+            from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+
+            class ConvergenceWarning(SklearnConvergenceWarning):
+                """A solver stopped before reaching its tolerance (the result says why)."""
+
+            ConvergenceWarning.__module__, ConvergenceWarning.__qualname__ = __name__, name  # pickled by name
+            globals()[name] = ConvergenceWarning
+    return globals()[name]

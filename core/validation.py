@@ -19,8 +19,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-from scipy.linalg.blas import idamax, isamax
-from scipy.linalg.lapack import dpotrf
 from threadpoolctl import threadpool_limits
 
 from kernelfuse.errors import ValidationError
@@ -101,6 +99,8 @@ def check_kernels(
     # read the kernel from cache), with temporaries of N x N at most, never of the stack's size
     # (a memory-mapped stack may exceed memory).  NaN or inf anywhere in a kernel shows in its
     # probes; its largest |K_ij| is then set to NaN.
+    from scipy.linalg.blas import idamax, isamax  # scipy.linalg imported on use (0.15 s)
+
     iamax = isamax if K.dtype == np.float32 else idamax
     buffer = np.empty((N, N)) if exact else None
     largest, asym, flagged = np.empty(M), np.zeros(M), []
@@ -180,6 +180,8 @@ def sample_fails(Km: np.ndarray, sample: np.ndarray, tol: float) -> bool:
     ``K_SS`` shifted so factorises (Cholesky's rounding, about ``|S| eps max|K_SS|``, is far
     below the shift).
     """
+    from scipy.linalg.lapack import dpotrf
+
     principal = np.take(Km, sample).astype(np.float64, copy=False)
     shift = 2.0 * tol * max(float(np.trace(Km)), np.finfo(float).tiny)
     principal.flat[:: principal.shape[0] + 1] += shift

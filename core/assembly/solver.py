@@ -18,8 +18,9 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse import errors
 from kernelfuse.assembly.result import History, Iteration, Result, relative_gap
-from kernelfuse.errors import ConvergenceWarning, IncompatiblePartsError, SolverError
+from kernelfuse.errors import IncompatiblePartsError, SolverError
 from kernelfuse.kernels.array_backend import is_device_array
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.rows import KernelRows
@@ -160,7 +161,7 @@ class Solver(ABC):
             warnings.warn(
                 f"solver {self.name!r} stopped with status {status!r}"
                 + (f": {message}" if message else ""),
-                ConvergenceWarning, stacklevel=2,
+                errors.ConvergenceWarning, stacklevel=2,
             )
         return Result(
             coef=np.asarray(model.coef, dtype=float),

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-from scipy.linalg.blas import get_blas_funcs
 
 from kernelfuse.kernels import array_backend
 from kernelfuse.kernels.factors import FactorKernels
@@ -123,6 +122,8 @@ def add_kernel(out: np.ndarray, K: np.ndarray, m: int, weight: float) -> None:
         array_backend.add_kernel(out, K, m, weight)
         return
     if out.dtype == K.dtype:
+        from scipy.linalg.blas import get_blas_funcs  # scipy.linalg imported on use
+
         axpy = get_blas_funcs("axpy", (out,))
         axpy(np.ascontiguousarray(K[m]).reshape(-1), out.reshape(-1), a=weight)
         return

@@ -17,8 +17,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.optimize
-from scipy.optimize import brentq
 
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.products import kernel_times
@@ -56,6 +54,8 @@ def feasible_dual_point(problem: Problem, rho: np.ndarray) -> tuple[np.ndarray, 
         low -= 2.0 * (high - low)
     while excess(high) > 0.0:
         high += 2.0 * (high - low)
+    from scipy.optimize import brentq  # imported on use: scipy.optimize costs 0.1 s at import
+
     shift = brentq(excess, low, high, xtol=1e-15, rtol=4 * np.finfo(float).eps)
     # The sum is piecewise linear in c: solve exactly on the piece brentq found.
     point = rho - shift
@@ -172,6 +172,8 @@ def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
         return single
     cost = np.r_[-sums, 0.5]
     rows = np.c_[A, -np.ones(A.shape[0])]
+    import scipy.optimize
+
     result = scipy.optimize.linprog(
         cost, A_ub=rows, b_ub=np.zeros(A.shape[0]), A_eq=np.r_[np.ones(L), 0.0][None, :],
         b_eq=[1.0], bounds=[(0, None)] * L + [(None, None)], method="highs",
