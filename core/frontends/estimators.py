@@ -22,12 +22,14 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy.special import log_expit, logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.assembly.result import Result
-from kernelfuse.errors import IncompatiblePartsError, SolverError, ValidationError
+from kernelfuse.errors import IncompatiblePartsError, KernelfuseError, SolverError, ValidationError
 from kernelfuse.frontends.kernel_grid import kernel_grid
 from kernelfuse.frontends.progress import ProgressPrinter
 from kernelfuse.kernels.factors import FactorKernels, has_features
@@ -523,6 +525,23 @@ class MKLEstimator(BaseEstimator):
         return tags
 
 
+def _has_probability_model(estimator: MKLClassifier) -> bool:
+    """Whether the estimator's loss is the logistic loss, the one with a probability model
+    (the check of ``available_if``: an :class:`AttributeError` otherwise, so that
+    ``hasattr(estimator, "predict_proba")`` is False and scikit-learn's scorers use
+    ``decision_function``)."""
+    try:
+        loss = estimator.loss_name()
+    except KernelfuseError:  # an unknown family: no probabilities (fit says why)
+        return False
+    if loss != "logistic":
+        raise AttributeError(
+            f"predict_proba needs the logistic loss, whose decision value is a log-odds; "
+            f"loss {loss!r} (family {estimator.family!r}) has no probability model: use "
+            f"decision_function, or loss='logistic' with family 'l1_mkl' (docs/estimators.md)")
+    return True
+
+
 class MKLClassifier(ClassifierMixin, MKLEstimator):
     """Multiple kernel learning classifier: binary, multiclass one-vs-rest (or natively).
 
@@ -531,6 +550,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
     grid (docs/estimators.md).  Parameters and attributes: see
     :class:`MKLEstimator`; also ``classes_``.  ``decision_function`` is
     ``(n,)`` for two classes (positive: ``classes_[1]``), else ``(n, n_classes)``.
+    ``predict_proba`` and ``predict_log_proba`` exist for the logistic loss only
+    (:meth:`predict_log_proba`).
     """
 
     default_loss = "logistic"
@@ -567,6 +588,42 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    def loss_name(self) -> str:
+        """The loss fitted: ``loss``, else the estimator's default (``logistic``) for a family
+        taking any loss, else the family's default."""
+        if self.loss is not None:
+            return self.loss
+        family = get_family(self.family)
+        return self.default_loss if family.losses is None and self.default_loss else family.default_loss
+
+    @available_if(_has_probability_model)
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log-probabilities (n, n_classes) of the logistic loss's model.
+
+        The logistic loss ``log(1 + exp(-y f))`` is the negative log-likelihood of
+        ``P(y = +1 | x) = sigmoid(f(x))``, so a binary problem's decision value ``f`` is a
+        log-odds: ``log P = (log_sigmoid(-f), log_sigmoid(f))``.  One-vs-rest gives
+        ``sigmoid(f_k)`` per class, normalised to sum to 1 over the classes; independent
+        labels (a multi-label fit) are not normalised.  Only for the logistic loss: other
+        losses have no probability model (an :class:`AttributeError`, see ``available_if``).
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        log_p = log_expit(scores)
+        if self._independent_labels():
+            return log_p
+        return log_p - logsumexp(log_p, axis=1, keepdims=True)
+
+    @available_if(_has_probability_model)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Probabilities (n, n_classes), ``exp`` of :meth:`predict_log_proba` (logistic loss only)."""
+        return np.exp(self.predict_log_proba(X))
+
+    def _independent_labels(self) -> bool:
+        """Whether the columns of the decision values are independent labels (multi-label)."""
+        return False
 
 
 class MKLRegressor(RegressorMixin, MKLEstimator):
@@ -629,6 +686,9 @@ class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
         if not self._is_multilabel():
             return super().decision_function(X)
         return self._scores(X)
+
+    def _independent_labels(self) -> bool:
+        return self._is_multilabel()
 
     def predict(self, X: Any) -> np.ndarray:
         if not self._is_multilabel():
