@@ -52,7 +52,7 @@ from kernelfuse.kernels.storage import (
     memmap_stack,
     training_stack,
 )
-from kernelfuse.problem.families import get_family
+from kernelfuse.problem.families import FAMILIES, get_family
 from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory
 from kernelfuse.runtime.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
 from kernelfuse.validation import check_psd_value, count, flag, positive, positive_count, random_seed, seconds
@@ -119,7 +119,7 @@ class MKLEstimator(BaseEstimator):
     kernels : "grid", a sequence of :class:`~kernelfuse.kernels.functions.KernelSpec`, or "precomputed"
     solver : a registered solver name (see ``kernelfuse plugins --kind solver``) or a
         built :class:`~kernelfuse.assembly.solver.Solver`
-    family : problem family of OBJECTIVES.md
+    family : problem family of OBJECTIVES.md (None: the solver's, :meth:`family_name`)
     C, C2, lam, p, q, r, eps : family (and loss) parameters; None keeps the family default,
         except ``C`` for ``l1_mkl``: None means 0.3, the measured default (docs/estimators.md)
     loss : registered loss name for family ``l1_mkl`` (None: the estimator's default)
@@ -178,6 +178,8 @@ class MKLEstimator(BaseEstimator):
 
     #: The loss used when ``loss`` is None (None: the family's default).
     default_loss: ClassVar[str | None] = None
+    #: The family targets (:class:`~kernelfuse.problem.families.Family`) the estimator fits.
+    targets: ClassVar[tuple[str, ...]] = ("loss", "binary", "class", "multilabel")
     # During a fit (_training_kernels): the files of a memory-mapped stack and of a shared one.
     _stack_file: str | None
     _shared_file: str | None
@@ -186,7 +188,7 @@ class MKLEstimator(BaseEstimator):
         self,
         kernels: str | Sequence[KernelSpec] = "grid",
         solver: Any = "spicymkl",
-        family: str = "l1_mkl",
+        family: str | None = None,
         C: float | None = None,
         C2: float | None = None,
         lam: float | None = None,
@@ -248,7 +250,7 @@ class MKLEstimator(BaseEstimator):
         check_psd_value(self.check_psd)
         for name, domain in _SETTINGS.items():
             domain.check(name, getattr(self, name))
-        family = get_family(self.family)  # its parameters checked before any kernel is computed
+        family = get_family(self.family_name())  # its parameters checked before any kernel is computed
         family.resolve_params({p.name: getattr(self, p.name) for p in family.params
                                if getattr(self, p.name, None) is not None})
         if not (self.solver_params is None or isinstance(self.solver_params, dict)
@@ -412,11 +414,10 @@ class MKLEstimator(BaseEstimator):
         from kernelfuse.parts.registry import get_registry
 
         params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
-        if self.C is None and self.family == "l1_mkl":
+        family = self.family_name()
+        if self.C is None and family == "l1_mkl":
             params["C"] = L1_MKL_DEFAULT_C
-        for name in ("tol", "max_iter", "time_limit"):
-            if getattr(self, name) is not None:
-                params[name] = getattr(self, name)
+        params.update(self._run_settings())
         takes = get_registry().get("solver", self.solver).factory.parameters() \
             if isinstance(self.solver, str) else ()
         if self.random_state is not None and "seed" in takes:
@@ -428,15 +429,54 @@ class MKLEstimator(BaseEstimator):
                                   f"{type(self).__name__}(check_psd=...) instead of solver_params")
         params.update(self.solver_params or {})
         groups = self.groups
-        if groups is None and not self._precomputed() and self.family == "vskl":
+        if groups is None and not self._precomputed() and family == "vskl":
             groups = [spec.group for spec in self.kernels_]
         loss = self.loss
-        if loss is None and get_family(self.family).losses is None:  # the family takes any loss
+        if loss is None and get_family(family).losses is None:  # the family takes any loss
             loss = self.default_loss
-        common = dict(solver=self.solver, family=self.family, loss=loss, groups=groups,
+        common = dict(solver=self.solver, family=family, loss=loss, groups=groups,
                       check_psd=self._psd_check(), progress=self.verbose, **params)
         self._adopt_results(map_jobs(_solve_one, [(K, target) for target in targets],
                                      self.n_jobs, common))
+
+    def family_name(self) -> str:
+        """The family solved: ``family``, else the first family of :data:`FAMILIES` (in its
+        order: ``l1_mkl``, ``l1_mkl_sq``, ``vskl``, ``pnorm_mkl``, ``mikl``, ``mlmkl_sum``,
+        ``mlmkl_max``) that the solver solves and whose targets the estimator fits
+        (``targets``): ``l1_mkl`` for spicymkl and cvxpy, ``l1_mkl_sq`` for simplemkl,
+        mirror-vskl and average, ``pnorm_mkl`` for obscure, ``mlmkl_sum`` for mlmkl-sum."""
+        if self.family is not None:
+            return str(self.family)
+        if isinstance(self.solver, str):
+            from kernelfuse.parts.registry import get_registry
+
+            families = getattr(get_registry().get("solver", self.solver).factory, "families", FAMILIES)
+        else:
+            families = getattr(self.solver, "families", FAMILIES)
+        fitting = [name for name, fam in FAMILIES.items() if name in families and fam.target in self.targets]
+        if not fitting:
+            raise IncompatiblePartsError(
+                f"solver {self.solver!r} solves {', '.join(sorted(families))}, none of which a "
+                f"{type(self).__name__} fits (targets {', '.join(self.targets)}): choose another solver")
+        return fitting[0]
+
+    def _run_settings(self) -> dict[str, Any]:
+        """``tol``, ``max_iter`` and ``time_limit`` where set, for the solver.  A registered
+        solver gets only those it takes: ``tol`` (the estimator's default 1e-3) is left out
+        for one without a tolerance; ``max_iter`` or ``time_limit`` set for a solver that
+        does not take it is an error naming the solver."""
+        settings = {name: getattr(self, name) for name in ("tol", "max_iter", "time_limit")
+                    if getattr(self, name) is not None}
+        if not isinstance(self.solver, str):
+            return settings
+        from kernelfuse.parts.registry import get_registry
+
+        takes = get_registry().get("solver", self.solver).factory.parameters()
+        refused = [name for name in ("max_iter", "time_limit") if name in settings and name not in takes]
+        if refused:
+            raise ValidationError(f"solver {self.solver!r} does not take {' or '.join(refused)}; "
+                                  f"leave {' and '.join(refused)} at None (it takes {', '.join(sorted(takes))})")
+        return {name: value for name, value in settings.items() if name in takes}
 
     def _psd_check(self) -> str | bool:
         """``check_psd`` for the solves of a fit: "auto" becomes False when kernelfuse
@@ -451,7 +491,7 @@ class MKLEstimator(BaseEstimator):
     def _solve_labels(self, K: np.ndarray | SpecKernelRows | FactorKernels, signs: np.ndarray) -> None:
         """Labels as +-1 columns: one problem for a multi-label family (one shared
         combination), else one binary problem per column."""
-        if get_family(self.family).target == "multilabel":
+        if get_family(self.family_name()).target == "multilabel":
             self._solve_each(K, [signs])
         else:
             self._solve_each(K, list(signs.T))
@@ -537,7 +577,7 @@ def _has_probability_model(estimator: MKLClassifier) -> bool:
     if loss != "logistic":
         raise AttributeError(
             f"predict_proba needs the logistic loss, whose decision value is a log-odds; "
-            f"loss {loss!r} (family {estimator.family!r}) has no probability model: use "
+            f"loss {loss!r} (family {estimator.family_name()!r}) has no probability model: use "
             f"decision_function, or loss='logistic' with family 'l1_mkl' (docs/estimators.md)")
     return True
 
@@ -566,7 +606,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"got 1 class ({self.classes_[0]!r})")
         signs = np.where(encoded[:, None] == np.arange(self.classes_.size), 1.0, -1.0)
-        target = get_family(self.family).target
+        target = get_family(self.family_name()).target
         with self._training_kernels(X) as K:
             if target == "class" and self.classes_.size > 2:  # a native multiclass loss
                 self._solve_each(K, [encoded.astype(float)])
@@ -594,7 +634,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
         taking any loss, else the family's default."""
         if self.loss is not None:
             return self.loss
-        family = get_family(self.family)
+        family = get_family(self.family_name())
         return self.default_loss if family.losses is None and self.default_loss else family.default_loss
 
     @available_if(_has_probability_model)
@@ -634,6 +674,7 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
     """
 
     default_loss = "squared"
+    targets = ("loss",)
 
     def fit(self, X: Any, y: Any) -> MKLRegressor:
         X, y = self._validated(X, y)

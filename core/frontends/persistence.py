@@ -196,7 +196,7 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
         params["kernels"] = specs
     estimator = kind(**params)
     for k, result in enumerate(results):
-        _check_result(path, k, result, params.get("family"))
+        _check_result(path, k, result, estimator.family_name())
     if issubclass(kind, estimators.MKLClassifier):
         if "classes" not in arrays:
             raise ValidationError(f"{path}: a classifier without its classes")

@@ -97,3 +97,65 @@ def test_multilabel_probabilities_are_independent_per_label():
     X, Y = make_multilabel_classification(n_samples=80, n_features=4, n_classes=3, random_state=0)
     clf = kernelfuse.MultiLabelMKLClassifier(kernels=_small_grid(4), standardize=True).fit(X, Y)
     np.testing.assert_allclose(clf.predict_proba(X), 1.0 / (1.0 + np.exp(-clf.decision_function(X))), rtol=1e-12)
+
+
+def _solvers_for(estimator: type) -> list[tuple[str, str]]:
+    """Every registered solver with the family the estimator resolves for it, where one fits."""
+    from kernelfuse.errors import IncompatiblePartsError
+
+    pairs = []
+    for name in kernelfuse.get_registry().names("solver"):
+        try:
+            pairs.append((name, estimator(solver=name).family_name()))
+        except IncompatiblePartsError:
+            continue
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    from sklearn.datasets import make_blobs
+
+    return make_blobs(n_samples=60, centers=[[-2, 0], [2, 0]], cluster_std=1.0, random_state=0)
+
+
+@pytest.mark.parametrize(("solver", "family"), _solvers_for(kernelfuse.MKLClassifier))
+def test_every_solver_fits_a_classifier_with_its_defaults(solver, family, blobs):
+    X, y = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kernelfuse.ConvergenceWarning)
+        clf = kernelfuse.MKLClassifier(solver=solver, kernels=_small_grid(2), random_state=0).fit(X, y)
+    assert (clf.result_.solver, clf.result_.family) == (solver, family)
+    assert np.isfinite(clf.result_.objective) and clf.score(X, y) >= 0.5
+
+
+def test_the_family_follows_from_the_solver_and_regressors_take_the_regression_solvers():
+    expected = {"spicymkl": "l1_mkl", "cvxpy": "l1_mkl", "simplemkl": "l1_mkl_sq", "average": "l1_mkl_sq",
+                "mirror-vskl": "l1_mkl_sq", "obscure": "pnorm_mkl", "mikl": "mikl", "mlmkl-sum": "mlmkl_sum",
+                "mlmkl-sa": "mlmkl_max"}
+    assert {name: family for name, family in _solvers_for(kernelfuse.MKLClassifier) if name in expected} == expected
+    assert {name for name, _ in _solvers_for(kernelfuse.MKLRegressor)} == {"spicymkl", "cvxpy"}
+    assert kernelfuse.MKLClassifier(solver="simplemkl", family="vskl").family_name() == "vskl"
+    with pytest.raises(kernelfuse.IncompatiblePartsError, match="solver 'simplemkl' solves .* none of which a MKLRegr"):
+        kernelfuse.MKLRegressor(solver="simplemkl").fit(np.eye(3), [0.0, 1.0, 2.0])
+
+
+def test_only_the_settings_a_solver_takes_are_passed(blobs):
+    X, y = blobs
+    with pytest.raises(kernelfuse.ValidationError, match="solver 'average' does not take time_limit"):
+        kernelfuse.MKLClassifier(solver="average", time_limit=1.0, kernels=_small_grid(2)).fit(X, y)
+    clf = kernelfuse.MKLClassifier(kernels=_small_grid(2))
+    assert clf._run_settings() == {"tol": 1e-3}
+
+
+@pytest.mark.parametrize(("solver", "family"), [pair for pair in _solvers_for(kernelfuse.MultiLabelMKLClassifier)
+                                                if pair[1].startswith("mlmkl")])
+def test_every_multilabel_solver_fits_with_its_defaults(solver, family):
+    from sklearn.datasets import make_multilabel_classification
+
+    X, Y = make_multilabel_classification(n_samples=50, n_features=3, n_classes=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kernelfuse.ConvergenceWarning)
+        clf = kernelfuse.MultiLabelMKLClassifier(solver=solver, kernels=_small_grid(3), standardize=True,
+                                                 random_state=0).fit(X, Y)
+    assert clf.result_.family == family and clf.predict(X).shape == Y.shape
