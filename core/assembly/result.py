@@ -110,7 +110,7 @@ class History:
 _SCALAR_FIELDS = ("iteration", "objective", "dual_objective", "gap", "time")
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, repr=False)
 class Result:
     """A fitted model and how it was obtained (OBJECTIVES.md, "What a solver reports").
 
@@ -137,6 +137,18 @@ class Result:
     @property
     def converged(self) -> bool:
         return self.status == "converged"
+
+    def __repr__(self) -> str:
+        """One line: solver, family, status, objective, gap, iterations, time and the arrays'
+        shapes (not their entries: ``result.coef`` and the rest hold those)."""
+        weights = "None" if self.kernel_weights is None else (
+            f"{self.kernel_weights.shape}, {int(np.count_nonzero(self.kernel_weights))} nonzero")
+        message = f", message={self.message!r}" if self.message else ""
+        return (f"Result(solver={self.solver!r}, family={self.family!r}, status={self.status!r}, "
+                f"objective={self.objective:.10g}, dual_objective={self.dual_objective:.10g}, "
+                f"gap={self.gap:.3g}, n_iter={self.n_iter}, time={self.time:.3g}s, "
+                f"coef={np.shape(self.coef)}, intercept={self.intercept:.6g}, kernel_weights={weights}, "
+                f"history={len(self.history)} rows{message})")
 
     @property
     def interval(self) -> tuple[float, float]:

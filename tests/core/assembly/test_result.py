@@ -73,3 +73,15 @@ def test_multiclass_decision_function():
     assert scores.shape == (30, 3)
     expected = np.stack([sum(K[m] @ result.coef[m, c] for m in range(2)) for c in range(3)], axis=1)
     np.testing.assert_allclose(scores, expected, atol=1e-12)
+
+
+def test_repr_is_one_line_of_the_figures_and_shapes():
+    K, y = breast_cancer_kernels(n=100, m=3, seed=1)
+    result = kernelfuse.solve(K, y, solver="spicymkl", C=0.1)
+    text = repr(result)
+    assert str(result) == text and "\n" not in text and len(text) < 400
+    for part in (f"status={result.status!r}", f"objective={result.objective:.10g}", f"gap={result.gap:.3g}",
+                 f"n_iter={result.n_iter}", "coef=(3, 100)",
+                 f"kernel_weights=(3,), {np.count_nonzero(result.kernel_weights)} nonzero",
+                 f"history={len(result.history)} rows"):
+        assert part in text, part
