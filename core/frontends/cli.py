@@ -280,12 +280,25 @@ def _setting(text: str) -> tuple[str, Any]:
     return name.strip().replace("-", "_"), value
 
 
+def version_line() -> str:
+    """``kernelfuse X (Python ..., numpy ..., scipy ..., scikit-learn ...)``: the versions a bug
+    report needs, read from the installed distributions (nothing is imported)."""
+    import importlib.metadata
+    import platform
+
+    others = ", ".join(f"{name} {importlib.metadata.version(name)}" for name in ("numpy", "scipy", "scikit-learn"))
+    return f"kernelfuse {importlib.metadata.version('kernelfuse')} (Python {platform.python_version()}, {others})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from kernelfuse.parts.registry import KINDS
 
     parser = argparse.ArgumentParser(
-        prog="kernelfuse", description="Multiple Kernel Learning from registered parts."
+        prog="kernelfuse", description="Multiple Kernel Learning from registered parts.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the version line unwrapped
     )
+    parser.add_argument("--version", action="version", version=version_line(),
+                        help="print kernelfuse's version and those of Python, numpy, scipy and scikit-learn")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     solve = commands.add_parser("solve", help="solve a problem stored as PROBLEM.npz")

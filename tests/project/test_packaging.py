@@ -31,6 +31,36 @@ def test_every_subpackage_is_declared():
     assert found == declared_packages()
 
 
+#: Distributions imported under another name; and the optional ones, each imported only where
+#: its extra or its array type is in use (matplotlib: the plot extra; torch: a PyTorch stack).
+IMPORT_NAMES = {"scikit-learn": "sklearn"}
+OPTIONAL_IMPORTS = {"matplotlib", "torch"}
+
+
+def test_every_library_imported_is_a_declared_dependency():
+    """A module core or the plugins import (at the top or in a function) is a dependency of
+    pyproject.toml, or an optional one named above: joblib came with scikit-learn undeclared."""
+    import ast
+    import re
+
+    tomllib = pytest.importorskip("tomllib")
+    with open(REPO / "pyproject.toml", "rb") as handle:
+        requirements = tomllib.load(handle)["project"]["dependencies"]
+    names = {re.match(r"[A-Za-z0-9_.-]+", req).group(0).lower() for req in requirements}
+    declared = {IMPORT_NAMES.get(name, name.replace("-", "_")) for name in names}
+    imported = set()
+    for root in ("core", "plugins"):
+        for path in (REPO / root).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    imported |= {alias.name.split(".")[0] for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"kernelfuse"}
+    assert "joblib" in third_party
+    assert third_party - OPTIONAL_IMPORTS <= declared, third_party - OPTIONAL_IMPORTS - declared
+
+
 def test_wheel_installs_and_works_in_a_fresh_environment(tmp_path):
     wheels = tmp_path / "wheels"
     subprocess.run(

@@ -268,3 +268,12 @@ def test_cvxpy_time_limit_ends_with_status_time_limit(tmp_path, capsys):
     assert time.perf_counter() - start <= 1.1 * limit + 1.0
     assert code == 0 and "time_limit" in capsys.readouterr().out
     assert Result.load(out).status == "time_limit"
+
+
+def test_version_prints_the_installed_versions_on_one_line():
+    import importlib.metadata
+
+    done = run("--version")
+    assert done.returncode == 0 and done.stdout.count("\n") == 1
+    assert done.stdout.startswith(f"kernelfuse {importlib.metadata.version('kernelfuse')} (Python ")
+    assert f"scikit-learn {importlib.metadata.version('scikit-learn')})" in done.stdout
