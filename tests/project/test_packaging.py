@@ -61,6 +61,22 @@ def test_every_library_imported_is_a_declared_dependency():
     assert third_party - OPTIONAL_IMPORTS <= declared, third_party - OPTIONAL_IMPORTS - declared
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="python -P is new in Python 3.11")
+def test_the_folder_holding_a_clone_named_kernelfuse_and_its_documented_fix(tmp_path):
+    """docs/install.md: Python started beside a clone named ``kernelfuse`` imports the clone as an
+    empty namespace package (editable installs); ``-P`` keeps the folder off ``sys.path``."""
+    (tmp_path / "kernelfuse").symlink_to(REPO, target_is_directory=True)
+    code = "import kernelfuse; print(getattr(kernelfuse, '__file__', None), hasattr(kernelfuse, 'solve'))"
+    editable = subprocess.run([sys.executable, "-c", "import kernelfuse; print(kernelfuse.__file__)"],
+                              capture_output=True, text=True, check=True).stdout
+    beside = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    if Path(editable.strip()).is_relative_to(REPO):  # an editable install: the trap
+        assert beside.stdout.split() == ["None", "False"]
+    fixed = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                           check=True)
+    assert fixed.stdout.split()[1] == "True"
+
+
 def test_wheel_installs_and_works_in_a_fresh_environment(tmp_path):
     wheels = tmp_path / "wheels"
     subprocess.run(
