@@ -274,7 +274,7 @@ class MKLEstimator(BaseEstimator):
         if self._precomputed():
             if X.shape[0] != X.shape[1]:
                 raise ValidationError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
-            return kernels_first(X)
+            return self._normalized_precomputed(kernels_first(X))
         if self.standardize:
             self.feature_mean_ = X.mean(axis=0)
             scale = X.std(axis=0)
@@ -321,6 +321,20 @@ class MKLEstimator(BaseEstimator):
                        block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
         out.flags.writeable = False  # the solves share it: mapped read-only in the workers
         return out
+
+    def _normalized_precomputed(self, K: np.ndarray) -> np.ndarray:
+        """A precomputed training stack (M, n, n) normalised as ``normalization`` says, fitted
+        on its diagonals (``normalizer_``): ``"unit-trace"`` divides each kernel by its trace on
+        the training set, at predict time too; ``"spherical"`` is refused, since it needs each
+        test point's ``k(x, x)``, which a test stack (n_test, n_train, M) does not hold."""
+        if self.normalization == "spherical":
+            raise ValidationError(
+                "normalization='spherical' needs each test point's k(x, x), which a precomputed test "
+                "stack (n_test, n_train, M) does not hold: normalise the kernels before passing them "
+                "and use normalization='none' (or 'unit-trace')")
+        self.normalizer_ = KernelNormalizer(self.normalization).fit_diagonal(
+            np.stack([np.diagonal(Km) for Km in K]))
+        return self.normalizer_.transform(K)
 
     def _choose_storage(self, specs: Sequence[KernelSpec], n_samples: int) -> StorageChoice:
         if self.storage not in ("auto", *STORAGES):
@@ -400,8 +414,9 @@ class MKLEstimator(BaseEstimator):
 
     def _test_kernels(self, X: np.ndarray) -> np.ndarray:
         """The test kernels (M, n_test, N) of checked rows (:meth:`_test_input`)."""
-        if self._precomputed():
-            return kernels_first(X)
+        if self._precomputed():  # normalised as the training stack was (none in older model files)
+            K = kernels_first(X)
+            return K if getattr(self, "normalizer_", None) is None else self.normalizer_.transform(K)
         K = compute_kernels(self.kernels_, self.X_fit_, X, memory_budget=self._budget_bytes())
         return self.normalizer_.transform(K, self.kernels_, X)
 

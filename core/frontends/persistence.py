@@ -81,6 +81,8 @@ def save_model(estimator: Any, path: str | PathLike[str],
             arrays["feature_mean"] = estimator.feature_mean_
             arrays["feature_scale"] = estimator.feature_scale_
         params["kernels"] = "specs"
+    elif getattr(estimator, "normalizer_", None) is not None:  # a precomputed stack's normalisation
+        arrays["train_diagonal"] = estimator.normalizer_.train_diagonal_
     for k, result in enumerate(estimator.results_):
         arrays.update({f"result{k}_{key}": value for key, value in result.to_arrays().items()})
     header = {
@@ -248,6 +250,16 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
             if not (scale > 0).all():
                 raise ValidationError(f"{path}: feature_scale must be > 0, got {float(scale.min())!r}")
             estimator.feature_mean_, estimator.feature_scale_ = mean, scale
+        estimator.normalizer_ = KernelNormalizer(estimator.normalization)
+        estimator.normalizer_.train_diagonal_ = diagonal
+    elif "train_diagonal" in arrays:  # a precomputed stack normalised at fit (none before such files)
+        diagonal = arrays["train_diagonal"]
+        _check_floats(path, "training kernel diagonals (train_diagonal)", diagonal, (M, N))
+        if estimator.normalization == "spherical":
+            raise ValidationError(f"{path}: a precomputed model cannot be normalised 'spherical'")
+        if estimator.normalization != "none" and not (diagonal.sum(axis=1) > 0).all():
+            raise ValidationError(f"{path}: train_diagonal must have positive traces for normalization "
+                                  f"{estimator.normalization!r}")
         estimator.normalizer_ = KernelNormalizer(estimator.normalization)
         estimator.normalizer_.train_diagonal_ = diagonal
     estimator._adopt_results(results)

@@ -227,4 +227,6 @@ def test_check_psd_refusals_name_the_parameter():
     stack = np.moveaxis(compute_kernels([KernelSpec(kernelfuse.get_registry().create("kernel", "linear"))], X), 0, 2)
     stack[..., 0] -= 3.0 * np.eye(30) * stack.max()
     with pytest.raises(kernelfuse.ValidationError, match="kernel 0 of K is not positive semidefinite"):
-        MKLRegressor(kernels="precomputed").fit(stack, y.astype(float))
+        MKLRegressor(kernels="precomputed", normalization="none").fit(stack, y.astype(float))
+    with pytest.raises(kernelfuse.ValidationError, match="kernel 0 has k.x, x. <= 0 .*use normalisation 'none'"):
+        MKLRegressor(kernels="precomputed").fit(stack, y.astype(float))  # unit-trace refuses it first

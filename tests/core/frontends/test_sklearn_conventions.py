@@ -159,3 +159,27 @@ def test_every_multilabel_solver_fits_with_its_defaults(solver, family):
         clf = kernelfuse.MultiLabelMKLClassifier(solver=solver, kernels=_small_grid(3), standardize=True,
                                                  random_state=0).fit(X, Y)
     assert clf.result_.family == family and clf.predict(X).shape == Y.shape
+
+
+def test_precomputed_stacks_are_normalised_as_asked(tmp_path):
+    """unit-trace divides each precomputed kernel by its training trace (the same model as the
+    stack divided by hand), at predict time too; none keeps it; spherical is refused."""
+    from kernelfuse.frontends.persistence import load_model
+    from kernelfuse.kernels.functions import compute_kernels
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=40) > 0).astype(int)
+    K = np.moveaxis(compute_kernels(_small_grid(3), X), 0, 2) * 7.0  # (n, n, M), traces 7 n
+    by_hand = K / np.einsum("iim->m", K)
+    unit = kernelfuse.MKLClassifier(kernels="precomputed", C=0.1).fit(K, y)
+    hand = kernelfuse.MKLClassifier(kernels="precomputed", C=0.1, normalization="none").fit(by_hand, y)
+    raw = kernelfuse.MKLClassifier(kernels="precomputed", C=0.1, normalization="none").fit(K, y)
+    assert unit.result_.objective == pytest.approx(hand.result_.objective, rel=1e-9)
+    assert raw.result_.objective != pytest.approx(unit.result_.objective, rel=1e-3)
+    np.testing.assert_allclose(unit.decision_function(K[:10]), hand.decision_function(by_hand[:10]), rtol=1e-7)
+    unit.save(tmp_path / "unit.npz")
+    np.testing.assert_array_equal(load_model(tmp_path / "unit.npz").decision_function(K[:10]),
+                                  unit.decision_function(K[:10]))
+    with pytest.raises(kernelfuse.ValidationError, match="'spherical' needs each test point's k"):
+        kernelfuse.MKLClassifier(kernels="precomputed", normalization="spherical").fit(K, y)
