@@ -6,15 +6,18 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo lint test bench bench-quick docs clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The demo needs the library and matplotlib only, not the test tools.
 DEMO_STAMP := $(VENV)/.demo-installed
-$(DEMO_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,plot]'
+$(DEMO_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[plot]'
 	touch $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)

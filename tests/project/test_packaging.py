@@ -119,3 +119,18 @@ def test_wheel_installs_and_works_in_a_fresh_environment(tmp_path):
     cli = subprocess.run([str(python), "-m", "kernelfuse", "plugins", "--kind", "solver"],
                          capture_output=True, text=True, timeout=120)
     assert cli.returncode == 0 and "cvxpy" in cli.stdout, cli.stderr
+
+
+def test_make_demo_installs_only_what_the_demo_needs(tmp_path):
+    """``make demo`` on a fresh clone: a virtual environment, the plot extra, the demo; not the
+    test tools (``make -n``: printed, not run)."""
+    import shutil
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    venv_dir = tmp_path / "venv"
+    done = subprocess.run(["make", "-n", "-B", "demo", f"VENV={venv_dir}"], cwd=REPO, capture_output=True,
+                          text=True, check=True)
+    installs = [line for line in done.stdout.splitlines() if "pip install" in line and " -e " in line]
+    assert installs == [f"{venv_dir}/bin/python -m pip install --quiet -e '.[plot]'"]
+    assert done.stdout.splitlines()[-1] == f"{venv_dir}/bin/kernelfuse demo --output demo-output"
