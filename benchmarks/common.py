@@ -420,6 +420,53 @@ def ratio(a: float | None, b: float | None) -> float:
     return a / b
 
 
+# ------------------------------------------------------------------ honest ratios
+# A speed ratio compares two runs that both ended with their certified tolerance (status
+# ``converged``).  A run that stalled, failed, hit a limit or ended without its tolerance is
+# shown with its status and the gap it reached, and is left out of ratios and counts: it is
+# never a win (nor a loss) of the other.
+
+
+def ended_certified(run: dict[str, Any] | None) -> bool:
+    """Whether ``run`` ended within its certified tolerance (status ``converged``)."""
+    return bool(run) and run.get("status") == "converged"  # type: ignore[union-attr]
+
+
+def outcome(run: dict[str, Any] | None) -> str:
+    """How a run that did not end certified ended: ``"simplemkl stalled at gap 0.2"``."""
+    if not run:
+        return "not run"
+    name = run.get("solver") or run.get("name") or "run"
+    status = run.get("status", "no status")
+    gap = run.get("gap")
+    if status == "error" or not isinstance(gap, (int, float)) or not math.isfinite(gap):
+        return f"{name} {status}"
+    return f"{name} {status} at gap {gap:.2g}"
+
+
+def speed_ratio(slow: dict[str, Any] | None, slow_seconds: float | None,
+                fast: dict[str, Any] | None, fast_seconds: float | None) -> float:
+    """``slow_seconds / fast_seconds`` where both runs ended certified; nan otherwise (left out)."""
+    if not (ended_certified(slow) and ended_certified(fast)):
+        return math.nan
+    return ratio(slow_seconds, fast_seconds)
+
+
+def ratio_cell(slow: dict[str, Any] | None, slow_seconds: float | None,
+               fast: dict[str, Any] | None, fast_seconds: float | None) -> float | str:
+    """A table cell: the :func:`speed_ratio`, or what ended the run(s) that did not end certified
+    (``"simplemkl stalled at gap 0.2"``) in its place."""
+    failed = [outcome(run) for run in (slow, fast) if not ended_certified(run)]
+    return "; ".join(failed) if failed else ratio(slow_seconds, fast_seconds)
+
+
+def count_at_least(factors: Sequence[float], threshold: float) -> tuple[int, int]:
+    """``(k, n)``: of the ``n`` comparable factors (finite: both runs certified), ``k`` are at
+    least ``threshold``; a left-out case (nan) counts in neither."""
+    comparable = [f for f in factors if math.isfinite(f)]
+    return sum(f >= threshold for f in comparable), len(comparable)
+
+
 def save_figure(fig: Any, path: Path) -> Path:
     """Lay out, write as PNG (atomically) and close a matplotlib figure."""
     fig.tight_layout()

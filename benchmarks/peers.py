@@ -55,7 +55,7 @@ from common import (  # noqa: E402
     have_matplotlib,
     machine_info,
     markdown_table,
-    ratio,
+    ratio_cell,
     save_figure,
     save_results,
     uci_split,
@@ -242,8 +242,10 @@ def family_table(payload: dict[str, Any]) -> str:
                 rows.append([
                     study["name"], family, run["solver"], run.get("status"),
                     _time_to(run, 1e-3), to6,
-                    ratio(_time_to(reference, 1e-6), to6) if run["solver"] != "cvxpy" else None,
-                    ratio(_time_to(simple, 1e-6), to6) if simple and run["solver"] != "simplemkl" else None,
+                    ratio_cell(reference, _time_to(reference, 1e-6), run, to6)
+                    if run["solver"] != "cvxpy" else None,
+                    ratio_cell(simple, _time_to(simple, 1e-6), run, to6)
+                    if simple and run["solver"] != "simplemkl" else None,
                     run.get("accuracy"), run.get("selected"), run.get("kernel_passes"),
                     run.get("peak_mib"),
                 ])
@@ -278,7 +280,8 @@ def headline_table(payload: dict[str, Any]) -> str:
         spicy = _run(study, "l1_mkl (logistic)", "spicymkl")
         to6 = _time_to(mirror, 1e-6)
         rows.append([f"{study['name']} ({study['N']} x {study['M']})", to6,
-                     ratio(_time_to(simple, 1e-6), to6), ratio(_time_to(reference, 1e-6), to6),
+                     ratio_cell(simple, _time_to(simple, 1e-6), mirror, to6),
+                     ratio_cell(reference, _time_to(reference, 1e-6), mirror, to6),
                      _time_to(spicy, 1e-6), mirror.get("accuracy"), study["average"]["accuracy"]])
     return markdown_table(
         ["set (N x M)", "mirror-vskl s to 1e-6", "vs SimpleMKL", "vs cvxpy",
