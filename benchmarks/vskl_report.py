@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import common
 from vskl_scaling import check_targets
+
+import common
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
