@@ -1,7 +1,9 @@
 """Shared helpers for the kernelfuse benchmarks (not part of the library, not tests).
 
 * loaders for the UCI sets of ``../shared/data`` (liver, wpbc, ionosphere,
-  sonar) and the four pendigits views, with a seeded 70/30 stratified split;
+  sonar) and the four pendigits views, and scikit-learn's bundled breast cancer,
+  with a seeded 70/30 stratified split; a missing set is a :class:`DataUnavailable`
+  whose message says how to get it;
 * standardisation fitted on the training split only;
 * Gaussian kernels on single features and on all features for a list of
   widths (``sigma = width * sqrt(#features used)``), each normalised to unit
@@ -47,10 +49,60 @@ PENDIGITS_VIEWS = ("dyn", "sta4", "sta8", "sta16")
 # --------------------------------------------------------------------------- data
 
 
-def data_dir() -> Path:
-    """The shared data folder, or a clear error saying where it was expected."""
+class DataUnavailable(SystemExit):
+    """A data set that cannot be had on this machine; the message says how to get it.
+
+    A ``SystemExit``: a script that needs the set stops with that message, and one that can
+    do without it (``peers.py``) catches it, prints it and goes on with the others.
+    """
+
+
+#: The shared sets and where they come from (``../shared/data/README.md`` gives the files'
+#: sources and licences): the line a script prints where a set is missing.
+SHARED_SOURCES = {
+    "liver": "UCI 'Liver Disorders' (the label: its 'selector' column)",
+    "wpbc": "UCI 'Breast Cancer Wisconsin (Prognostic)'",
+    "ionosphere": "UCI 'Ionosphere' (on OpenML too: fetch_openml('ionosphere', version=1); "
+                  "written as ../shared/data's CSV layout)",
+    "sonar": "UCI 'Connectionist Bench (Sonar, Mines vs. Rocks)' (on OpenML too: "
+             "fetch_openml('sonar', version=1); written as ../shared/data's CSV layout)",
+    "pima": "UCI 'Pima Indians Diabetes'",
+    "pendigits": "UCI 'Pen-Based Recognition of Handwritten Digits' (four views)",
+    "ringnorm": "the IDA benchmark repository (Raetsch), 'ringnorm'",
+    "titanic": "the IDA benchmark repository (Raetsch), 'titanic'",
+    "yeast": "MULAN 'yeast'",
+}
+
+
+def _bundled_breast_cancer() -> tuple[np.ndarray, np.ndarray, list[str]]:
+    from sklearn.datasets import load_breast_cancer
+
+    X, target = load_breast_cancer(return_X_y=True)
+    return X, np.where(target == 1, 1.0, -1.0), [f"f{j}" for j in range(X.shape[1])]
+
+
+#: Binary sets scikit-learn ships with the package: always available (+1 = benign).
+BUNDLED = {"breast-cancer": _bundled_breast_cancer}
+
+
+def missing_data(name: str) -> str | None:
+    """None where the set ``name`` can be had here; otherwise one line saying how to get it."""
+    if name in BUNDLED or (DATA_DIR / name).is_dir():
+        return None
+    source = SHARED_SOURCES.get(name, "the shared data")
+    return (f"{name}: skipped, not in {DATA_DIR / name} (get the shared data sets as a folder "
+            f"'shared/data' next to the repository, see its README.md; the set is {source})")
+
+
+def data_dir(name: str | None = None) -> Path:
+    """The shared data folder (holding ``name`` where given), or :class:`DataUnavailable`
+    saying where it was expected and how to get it."""
+    if name is not None:
+        missing = missing_data(name)
+        if missing:
+            raise DataUnavailable(missing)
     if not DATA_DIR.is_dir():
-        raise SystemExit(
+        raise DataUnavailable(
             f"benchmark data not found: expected the shared data sets in {DATA_DIR} "
             "(a folder 'shared/data' next to the repository, with liver/, wpbc/, "
             "ionosphere/, sonar/, pendigits/ ... as described in its README.md)"
@@ -60,7 +112,7 @@ def data_dir() -> Path:
 
 def _read_csv(path: Path) -> tuple[np.ndarray, list[str]]:
     if not path.is_file():
-        raise SystemExit(f"benchmark data file missing: {path}")
+        raise DataUnavailable(f"benchmark data file missing: {path}")
     with path.open() as fh:
         header = fh.readline().strip().split(",")
     values = np.genfromtxt(path, delimiter=",", skip_header=1, dtype=float)
@@ -68,8 +120,11 @@ def _read_csv(path: Path) -> tuple[np.ndarray, list[str]]:
 
 
 def load_uci(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Features (with NaN where missing), labels +1/-1 and feature names of a UCI set."""
-    values, header = _read_csv(data_dir() / name / "data.csv")
+    """Features (with NaN where missing), labels +1/-1 and feature names of a UCI set
+    (``../shared/data``, or a set scikit-learn ships: :data:`BUNDLED`)."""
+    if name in BUNDLED:
+        return BUNDLED[name]()
+    values, header = _read_csv(data_dir(name) / name / "data.csv")
     X, y = values[:, :-1], values[:, -1]
     columns = header[:-1]
     if name == "ionosphere":
