@@ -1,7 +1,9 @@
 """Shared helpers for the kernelfuse benchmarks (not part of the library, not tests).
 
 * loaders for the UCI sets of ``../shared/data`` (liver, wpbc, ionosphere,
-  sonar) and the four pendigits views, with a seeded 70/30 stratified split;
+  sonar) and the four pendigits views, and scikit-learn's bundled breast cancer,
+  with a seeded 70/30 stratified split; a missing set is a :class:`DataUnavailable`
+  whose message says how to get it;
 * standardisation fitted on the training split only;
 * Gaussian kernels on single features and on all features for a list of
   widths (``sigma = width * sqrt(#features used)``), each normalised to unit
@@ -47,10 +49,60 @@ PENDIGITS_VIEWS = ("dyn", "sta4", "sta8", "sta16")
 # --------------------------------------------------------------------------- data
 
 
-def data_dir() -> Path:
-    """The shared data folder, or a clear error saying where it was expected."""
+class DataUnavailable(SystemExit):
+    """A data set that cannot be had on this machine; the message says how to get it.
+
+    A ``SystemExit``: a script that needs the set stops with that message, and one that can
+    do without it (``peers.py``) catches it, prints it and goes on with the others.
+    """
+
+
+#: The shared sets and where they come from (``../shared/data/README.md`` gives the files'
+#: sources and licences): the line a script prints where a set is missing.
+SHARED_SOURCES = {
+    "liver": "UCI 'Liver Disorders' (the label: its 'selector' column)",
+    "wpbc": "UCI 'Breast Cancer Wisconsin (Prognostic)'",
+    "ionosphere": "UCI 'Ionosphere' (on OpenML too: fetch_openml('ionosphere', version=1); "
+                  "written as ../shared/data's CSV layout)",
+    "sonar": "UCI 'Connectionist Bench (Sonar, Mines vs. Rocks)' (on OpenML too: "
+             "fetch_openml('sonar', version=1); written as ../shared/data's CSV layout)",
+    "pima": "UCI 'Pima Indians Diabetes'",
+    "pendigits": "UCI 'Pen-Based Recognition of Handwritten Digits' (four views)",
+    "ringnorm": "the IDA benchmark repository (Raetsch), 'ringnorm'",
+    "titanic": "the IDA benchmark repository (Raetsch), 'titanic'",
+    "yeast": "MULAN 'yeast'",
+}
+
+
+def _bundled_breast_cancer() -> tuple[np.ndarray, np.ndarray, list[str]]:
+    from sklearn.datasets import load_breast_cancer
+
+    X, target = load_breast_cancer(return_X_y=True)
+    return X, np.where(target == 1, 1.0, -1.0), [f"f{j}" for j in range(X.shape[1])]
+
+
+#: Binary sets scikit-learn ships with the package: always available (+1 = benign).
+BUNDLED = {"breast-cancer": _bundled_breast_cancer}
+
+
+def missing_data(name: str) -> str | None:
+    """None where the set ``name`` can be had here; otherwise one line saying how to get it."""
+    if name in BUNDLED or (DATA_DIR / name).is_dir():
+        return None
+    source = SHARED_SOURCES.get(name, "the shared data")
+    return (f"{name}: skipped, not in {DATA_DIR / name} (get the shared data sets as a folder "
+            f"'shared/data' next to the repository, see its README.md; the set is {source})")
+
+
+def data_dir(name: str | None = None) -> Path:
+    """The shared data folder (holding ``name`` where given), or :class:`DataUnavailable`
+    saying where it was expected and how to get it."""
+    if name is not None:
+        missing = missing_data(name)
+        if missing:
+            raise DataUnavailable(missing)
     if not DATA_DIR.is_dir():
-        raise SystemExit(
+        raise DataUnavailable(
             f"benchmark data not found: expected the shared data sets in {DATA_DIR} "
             "(a folder 'shared/data' next to the repository, with liver/, wpbc/, "
             "ionosphere/, sonar/, pendigits/ ... as described in its README.md)"
@@ -60,7 +112,7 @@ def data_dir() -> Path:
 
 def _read_csv(path: Path) -> tuple[np.ndarray, list[str]]:
     if not path.is_file():
-        raise SystemExit(f"benchmark data file missing: {path}")
+        raise DataUnavailable(f"benchmark data file missing: {path}")
     with path.open() as fh:
         header = fh.readline().strip().split(",")
     values = np.genfromtxt(path, delimiter=",", skip_header=1, dtype=float)
@@ -68,8 +120,11 @@ def _read_csv(path: Path) -> tuple[np.ndarray, list[str]]:
 
 
 def load_uci(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Features (with NaN where missing), labels +1/-1 and feature names of a UCI set."""
-    values, header = _read_csv(data_dir() / name / "data.csv")
+    """Features (with NaN where missing), labels +1/-1 and feature names of a UCI set
+    (``../shared/data``, or a set scikit-learn ships: :data:`BUNDLED`)."""
+    if name in BUNDLED:
+        return BUNDLED[name]()
+    values, header = _read_csv(data_dir(name) / name / "data.csv")
     X, y = values[:, :-1], values[:, -1]
     columns = header[:-1]
     if name == "ionosphere":
@@ -418,6 +473,53 @@ def ratio(a: float | None, b: float | None) -> float:
     if a is None or b is None or not b or math.isnan(a) or math.isnan(b):
         return math.nan
     return a / b
+
+
+# ------------------------------------------------------------------ honest ratios
+# A speed ratio compares two runs that both ended with their certified tolerance (status
+# ``converged``).  A run that stalled, failed, hit a limit or ended without its tolerance is
+# shown with its status and the gap it reached, and is left out of ratios and counts: it is
+# never a win (nor a loss) of the other.
+
+
+def ended_certified(run: dict[str, Any] | None) -> bool:
+    """Whether ``run`` ended within its certified tolerance (status ``converged``)."""
+    return bool(run) and run.get("status") == "converged"  # type: ignore[union-attr]
+
+
+def outcome(run: dict[str, Any] | None) -> str:
+    """How a run that did not end certified ended: ``"simplemkl stalled at gap 0.2"``."""
+    if not run:
+        return "not run"
+    name = run.get("solver") or run.get("name") or "run"
+    status = run.get("status", "no status")
+    gap = run.get("gap")
+    if status == "error" or not isinstance(gap, (int, float)) or not math.isfinite(gap):
+        return f"{name} {status}"
+    return f"{name} {status} at gap {gap:.2g}"
+
+
+def speed_ratio(slow: dict[str, Any] | None, slow_seconds: float | None,
+                fast: dict[str, Any] | None, fast_seconds: float | None) -> float:
+    """``slow_seconds / fast_seconds`` where both runs ended certified; nan otherwise (left out)."""
+    if not (ended_certified(slow) and ended_certified(fast)):
+        return math.nan
+    return ratio(slow_seconds, fast_seconds)
+
+
+def ratio_cell(slow: dict[str, Any] | None, slow_seconds: float | None,
+               fast: dict[str, Any] | None, fast_seconds: float | None) -> float | str:
+    """A table cell: the :func:`speed_ratio`, or what ended the run(s) that did not end certified
+    (``"simplemkl stalled at gap 0.2"``) in its place."""
+    failed = [outcome(run) for run in (slow, fast) if not ended_certified(run)]
+    return "; ".join(failed) if failed else ratio(slow_seconds, fast_seconds)
+
+
+def count_at_least(factors: Sequence[float], threshold: float) -> tuple[int, int]:
+    """``(k, n)``: of the ``n`` comparable factors (finite: both runs certified), ``k`` are at
+    least ``threshold``; a left-out case (nan) counts in neither."""
+    comparable = [f for f in factors if math.isfinite(f)]
+    return sum(f >= threshold for f in comparable), len(comparable)
 
 
 def save_figure(fig: Any, path: Path) -> Path:

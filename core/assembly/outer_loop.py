@@ -18,7 +18,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from contextlib import suppress
-from typing import ClassVar
+from typing import ClassVar, Literal, overload
 
 import attrs
 import numpy as np
@@ -27,7 +27,7 @@ from kernelfuse.assembly.recipe import part_with
 from kernelfuse.assembly.result import History, relative_gap
 from kernelfuse.assembly.solver import NUMERICAL_ERRORS, Model, Requirements, Solver
 from kernelfuse.parts.optimizer import OuterOptimizer
-from kernelfuse.parts.oracle import Oracle, OracleAnswer
+from kernelfuse.parts.oracle import Oracle, OracleAnswer, Point, ValueAnswer, answers_value_only
 from kernelfuse.parts.stopping import Progress, StoppingRule
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import DeadlineReached, check, cuttable, deadline, expired, remaining
@@ -105,6 +105,8 @@ class OuterLoop(Solver):
         totals: Counter[str] = Counter()
         best: list[OracleAnswer] = []
         lower = -math.inf
+        # line searches may ask for values alone, where the oracle can give them for less
+        valued = self.oracle if answers_value_only(self.oracle) else None
 
         def account(answer: OracleAnswer) -> OracleAnswer:
             nonlocal lower
@@ -115,9 +117,25 @@ class OuterLoop(Solver):
                 lower = max(lower, answer.lower_bound)
             return answer
 
-        def evaluate(trial: np.ndarray) -> OracleAnswer:
+        @overload
+        def evaluate(trial: Point) -> OracleAnswer: ...
+
+        @overload
+        def evaluate(trial: Point, value_only: Literal[False]) -> OracleAnswer: ...
+
+        @overload
+        def evaluate(trial: Point, value_only: Literal[True]) -> OracleAnswer | ValueAnswer: ...
+
+        def evaluate(trial: Point, value_only: bool = False) -> OracleAnswer | ValueAnswer:
             nonlocal oracle_state
             check()  # inside a step (a model exists), the time limit ends it here
+            if value_only and valued is not None:
+                alone, oracle_state = valued.value(trial, oracle_state)
+                if not np.isfinite(alone.value):
+                    raise FloatingPointError(
+                        f"the oracle returned a non-finite value at outer iteration {steps}")
+                totals.update(alone.counters)
+                return alone
             answer, oracle_state = self.oracle.query(trial, oracle_state)
             if not (np.isfinite(answer.value) and np.isfinite(answer.gradient).all()):
                 raise FloatingPointError(

@@ -4,7 +4,10 @@ Shaped like an optax transformation with a line search: ``init`` builds the
 state, and ``step(point, answer, state, evaluate)`` returns the next point,
 the oracle's answer there and the new state.  ``evaluate(point)`` asks the
 oracle at a trial point, so rules with a line search (Armijo steps, golden
-section) are steps like any other.  The state holds everything the rule
+section) are steps like any other; ``evaluate(point, value_only=True)`` asks for
+the value alone (a :class:`ValueAnswer` where the oracle can give one for less,
+else its complete answer), and a later ``evaluate(point)`` at the step taken
+completes it.  The state holds everything the rule
 carries (step sizes, penalties, averages), so runs can be warm-started,
 checkpointed and tested step by step.  ``estimate`` is the point the rule
 vouches for (its iterate, or an average of iterates: ML-MKL-SA eq. 10).  Examples: mirror descent, reduced
@@ -15,15 +18,28 @@ proximal sub-gradient, stochastic mirror-prox.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, overload
 
-from kernelfuse.parts.oracle import OracleAnswer, Point
+from kernelfuse.parts.oracle import OracleAnswer, Point, ValueAnswer
 
 if TYPE_CHECKING:
     from kernelfuse.problem.instance import Problem
 
-Evaluate = Callable[[Point], OracleAnswer]
+
+class Evaluate(Protocol):
+    """The oracle at a trial point, as the loop gives it to a step."""
+
+    @overload
+    def __call__(self, point: Point, /) -> OracleAnswer: ...
+
+    @overload
+    def __call__(self, point: Point, /, value_only: Literal[False]) -> OracleAnswer: ...
+
+    @overload
+    def __call__(self, point: Point, /, value_only: Literal[True]) -> OracleAnswer | ValueAnswer: ...
+
+    def __call__(self, point: Point, /, value_only: bool = False) -> OracleAnswer | ValueAnswer: ...
 
 
 class OuterOptimizer(ABC):

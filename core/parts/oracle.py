@@ -7,7 +7,9 @@ with its objective.  Its state (warm starts, caches) is explicit, as in optax: `
 it, ``query`` returns the new one.  Examples: an SVM on the combined kernel (mirrorVSKL,
 SimpleMKL), Newton on the smoothed dual (SpicyMKL), one sampled label (ML-MKL-SA); a sampling
 oracle's answers are unbiased estimates without a model, and :meth:`Oracle.model` gives the
-complete answer.
+complete answer.  An oracle whose value costs less alone than with its gradient (an SVM's
+objective against every kernel's quadratic form) may offer the capability ``value``, for line
+searches (:func:`answers_value_only`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeGuard
 
 import attrs
 import numpy as np
@@ -58,6 +60,17 @@ class OracleAnswer:
     curvature: Callable[[], np.ndarray] | None = None
 
 
+@attrs.frozen(eq=False)
+class ValueAnswer:
+    """The value of the outer function at a point, alone: what a line search compares.
+
+    ``counters``: the work it cost, summed by the loop like an answer's.
+    """
+
+    value: float
+    counters: Mapping[str, float] = attrs.field(factory=dict)
+
+
 #: The outer variables at a point: an array (the kernel weights) for most methods, or an object
 #: of the method's own that its oracle and optimiser share (SpicyMKL's proximal point, OBSCURE's
 #: expansion).
@@ -65,7 +78,15 @@ Point = Any
 
 
 class Oracle(ABC):
-    """Solves or samples the inner problem at an outer point."""
+    """Solves or samples the inner problem at an outer point.
+
+    Optional capability (checked by name, like a loss's):
+
+    ``value(point, state) -> (ValueAnswer, state)``
+        The value at ``point`` without the gradient, bound or model, at less cost than
+        :meth:`query`; a :meth:`query` at a point ``value`` answered since the last query
+        completes that answer from the same inner solution (no second inner solve).
+    """
 
     name: ClassVar[str]
     #: Families this oracle's inner problem belongs to.
@@ -88,3 +109,14 @@ class Oracle(ABC):
         the whole inner problem here.
         """
         return self.query(point, state)
+
+
+class ValueOracle(Protocol):
+    """An oracle with the capability ``value``."""
+
+    def value(self, point: Point, state: Any) -> tuple[ValueAnswer, Any]: ...
+
+
+def answers_value_only(oracle: Oracle) -> TypeGuard[ValueOracle]:
+    """Whether ``oracle`` has the capability ``value`` (a value without its gradient)."""
+    return callable(getattr(oracle, "value", None))

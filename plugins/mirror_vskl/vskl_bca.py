@@ -7,7 +7,9 @@ Family ``vskl`` (``l1_mkl_sq`` is one group, q = 1) as
 ``K(w)``, ``w_k = lam_k gamma_j^(-t)`` (alpha), and the closed form ``gamma_j ~ v_j^r`` (gamma).
 The answer: the value ``G(lam)``, its Danskin gradient ``-0.5 gamma_j^(-t) a_k(alpha)``, the
 certified bound ``H(alpha)`` (:func:`vskl_lower_bound`), the primal model and, on demand, the
-curvature for the ``local-quadratic`` map.  A sweep is two passes over the stack and one SVM;
+curvature for the ``local-quadratic`` map.  A sweep is two passes over the stack and one SVM
+(the capability ``value``, for SimpleMKL's line search: one SVM and ``K(w)`` alone, the forms
+computed where a query completes it);
 ``gamma_floor`` and a rounding floor on ``v_j`` keep weak or constant groups from spreading the
 weights or cycling on noise (docs/reliability.md, degenerate problems).
 """
@@ -21,7 +23,7 @@ import numpy as np
 
 from kernelfuse.assembly.recipe import part_with
 from kernelfuse.kernels.combined import combined_kernel, expansion_products, included_kernels
-from kernelfuse.parts.oracle import Oracle, OracleAnswer
+from kernelfuse.parts.oracle import Oracle, OracleAnswer, ValueAnswer
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.plugins.mirror_vskl.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.problem import objectives
@@ -45,6 +47,19 @@ def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarra
     return lambda: svm_curvature_factor(K_free, products_free, scale=scale)
 
 
+#: Value answers kept for the query that completes one (a line search's step is among the latest).
+KEPT_VALUES = 64
+
+
+@attrs.frozen(eq=False)
+class _Solved:
+    """An SVM :meth:`VSKLBlockCoordinateAscent.value` solved at ``point`` (gamma fixed) and its value."""
+
+    point: np.ndarray
+    solution: SVMSolution
+    value: float
+
+
 @attrs.define
 class _State:
     problem: Problem
@@ -54,6 +69,8 @@ class _State:
     #: ``max_i K_m[i, i]`` of every kernel: the scale of the forms' rounding error.
     diagonal: np.ndarray
     svm: SVMSolution | None = None
+    #: The SVMs :meth:`VSKLBlockCoordinateAscent.value` solved since the last query (the latest).
+    solved: tuple[_Solved, ...] = ()
 
 
 @attrs.define
@@ -79,6 +96,9 @@ class VSKLBlockCoordinateAscent(Oracle):
         return point, _State(problem, groups, q, gamma, diagonal)
 
     def query(self, point: np.ndarray, state: _State) -> tuple[OracleAnswer, _State]:
+        solved = next((kept for kept in state.solved if np.array_equal(kept.point, point)), None)
+        if solved is not None:
+            return self._complete(point, solved, state)
         problem, groups = state.problem, state.groups
         K, y, C = problem.K, problem.y, problem.params["C"]
         t, r = exponents(state.q)
@@ -109,22 +129,75 @@ class VSKLBlockCoordinateAscent(Oracle):
                 break
         scale = used[groups] ** (-t)
         value = float(solution.alpha.sum() - 0.5 * np.sum(scale * point * a))
+        counters = {"svm_calls": sweeps, "bca_iterations": sweeps, "oracle_calls": 1,
+                    "kernel_passes": passes, "svm_truncated": truncated}
+        answer = self._answer(point, state, solution, weights, scale, products, a, value, counters,
+                              f=K_w @ beta + solution.intercept,
+                              curvature=_curvature(K_w, solution.alpha, C, products, scale))
+        return answer, attrs.evolve(state, gamma=gamma, svm=solution, solved=())
+
+    def value(self, point: np.ndarray, state: _State) -> tuple[ValueAnswer, _State]:
+        """SimpleMKL's cost alone: ``G = 1'alpha - 0.5 beta' K(w) beta`` from one SVM on ``K(w)``,
+        without the forms ``a_k`` (Rakotomamonjy et al., Algorithm 1: the line search compares SVM
+        objectives; the gradient is computed at the step taken).
+
+        Where gamma moves with the forms (several groups and q > 1), the query's own value.
+        """
+        t, _ = exponents(state.q)
+        if t != 0.0 and state.gamma.size > 1:
+            answer, state = self.query(point, state)
+            return ValueAnswer(answer.value, answer.counters), state
+        problem = state.problem
+        y = problem.y
+        K_w, fraction = combined_kernel(problem.K, point * state.gamma[state.groups] ** (-t))
+        solution = self.svm_solver.solve(K_w, y, problem.params["C"], warm_start=state.svm)
+        beta = solution.alpha * y
+        value = float(solution.alpha.sum() - 0.5 * beta @ (K_w @ beta))
+        kept = (*state.solved[-(KEPT_VALUES - 1):], _Solved(np.array(point, copy=True), solution, value))
+        counters = {"svm_calls": 1, "bca_iterations": 1, "oracle_calls": 1,
+                    "kernel_passes": fraction, "svm_truncated": int(not solution.converged)}
+        return ValueAnswer(value, counters), attrs.evolve(state, svm=solution, solved=kept)
+
+    def _complete(self, point: np.ndarray, solved: _Solved, state: _State) -> tuple[OracleAnswer, _State]:
+        """The full answer where :meth:`value` solved the SVM: the forms ``a_k`` (one pass, the
+        gradient SimpleMKL computes at each accepted step), no second SVM."""
+        problem, groups, solution = state.problem, state.groups, solved.solution
+        t, _ = exponents(state.q)
+        scale = state.gamma[groups] ** (-t)
+        weights = point * scale
+        products, a = expansion_products(problem.K, solution.alpha * problem.y)
+        kept = included_kernels(weights)
+        f = weights[kept] @ products[kept] + solution.intercept
+
+        def curvature() -> np.ndarray:  # K(w) formed again only if a second-order step asks
+            K_w, _ = combined_kernel(problem.K, weights)
+            return _curvature(K_w, solution.alpha, problem.params["C"], products, scale)()
+
+        counters = {"svm_calls": 0, "bca_iterations": 0, "oracle_calls": 0, "kernel_passes": 1.0,
+                    "svm_truncated": 0}
+        answer = self._answer(point, state, solution, weights, scale, products, a, solved.value, counters,
+                              f=f, curvature=curvature)
+        return answer, attrs.evolve(state, svm=solution, solved=())
+
+    def _answer(self, point: np.ndarray, state: _State, solution: SVMSolution, weights: np.ndarray,
+                scale: np.ndarray, products: np.ndarray, a: np.ndarray, value: float,
+                counters: dict[str, float], f: np.ndarray,
+                curvature: Callable[[], np.ndarray]) -> OracleAnswer:
+        """The answer at ``point`` from the SVM on ``K(w)``, ``w = point * scale``: the Danskin
+        gradient, the bound ``H(alpha)`` and the primal model with its objective."""
+        beta = solution.alpha * state.problem.y
         used_weights = np.zeros_like(weights)  # the kernels K_w holds: the model is the SVM's
         kept = included_kernels(weights)
         used_weights[kept] = weights[kept]
         coef = used_weights[:, None] * beta[None, :]
-        f = K_w @ beta + solution.intercept
-        objective = objectives.evaluate_parts(problem, coef, f, used_weights**2 * a)
-        answer = OracleAnswer(
+        return OracleAnswer(
             value=value,
             gradient=-0.5 * scale * a,
             coef=coef,
             intercept=solution.intercept,
-            objective=objective,
-            lower_bound=vskl_lower_bound(solution.alpha, a, groups, state.q),
-            counters={"svm_calls": sweeps, "bca_iterations": sweeps, "oracle_calls": 1,
-                      "kernel_passes": passes, "svm_truncated": truncated},
+            objective=objectives.evaluate_parts(state.problem, coef, f, used_weights**2 * a),
+            lower_bound=vskl_lower_bound(solution.alpha, a, state.groups, state.q),
+            counters=counters,
             active_kernels=int(np.sum(weights > 1e-6 * weights.max())) if weights.max() > 0 else 0,
-            curvature=_curvature(K_w, solution.alpha, C, products, scale),
+            curvature=curvature,
         )
-        return answer, attrs.evolve(state, gamma=gamma, svm=solution)

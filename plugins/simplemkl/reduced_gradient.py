@@ -6,7 +6,10 @@ the largest weight: ``D_m = g_mu - g_m`` except at ``d_m = 0`` with ``g_m > g_mu
 lowers ``J``, dropping each weight that reaches 0 from ``D``; then a golden-section search on
 ``[0, gamma_max]`` to ``line_search_tol`` of the bracket (the SimpleMKL toolbox's default is 0.1),
 backing off geometrically (at most ``max_backtracks`` times) when no step lowered ``J``.  Every
-evaluation of ``J`` is an oracle call (one SVM).
+trial asks the oracle for ``J`` alone (one SVM on ``K(d)``, no quadratic form) and the gradient
+is asked for once per step, at the point taken, as in the SimpleMKL toolbox (``mklsvm``: the
+line search of ``mklsvmupdate`` compares SVM costs; ``gradsvmclass`` runs after it on the
+accepted SVM's solution).
 """
 
 from __future__ import annotations
@@ -18,11 +21,15 @@ import numpy as np
 
 from kernelfuse.errors import IncompatiblePartsError
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
-from kernelfuse.parts.oracle import OracleAnswer
+from kernelfuse.parts.oracle import OracleAnswer, ValueAnswer
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import count, positive
 
 GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
+
+#: What a line-search trial returns: the value alone, or a complete answer from an oracle
+#: without the capability ``value``.
+Value = OracleAnswer | ValueAnswer
 
 
 def reduced_direction(d: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, int]:
@@ -78,22 +85,37 @@ class ReducedGradient(OuterOptimizer):
     def step(
         self, point: np.ndarray, answer: OracleAnswer, state: Any, evaluate: Evaluate
     ) -> tuple[np.ndarray, OracleAnswer, Any]:
-        d, current = point, answer
-        D, mu = reduced_direction(d, current.gradient)
+        new, found = self._search(point, answer, evaluate)
+        if found is None:  # no step lowered J: the iterate stays, with its complete answer
+            return point, answer, state
+        if isinstance(found, OracleAnswer):  # an oracle without the capability ``value``
+            return new, found, state
+        # The gradient (every kernel's quadratic form) at the step taken only, as SimpleMKL's
+        # toolbox computes it after its line search: the oracle completes the value it gave there.
+        return new, evaluate(new), state
+
+    def _search(
+        self, point: np.ndarray, answer: OracleAnswer, evaluate: Evaluate
+    ) -> tuple[np.ndarray, Value | None]:
+        """The step along the reduced direction and the value there (None: no step lowered J);
+        every trial asks for the value alone."""
+        d, moved = point, False
+        current: Value = answer
+        D, mu = reduced_direction(d, answer.gradient)
         if not np.any(D):
-            return d, current, state
+            return d, None
         # Go to the boundary while that lowers J.
         while True:
             gamma_max, nu = max_step(d, D)
             if nu < 0:  # rounding left no falling weight: nothing to gain
-                return d, current, state
+                return d, current if moved else None
             if gamma_max > 0.0:
                 edge = at_edge(d, D, gamma_max)
                 edge[nu] = 0.0
-                edge_answer = evaluate(edge)
+                edge_answer = evaluate(edge, value_only=True)
                 if edge_answer.value >= current.value:
                     break
-                d, current = edge, edge_answer
+                d, current, moved = edge, edge_answer, True
             # The weight nu is at 0 (reached, or already there): drop it from the direction.
             D = D.copy()
             D[nu] = 0.0
@@ -102,39 +124,48 @@ class ReducedGradient(OuterOptimizer):
             D[mu] = 0.0
             D[mu] = -D.sum()  # D_mu += D_nu when nu != mu: sum(D) stays 0
             if not np.any(D < 0):
-                return d, current, state
-        return (*self._golden_section(d, D, gamma_max, current, edge_answer, evaluate), state)
+                return d, current if moved else None
+        new, found = self._golden_section(d, D, gamma_max, current, edge_answer, evaluate)
+        if found is None:
+            return d, current if moved else None
+        return new, found
 
     def _golden_section(
-        self, d: np.ndarray, D: np.ndarray, gamma_max: float, at_zero: OracleAnswer,
-        at_max: OracleAnswer, evaluate: Evaluate,
-    ) -> tuple[np.ndarray, OracleAnswer]:
+        self, d: np.ndarray, D: np.ndarray, gamma_max: float, at_zero: Value,
+        at_max: Value, evaluate: Evaluate,
+    ) -> tuple[np.ndarray, Value | None]:
+        """The golden-section search on ``[0, gamma_max]``; None where no trial lowered J
+        below ``at_zero`` (then the back-off)."""
         def point_at(gamma: float) -> np.ndarray:
             return np.maximum(d + gamma * D, 0.0)
+
+        def value_at(gamma: float) -> Value:
+            return evaluate(point_at(gamma), value_only=True)
 
         lo, hi = 0.0, gamma_max
         candidates = [(at_zero.value, 0.0, at_zero), (at_max.value, gamma_max, at_max)]
         x1, x2 = hi - GOLDEN * (hi - lo), lo + GOLDEN * (hi - lo)
-        a1, a2 = evaluate(point_at(x1)), evaluate(point_at(x2))
+        a1, a2 = value_at(x1), value_at(x2)
         candidates += [(a1.value, x1, a1), (a2.value, x2, a2)]
         while hi - lo > self.line_search_tol * gamma_max:
             if a1.value < a2.value:
                 hi, x2, a2 = x2, x1, a1
                 x1 = hi - GOLDEN * (hi - lo)
-                a1 = evaluate(point_at(x1))
+                a1 = value_at(x1)
                 candidates.append((a1.value, x1, a1))
             else:
                 lo, x1, a1 = x1, x2, a2
                 x2 = lo + GOLDEN * (hi - lo)
-                a2 = evaluate(point_at(x2))
+                a2 = value_at(x2)
                 candidates.append((a2.value, x2, a2))
         value, gamma, best = min(candidates, key=lambda c: c[0])
-        if gamma == 0.0:
-            # No evaluated step lowered J: back off geometrically rather than stall.
-            trial = min(x for _, x, _ in candidates if x > 0.0)
-            for _ in range(self.max_backtracks):
-                trial *= 0.1
-                answer = evaluate(point_at(trial))
-                if answer.value < at_zero.value:
-                    return point_at(trial), answer
-        return point_at(gamma), best
+        if gamma > 0.0:
+            return point_at(gamma), best
+        # No evaluated step lowered J: back off geometrically rather than stall.
+        trial = min(x for _, x, _ in candidates if x > 0.0)
+        for _ in range(self.max_backtracks):
+            trial *= 0.1
+            answer = value_at(trial)
+            if answer.value < at_zero.value:
+                return point_at(trial), answer
+        return d, None

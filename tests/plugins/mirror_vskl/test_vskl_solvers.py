@@ -202,7 +202,7 @@ def test_reduced_gradient_step_when_two_weights_reach_zero_together():
 
     g = np.array([0.0, 1.0, 1.0, 0.5])
 
-    def evaluate(d):  # J(d) = g . d + 0.1 ||d||^2, gradient g + 0.2 d
+    def evaluate(d, value_only=False):  # J(d) = g . d + 0.1 ||d||^2, gradient g + 0.2 d
         return OracleAnswer(value=float(g @ d + 0.1 * d @ d), gradient=g + 0.2 * d,
                             coef=np.zeros((4, 1)), objective=0.0)
 
@@ -212,6 +212,48 @@ def test_reduced_gradient_step_when_two_weights_reach_zero_together():
     assert new.sum() == pytest.approx(1.0) and new.min() >= 0.0
     assert new_answer.value < answer.value
     assert new[1] == 0.0 and new[2] == 0.0
+
+
+@pytest.mark.parametrize("m, seed", [(5, 10), (20, 3)])
+def test_simplemkl_reads_every_kernel_only_at_the_steps_it_takes(m, seed):
+    """SimpleMKL's line search compares SVM objectives (each forms ``K(d)``: at most one pass);
+    every kernel's quadratic form (one full pass) is computed once per iteration, at the step
+    taken, as the toolbox's gradient after its line search.  The optimum is unchanged."""
+    K, y = breast_cancer_kernels(n=60, m=m, seed=seed)
+    reference = kernelfuse.solve(K, y, solver="cvxpy", family="l1_mkl_sq", C=5.0)
+    result = kernelfuse.solve(K, y, solver="simplemkl", family="l1_mkl_sq", C=5.0)
+    check_against_reference(result, reference, Problem.create(K, y, "l1_mkl_sq", C=5.0))
+    counts = [(row.counters["svm_calls"], row.counters["kernel_passes"]) for row in result.history]
+    assert counts[0][0] == 1 and counts[0][1] <= 2.0  # the start: one SVM, K(d) and the forms
+    for (svm_before, passes_before), (svm, passes) in zip(counts, counts[1:]):
+        trials = svm - svm_before
+        assert passes - passes_before <= trials + 1.0 + 1e-12
+        if trials:  # a step was taken: its forms were read once
+            assert passes - passes_before >= 1.0
+    svm_calls, passes = counts[-1]
+    assert svm_calls >= 10 * result.n_iter  # the line searches dominate the SVM calls...
+    assert passes <= svm_calls + result.n_iter + 1  # ...and no longer the passes (two per trial before)
+
+
+def test_vskl_oracle_value_alone_and_its_completion():
+    """The capability ``value``: the SVM objective alone (no form, at most one pass), and the
+    query at that point completing it from the same SVM: the answer a fresh query gives."""
+    K, y = breast_cancer_kernels(n=40, m=6, seed=2)
+    problem = Problem.create(K, y, "l1_mkl_sq", C=5.0)
+    oracle = VSKLBlockCoordinateAscent(svm_solver=ActiveSetSVM())
+    point, state = oracle.init(problem)
+    trial = np.array([0.5, 0.0, 0.2, 0.1, 0.0, 0.2])
+    alone, state = oracle.value(trial, state)
+    assert alone.counters["svm_calls"] == 1 and alone.counters["kernel_passes"] <= 1.0
+    completed, state = oracle.query(trial, state)
+    assert completed.counters["svm_calls"] == 0 and completed.counters["kernel_passes"] == 1.0
+    fresh, _ = VSKLBlockCoordinateAscent(svm_solver=ActiveSetSVM()).query(trial, oracle.init(problem)[1])
+    assert completed.value == alone.value == pytest.approx(fresh.value, rel=1e-12)
+    np.testing.assert_allclose(completed.gradient, fresh.gradient, rtol=1e-9, atol=1e-12)
+    assert completed.objective == pytest.approx(fresh.objective, rel=1e-10)
+    assert completed.lower_bound == pytest.approx(fresh.lower_bound, rel=1e-10)
+    again, _ = oracle.query(trial, state)  # the completion is used once: a new query solves again
+    assert again.counters["svm_calls"] == 1
 
 
 def test_simplemkl_refuses_several_groups():
