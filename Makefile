@@ -74,8 +74,10 @@ bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/peers.py --quick
 	$(PY) benchmarks/report.py
 
-# The documentation site (mkdocs-material, API pages by mkdocstrings) into
-# site/, every mkdocs warning an error.  `python -m mkdocs` rather than
+# The documentation site (mkdocs-material, API pages by mkdocstrings, the
+# examples gallery by mkdocs-gallery: every examples/plot_*.py is run, about
+# 10 s in all; equations by MathJax served from the site) into site/, every
+# mkdocs warning an error.  `python -m mkdocs` rather than
 # .venv/bin/mkdocs: run as a script, mkdocs puts .venv/bin first on sys.path,
 # where mkdocstrings' loader (griffe) takes the `kernelfuse` console script
 # for the package.  Links to files outside docs/ (the method pages' benchmark
