@@ -336,10 +336,14 @@ def draw_times(payload: dict[str, Any], path: Path) -> Path | None:
         return 1e-3 if solver in STOCHASTIC else 1e-6
 
     studies = payload["studies"]
-    fig, axes = plt.subplots(1, len(studies), figsize=(3.2 * len(studies), 4.2), sharex=True, sharey=True,
+    columns = min(2, len(studies))  # two panels a row: legible in a page's content column
+    rows = -(-len(studies) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5 * columns, 4.2 * rows), sharex=True, sharey=True,
                              squeeze=False)
     pairs = [(family, run["solver"]) for family, entry in studies[0]["families"].items() for run in entry["runs"]]
-    for ax, study in zip(axes[0], studies):
+    for ax in axes.flat[len(studies):]:
+        ax.set_visible(False)
+    for ax, study in zip(axes.flat, studies):
         for y, (family, solver) in enumerate(pairs):
             seconds = _time_to(_run(study, family, solver), level(solver))
             if seconds is None:
@@ -351,7 +355,7 @@ def draw_times(payload: dict[str, Any], path: Path) -> Path | None:
         ax.set_title(f"{study['name']} (N={study['N']}, M={study['M']})", fontsize=9)
         ax.set_xlabel("seconds (log)")
     labels = [f"{family}: {solver}" + (" (to 1e-3)" if solver in STOCHASTIC else "") for family, solver in pairs]
-    axes[0][0].set_yticks(range(len(pairs)), labels, fontsize=7)
+    axes[0][0].set_yticks(range(len(pairs)), labels, fontsize=8)
     axes[0][0].invert_yaxis()
     return save_figure(fig, path)
 

@@ -15,11 +15,15 @@ window.MathJax = {
 
 if (typeof document$ !== "undefined") {
   document$.subscribe(() => {
-    if (window.MathJax && MathJax.typesetPromise) {
-      MathJax.startup.output.clearCache();
-      MathJax.typesetClear();
-      MathJax.texReset();
-      MathJax.typesetPromise();
+    // Before MathJax has started, its own startup typesets the page.
+    if (!window.MathJax || !MathJax.startup || !MathJax.startup.output || !MathJax.typesetPromise) {
+      return;
     }
+    if (typeof MathJax.startup.output.clearCache === "function") {  // CHTML only; SVG keeps none
+      MathJax.startup.output.clearCache();
+    }
+    MathJax.typesetClear();
+    MathJax.texReset();
+    MathJax.typesetPromise();
   });
 }
