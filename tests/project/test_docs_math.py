@@ -22,12 +22,13 @@ from helpers import REPO
 DISPLAY = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)
 INLINE = re.compile(r"\\\((.+?)\\\)")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+CODE = re.compile(r"`[^`\n]*`")  # inline code: shown as written, never typeset
 
 
 def _formulas() -> list[tuple[str, str, bool]]:
     found = []
     for page in sorted((REPO / "docs").rglob("*.md")):
-        text = FENCE.sub("", page.read_text())
+        text = CODE.sub("", FENCE.sub("", page.read_text()))
         where = str(page.relative_to(REPO))
         found += [(where, tex, True) for tex in DISPLAY.findall(text)]
         found += [(where, tex, False) for tex in INLINE.findall(DISPLAY.sub("", text))]
