@@ -266,24 +266,22 @@ FAMILY_COLUMNS = ["set", "family", "solver", "status", "s to 1e-3", "s to 1e-6",
                   "accuracy", "kernels", "kernel passes", "peak MiB"]
 
 
-def _family_columns(payload: dict[str, Any], name: str, columns: dict[str, str]) -> str:
-    """Some columns of :func:`family_table` for one set, under shorter headers (column -> header):
-    the table split to fit a page's width."""
+def _family_columns(payload: dict[str, Any], name: str, columns: list[str]) -> str:
+    """Some columns of :func:`family_table` for one set: the table split to fit a page's width."""
     keep = [FAMILY_COLUMNS.index(column) for column in columns]
-    return markdown_table(list(columns.values()), [[row[i] for i in keep] for row in _family_rows(payload, name)])
+    return markdown_table(columns, [[row[i] for i in keep] for row in _family_rows(payload, name)])
 
 
 def times_table(payload: dict[str, Any], name: str) -> str:
     """One set's times to 1e-3 and 1e-6 and the peers' times over them."""
-    columns = ["family", "solver", "s to 1e-3", "s to 1e-6", "cvxpy / it", "SimpleMKL / it"]
-    return _family_columns(payload, name, {column: column for column in columns})
+    return _family_columns(payload, name, ["family", "solver", "s to 1e-3", "s to 1e-6", "cvxpy / it",
+                                           "SimpleMKL / it"])
 
 
 def results_table(payload: dict[str, Any], name: str) -> str:
     """One set's status, accuracy, kernels selected and cost of each run."""
-    return _family_columns(payload, name, {"family": "family", "solver": "solver", "status": "status",
-                                           "accuracy": "accuracy", "kernels": "kernels",
-                                           "kernel passes": "passes", "peak MiB": "MiB"})
+    return _family_columns(payload, name, ["family", "solver", "status", "accuracy", "kernels",
+                                           "kernel passes", "peak MiB"])
 
 
 def baselines_table(payload: dict[str, Any]) -> str:
