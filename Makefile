@@ -77,8 +77,10 @@ bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/peers.py --quick
 	$(PY) benchmarks/report.py
 
-# The documentation site (mkdocs-material, API pages by mkdocstrings) into
-# site/, every mkdocs warning an error.  `python -m mkdocs` rather than
+# The documentation site (mkdocs-material, API pages by mkdocstrings, the
+# examples gallery by mkdocs-gallery: every examples/plot_*.py is run, about
+# 12 s in all; equations by MathJax served from the site) into site/, every
+# mkdocs warning an error.  `python -m mkdocs` rather than
 # .venv/bin/mkdocs: run as a script, mkdocs puts .venv/bin first on sys.path,
 # where mkdocstrings' loader (griffe) takes the `kernelfuse` console script
 # for the package.  Links to files outside docs/ (the method pages' benchmark
@@ -102,4 +104,4 @@ docs: $(DOCS_STAMP)
 	if ls benchmarks/results/*.png > /dev/null 2>&1; then cp benchmarks/results/*.png site/benchmarks/results/; fi
 
 clean:
-	rm -rf $(VENV) demo-output build dist
+	rm -rf $(VENV) demo-output build dist site docs/generated

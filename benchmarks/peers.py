@@ -252,10 +252,17 @@ def _time_to(run: dict[str, Any], level: float) -> float | None:
     return (run.get("time_to") or {}).get(str(level))
 
 
-def family_table(payload: dict[str, Any]) -> str:
-    """Every solver on every family and set: times to 1e-3 / 1e-6, ratios, accuracy, cost."""
+def _studies(payload: dict[str, Any], name: str | None) -> list[dict[str, Any]]:
+    studies = [study for study in payload["studies"] if name in (None, study["name"])]
+    if not studies:
+        raise SystemExit(f"no set {name!r} (sets: {', '.join(s['name'] for s in payload['studies'])})")
+    return studies
+
+
+def _family_rows(payload: dict[str, Any], name: str | None) -> list[list[Any]]:
+    """The rows of :func:`family_table` (columns :data:`FAMILY_COLUMNS`), for every set or set ``name``."""
     rows = []
-    for study in payload["studies"]:
+    for study in _studies(payload, name):
         for family, entry in study["families"].items():
             reference = _run(study, family, "cvxpy")
             simple = _run(study, family, "simplemkl")
@@ -271,9 +278,34 @@ def family_table(payload: dict[str, Any]) -> str:
                     run.get("accuracy"), run.get("selected"), run.get("kernel_passes"),
                     run.get("peak_mib"),
                 ])
-    return markdown_table(
-        ["set", "family", "solver", "status", "s to 1e-3", "s to 1e-6", "cvxpy / it", "SimpleMKL / it",
-         "accuracy", "kernels", "kernel passes", "peak MiB"], rows)
+    return rows
+
+
+def family_table(payload: dict[str, Any], name: str | None = None) -> str:
+    """Every solver on every family and set (or on set ``name``): times, ratios, accuracy, cost."""
+    return markdown_table(FAMILY_COLUMNS, _family_rows(payload, name))
+
+
+FAMILY_COLUMNS = ["set", "family", "solver", "status", "s to 1e-3", "s to 1e-6", "cvxpy / it", "SimpleMKL / it",
+                  "accuracy", "kernels", "kernel passes", "peak MiB"]
+
+
+def _family_columns(payload: dict[str, Any], name: str, columns: list[str]) -> str:
+    """Some columns of :func:`family_table` for one set: the table split to fit a page's width."""
+    keep = [FAMILY_COLUMNS.index(column) for column in columns]
+    return markdown_table(columns, [[row[i] for i in keep] for row in _family_rows(payload, name)])
+
+
+def times_table(payload: dict[str, Any], name: str) -> str:
+    """One set's times to 1e-3 and 1e-6 and the peers' times over them."""
+    return _family_columns(payload, name, ["family", "solver", "s to 1e-3", "s to 1e-6", "cvxpy / it",
+                                           "SimpleMKL / it"])
+
+
+def results_table(payload: dict[str, Any], name: str) -> str:
+    """One set's status, accuracy, kernels selected and cost of each run."""
+    return _family_columns(payload, name, ["family", "solver", "status", "accuracy", "kernels",
+                                           "kernel passes", "peak MiB"])
 
 
 def baselines_table(payload: dict[str, Any]) -> str:
@@ -310,7 +342,51 @@ def headline_table(payload: dict[str, Any]) -> str:
          "spicymkl (logistic) s to 1e-6", "accuracy", "average-kernel SVM"], rows)
 
 
-TABLES = {"families": family_table, "baselines": baselines_table, "headline": headline_table}
+TABLES = {"families": family_table, "times": times_table, "results": results_table,
+          "baselines": baselines_table, "headline": headline_table}
+
+
+#: The stochastic solvers run a fixed number of epochs: they are read at 1e-3.
+STOCHASTIC = ("obscure", "pegasos-mkl")
+
+
+def draw_times(payload: dict[str, Any], path: Path) -> Path | None:
+    """The headline as a picture: seconds to 1e-6 of the optimum (the stochastic solvers: 1e-3),
+    each solver beside cvxpy, one panel per set."""
+    if not have_matplotlib():
+        return None
+    import matplotlib.pyplot as plt
+
+    def level(solver: str) -> float:
+        return 1e-3 if solver in STOCHASTIC else 1e-6
+
+    studies = payload["studies"]
+    columns = min(2, len(studies))  # two panels a row: legible in a page's content column
+    rows = -(-len(studies) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5 * columns, 4.2 * rows), sharex=True, sharey=True,
+                             squeeze=False)
+    pairs = [(family, run["solver"]) for family, entry in studies[0]["families"].items() for run in entry["runs"]]
+    for ax in axes.flat[len(studies):]:
+        ax.set_visible(False)
+    for ax, study in zip(axes.flat, studies):
+        for y, (family, solver) in enumerate(pairs):
+            seconds = _time_to(_run(study, family, solver), level(solver))
+            if seconds is None:
+                ax.text(0.02, y, "not reached", fontsize=6, va="center", color="gray",
+                        transform=ax.get_yaxis_transform())
+            else:
+                ax.barh(y, seconds, color="tab:gray" if solver == "cvxpy" else "tab:blue")
+        ax.set_xscale("log")
+        ax.set_title(f"{study['name']} (N={study['N']}, M={study['M']})", fontsize=9)
+        ax.set_xlabel("seconds (log)")
+    labels = [f"{family}: {solver}" + (" (to 1e-3)" if solver in STOCHASTIC else "") for family, solver in pairs]
+    axes[0][0].set_yticks(range(len(pairs)), labels, fontsize=8)
+    axes[0][0].invert_yaxis()
+    return save_figure(fig, path)
+
+
+#: Figures ``benchmarks/report.py`` draws from the JSON, as ``<json stem>_<name>.png``.
+FIGURES = {"times": draw_times}
 
 
 def draw(payload: dict[str, Any], path: Path) -> Path | None:

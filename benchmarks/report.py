@@ -7,7 +7,10 @@ A generated table sits in a markdown file between two comments::
     <!-- end generated -->
 
 naming a JSON file of ``benchmarks/results/`` and one of the tables the
-benchmark that wrote it renders (:data:`RENDERERS`).  ``python
+benchmark that wrote it renders (:func:`_renderers`); ``table:argument``
+passes one argument to the table (``peers.json families:sonar``: one
+set's rows).  A benchmark module's ``FIGURES`` are drawn from its JSON the
+same way, as ``results/<json stem>_<figure>.png`` (not under ``--check``).  ``python
 benchmarks/report.py`` rewrites every such region in README.md and
 docs/**.md from the JSON as it is now; ``--check`` rewrites nothing and
 exits 1 naming each region that differs (tests/project/test_generated_tables.py runs
@@ -104,6 +107,7 @@ def render(json_name: str, table: str, renderers: dict[str, Any], results: Path 
                 f"`{ELSEWHERE[benchmark]}`, then `python benchmarks/report.py` renders it here._\n")
     payload = json.loads((results / json_name).read_text())
     tables = renderers[benchmark]
+    table, _, argument = table.partition(":")
     if table not in tables:
         raise SystemExit(f"{json_name}: no table {table!r} (tables: {', '.join(tables)})")
     machine = payload.get("machine", {})
@@ -114,11 +118,30 @@ def render(json_name: str, table: str, renderers: dict[str, Any], results: Path 
               f"(`python benchmarks/{_benchmark(json_name)}.py{flags}`, "
               f"{machine.get('date', 'date not recorded')}, {machine.get('cpu', 'cpu not recorded')}, "
               f"git {str(machine.get('git_commit'))[:8]})._\n")
-    return tables[table](payload).rstrip("\n") + "\n" + source
+    rendered = tables[table](payload, argument) if argument else tables[table](payload)
+    return rendered.rstrip("\n") + "\n" + source
 
 
 def regenerate(text: str, renderers: dict[str, Any]) -> str:
     return REGION.sub(lambda m: m.group(1) + render(m.group(2), m.group(3), renderers) + m.group(5), text)
+
+
+def draw_figures(results: Path = RESULTS) -> list[Path]:
+    """Every figure a benchmark module declares (``FIGURES``), drawn from each of its JSON files."""
+    import peers
+
+    drawn = []
+    for module in (peers,):
+        benchmark = module.__name__
+        for json_path in sorted(results.glob(f"{benchmark}*.json")):
+            if _benchmark(json_path.name) != benchmark:
+                continue
+            payload = json.loads(json_path.read_text())
+            for name, draw in module.FIGURES.items():
+                path = draw(payload, results / f"{json_path.stem}_{name}.png")
+                if path is not None:
+                    drawn.append(path)
+    return drawn
 
 
 def pages() -> list[Path]:
@@ -139,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
             if not args.check:
                 with atomic_write(page, "w") as handle:
                     handle.write(new)
+    if not args.check:
+        for path in draw_figures():
+            print(f"{path.relative_to(REPO)}: drawn")
     verb = "stale (run python benchmarks/report.py)" if args.check else "regenerated"
     for page in stale:
         print(f"{page}: {verb}")
