@@ -129,8 +129,9 @@ def test_make_demo_installs_only_what_the_demo_needs(tmp_path):
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     venv_dir = tmp_path / "venv"
-    done = subprocess.run(["make", "-n", "-B", "demo", f"VENV={venv_dir}"], cwd=REPO, capture_output=True,
-                          text=True, check=True)
+    # --no-print-directory: under `make test` this make is a sub-make, which would print its directory
+    done = subprocess.run(["make", "--no-print-directory", "-n", "-B", "demo", f"VENV={venv_dir}"], cwd=REPO,
+                          capture_output=True, text=True, check=True)
     installs = [line for line in done.stdout.splitlines() if "pip install" in line and " -e " in line]
     assert installs == [f"{venv_dir}/bin/python -m pip install --quiet -e '.[plot]'"]
     assert done.stdout.splitlines()[-1] == f"{venv_dir}/bin/kernelfuse demo --output demo-output"
