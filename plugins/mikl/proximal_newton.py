@@ -14,9 +14,10 @@ working set of groups, then takes ``alpha + t d`` with ``t`` the first of ``1, 1
 
 The working set: for ``q = 1`` a group (a sample's row of ``alpha`` for ``r = 1``, a kernel's
 column for ``r = 2``) is zero at the optimum iff ``||G_g||_{p*} <= lam``; the model is solved over
-the groups that are non-zero or have ``||G_g||_{p*} > 0.9 lam`` (for ``q = 2`` every group), the
-others held at 0: a model optimum where every held group satisfies the condition is the model's
-optimum.  The model reads the kernel entries of the working set's rows and the violators' columns
+the non-zero groups and at most as many (at least 10) of the groups violating the condition, the
+largest ``||G_g||_{p*}`` first (for ``q = 2`` every group), the others held at 0: where every held
+group satisfies the condition the step is the model's optimum, and otherwise the next step's working
+set takes the violators in.  The model reads the kernel entries of the working set's rows and the violators' columns
 once, ``B = K[T, R, S]``; its products cost ``|T| |R| |S| / (M N^2)`` of a pass each, counted in the
 reading ``newton_passes`` (the oracle's line-search answers count their own ``kernel_passes``).
 """
@@ -39,10 +40,12 @@ from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, flag, positive_count
 
-#: Groups whose gradient's dual norm exceeds this fraction of ``lam`` join the working set (q = 1).
-SCREEN = 0.9
+#: Groups the working set may gain at the first step (then as many as it holds: it at most doubles).
+MIN_GROWTH = 10
 #: Sufficient decrease of the line search (Armijo's sigma), and its bound on halvings.
 SIGMA, MAX_HALVINGS = 1e-4, 30
+#: Relative round-off below which a trial's objective counts as no increase.
+ROUNDOFF = 1e-13
 #: Power iterations for the model's Lipschitz constant, and the safety factor on the estimate.
 POWER_ITERATIONS, LIPSCHITZ_MARGIN = 30, 1.1
 
@@ -69,7 +72,11 @@ def _groups(state: NewtonState, point: np.ndarray, gradient: np.ndarray, screen:
         return T, R
     axis = 0 if prox.r == 1.0 else 1  # r = 1: a group is a sample (a column of coef)
     dual = np.abs(gradient).max(axis=axis) if prox.p == 1.0 else np.linalg.norm(gradient, axis=axis)
-    keep = np.flatnonzero(np.any(point != 0, axis=axis) | (dual > SCREEN * prox.lam))
+    used = np.any(point != 0, axis=axis)
+    candidates = np.flatnonzero(~used & (dual > prox.lam))
+    grow = max(MIN_GROWTH, int(np.count_nonzero(used)))  # the working set at most doubles a step
+    added = candidates[np.argsort(-dual[candidates])[:grow]]
+    keep = np.union1d(np.flatnonzero(used), added)
     return (T, keep) if prox.r == 1.0 else (keep, R)
 
 
@@ -134,7 +141,7 @@ class ProximalNewton(OuterOptimizer):
     #: The proximal part: its lam, p, q, r come from the problem.
     prox: MixedNormProx = attrs.field(factory=MixedNormProx, validator=part_with("prox", "value"))
     #: The inner solve stops at this fraction of the model's gradient mapping at ``alpha``.
-    forcing: float = below_one.field(0.1)
+    forcing: float = below_one.field(0.03)
     inner_max_iter: int = positive_count.field(2000)
     #: Solve the model over the groups that can be non-zero only (q = 1).
     working_set: bool = flag.field(True)
@@ -168,15 +175,16 @@ class ProximalNewton(OuterOptimizer):
         state.working_set, state.violators = T.size * R.size, S.size
         penalty = prox.value(point.T)
         decrease = float(np.sum(answer.gradient * direction)) + prox.value((point + direction).T) - penalty
-        best, best_answer, best_t = point, answer, 0.0
+        slack = ROUNDOFF * max(1.0, abs(answer.objective))  # an equal objective is not an increase
         t = 1.0
         for _ in range(MAX_HALVINGS):
             trial = point + t * direction
             trial_answer = evaluate(trial)
-            if trial_answer.objective < best_answer.objective:
-                best, best_answer, best_t = trial, trial_answer, t
-            if trial_answer.objective <= answer.objective + SIGMA * t * min(decrease, 0.0) or expired():
+            if trial_answer.objective <= answer.objective + SIGMA * t * min(decrease, 0.0) + slack:
+                state.f = state.f + t * change
+                return trial, trial_answer, state
+            if expired():
                 break
             t *= 0.5
-        state.f = state.f + best_t * change
-        return best, best_answer, state
+        return point, answer, state  # no decrease along the step: the loop reports 'stalled'
+
