@@ -55,6 +55,24 @@ def passes(run: dict[str, Any]) -> float:
     return float(counters.get("kernel_passes", math.nan)) + float(counters.get("newton_passes", 0.0))
 
 
+def speed_table(problems: list[dict[str, Any]]) -> str:
+    """Per problem and solver: status, time, passes, gap, and the ratios to ``mikl-newton``."""
+    rows = []
+    for problem in problems:
+        runs = problem["runs"]
+        newton = runs["mikl-newton"]
+        for solver, run in runs.items():
+            rows.append([problem["N"], problem["M"], solver, run["status"], run.get("n_iter"), run.get("time"),
+                         run.get("passes"), run.get("gap"), common.ratio(run.get("time"), newton.get("time")),
+                         common.ratio(run.get("passes"), newton.get("passes")) if solver != "cvxpy" else None])
+    return common.markdown_table(
+        ["N", "M", "solver", "status", "iterations", "time (s)", "kernel passes", "gap",
+         "time / mikl-newton", "passes / mikl-newton"], rows)
+
+
+TABLES = {"speed": lambda d: speed_table(d["problems"])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", nargs="+", default=["200x30"], help="NxM problems (default: 200x30)")
@@ -65,7 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     solvers = [s for s in SOLVERS if not (args.no_cvxpy and s == "cvxpy")]
     params = {"family": "mikl", "p": 2, "q": 1, "r": 1, "lam": args.lam}
-    rows, problems = [], []
+    problems = []
     for size in args.sizes:
         n, m = (int(v) for v in size.split("x"))
         K, y = mixed_kernels(n, m)
@@ -78,19 +96,10 @@ def main() -> None:
             print(f"N={n} M={m} {solver}: {run['status']} {common.fmt(run.get('time'))} s, "
                   f"{common.fmt(run['passes'])} passes, gap {common.fmt(run.get('gap'))}, "
                   f"objective {run.get('objective')}")
-        newton = runs["mikl-newton"]
-        for solver, run in runs.items():
-            rows.append([n, m, solver, run["status"], run.get("n_iter"), run.get("time"), run["passes"],
-                         run.get("gap"), common.ratio(run.get("time"), newton.get("time")),
-                         common.ratio(run["passes"], newton["passes"]) if solver != "cvxpy" else None])
         problems.append({"N": n, "M": m, "runs": runs})
-    table = common.markdown_table(
-        ["N", "M", "solver", "status", "iterations", "time (s)", "kernel passes", "gap",
-         "time / mikl-newton", "passes / mikl-newton"], rows)
-    print(table)
-    payload = {"command": "python benchmarks/mikl_newton.py " + " ".join(f"--sizes {s}" for s in args.sizes),
-               "params": params, "tol": args.tol, "machine": common.machine_info(), "problems": problems,
-               "table": table}
+    payload = {"params": params, "tol": args.tol, "sizes": args.sizes, "machine": common.machine_info(),
+               "problems": problems}
+    print(speed_table(problems))
     common.write_json(args.out, payload)
     print(f"raw measurements: {args.out}")
 
