@@ -86,6 +86,12 @@ def test_a_status_is_a_promise():
         short = kernelfuse.solve(K, y, solver="mikl-newton", family="mikl", lam=0.1, tol=1e-12, max_iter=1,
                                  inner_max_iter=1)
     assert short.status == "max_iter" and short.gap > 1e-12
+    K, y = breast_cancer_kernels(n=150, m=8, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kernelfuse.ConvergenceWarning)
+        limited = kernelfuse.solve(K, y, solver="mikl-newton", family="mikl", p=1, q=2, r=2, lam=0.05,
+                                   tol=1e-12, time_limit=0.05)
+    assert limited.status == "time_limit" and limited.gap > 1e-12
     with pytest.raises(kernelfuse.ValidationError, match="come from the problem"):
         kernelfuse.solve(K, y, solver="mikl-newton", family="mikl", lam=0.5, **{"optimizer.prox.lam": 3.0})
     with pytest.raises(kernelfuse.ValidationError, match="forcing"):
