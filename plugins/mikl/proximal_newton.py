@@ -14,8 +14,8 @@ working set of groups, then takes ``alpha + t d`` with ``t`` the first of ``1, 1
 
 The working set: for ``q = 1`` a group (a sample's row of ``alpha`` for ``r = 1``, a kernel's
 column for ``r = 2``) is zero at the optimum iff ``||G_g||_{p*} <= lam``; the model is solved over
-the non-zero groups and at most as many (at least 10) of the groups violating the condition, the
-largest ``||G_g||_{p*}`` first (for ``q = 2`` every group), the others held at 0: where every held
+the non-zero groups and at most a quarter as many more (at least 5) of the groups violating the
+condition, the largest ``||G_g||_{p*}`` first (for ``q = 2`` every group), the others held at 0: where every held
 group satisfies the condition the step is the model's optimum, and otherwise the next step's working
 set takes the violators in.  The model reads the kernel entries of the working set's rows and the violators' columns
 once, ``B = K[T, R, S]``; its products cost ``|T| |R| |S| / (M N^2)`` of a pass each, counted in the
@@ -40,8 +40,8 @@ from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, flag, positive_count
 
-#: Groups the working set may gain at the first step (then as many as it holds: it at most doubles).
-MIN_GROWTH = 10
+#: The working set gains at most this fraction of its non-zero groups a step, and at least MIN_GROWTH.
+GROWTH, MIN_GROWTH = 0.25, 5
 #: Sufficient decrease of the line search (Armijo's sigma), and its bound on halvings.
 SIGMA, MAX_HALVINGS = 1e-4, 30
 #: Relative round-off below which a trial's objective counts as no increase.
@@ -74,7 +74,7 @@ def _groups(state: NewtonState, point: np.ndarray, gradient: np.ndarray, screen:
     dual = np.abs(gradient).max(axis=axis) if prox.p == 1.0 else np.linalg.norm(gradient, axis=axis)
     used = np.any(point != 0, axis=axis)
     candidates = np.flatnonzero(~used & (dual > prox.lam))
-    grow = max(MIN_GROWTH, int(np.count_nonzero(used)))  # the working set at most doubles a step
+    grow = max(MIN_GROWTH, int(GROWTH * np.count_nonzero(used)))
     added = candidates[np.argsort(-dual[candidates])[:grow]]
     keep = np.union1d(np.flatnonzero(used), added)
     return (T, keep) if prox.r == 1.0 else (keep, R)
