@@ -62,22 +62,30 @@ class NewtonState:
     violators: int = 0
 
 
-def _groups(state: NewtonState, point: np.ndarray, gradient: np.ndarray, screen: bool
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """The working set as (kernels T, samples R) of ``coef`` (M, N)."""
-    M, N = point.shape
-    T, R = np.arange(M), np.arange(N)
-    prox = state.prox
-    if not screen or prox.q != 1.0:
-        return T, R
+def _working_set(prox: MixedNormProx, point: np.ndarray, gradient: np.ndarray, screen: bool) -> np.ndarray:
+    """The entries of ``coef`` (M, N) the model moves, as a mask: units (groups for p = 2, entries
+    for p = 1) that are non-zero, and those violating their zero condition, largest first, at most
+    GROWTH times the non-zero entries (at least MIN_GROWTH groups' worth)."""
+    if not screen or (prox.p == 2.0 and prox.q == 2.0):
+        return np.ones(point.shape, dtype=bool)
     axis = 0 if prox.r == 1.0 else 1  # r = 1: a group is a sample (a column of coef)
-    dual = np.abs(gradient).max(axis=axis) if prox.p == 1.0 else np.linalg.norm(gradient, axis=axis)
-    used = np.any(point != 0, axis=axis)
-    candidates = np.flatnonzero(~used & (dual > prox.lam))
-    grow = max(MIN_GROWTH, int(GROWTH * np.count_nonzero(used)))
-    added = candidates[np.argsort(-dual[candidates])[:grow]]
-    keep = np.union1d(np.flatnonzero(used), added)
-    return (T, keep) if prox.r == 1.0 else (keep, R)
+    size = point.shape[axis]
+    if prox.p == 2.0:  # groups: zero iff ||G_g||_2 <= lam
+        score = np.linalg.norm(gradient, axis=axis) / prox.lam
+        used = np.any(point != 0, axis=axis)
+        unit = size
+    else:  # entries: zero iff |G_e| <= lam (q = 1), or lam ||alpha_g||_1 (q = 2, the elitist lasso)
+        scale = prox.lam * (np.abs(point).sum(axis=axis, keepdims=True) if prox.q == 2.0 else 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.where(gradient != 0, np.abs(gradient) / scale, 0.0)
+        used = point != 0
+        unit = 1
+    candidates = np.flatnonzero(~used & (score > 1.0))
+    grow = max(MIN_GROWTH * size, int(GROWTH * np.count_nonzero(point))) // unit
+    keep = np.zeros(used.size, dtype=bool)
+    keep[candidates[np.argsort(-score.ravel()[candidates])[:grow]]] = True
+    keep = keep.reshape(used.shape) | used
+    return (np.broadcast_to(np.expand_dims(keep, axis), point.shape).copy() if prox.p == 2.0 else keep)
 
 
 def _lipschitz(B: np.ndarray, seed: int = 0) -> tuple[float, int]:
@@ -100,16 +108,19 @@ def _lipschitz(B: np.ndarray, seed: int = 0) -> tuple[float, int]:
 
 
 def solve_model(prox: MixedNormProx, gradient: np.ndarray, B: np.ndarray, start: np.ndarray,
-                forcing: float, max_iter: int) -> tuple[np.ndarray, int, int]:
-    """``argmin_z <gradient, z - start> + ||B (z - start)||^2 + g(z)`` over ``z`` shaped like ``start``
-    (coef layout: ``g`` acts on ``z.T``), ``B`` (|S|, z.size): FISTA with gradient restart until the
-    gradient mapping is at most ``forcing`` times its value at ``start``, or ``max_iter``.
+                mask: np.ndarray, forcing: float, max_iter: int) -> tuple[np.ndarray, int, int]:
+    """``argmin_z <gradient, z - start> + ||B (z - start)[mask]||^2 + g(z)`` over ``z`` shaped like
+    ``start`` (coef layout: ``g`` acts on ``z.T``), equal to ``start`` (0) outside ``mask``; ``B``
+    (|S|, mask's entries): FISTA with gradient restart until the gradient mapping is at most
+    ``forcing`` times its value at ``start``, or ``max_iter``.
     Returns ``z``, the iterations and the products with ``B``."""
     L, products = _lipschitz(B)
     step = 1.0 / L if L > 0 else 1.0
+    fixed = np.where(mask, gradient, 0.0)  # the entries outside the mask do not move
 
     def prox_step(y: np.ndarray, residual: np.ndarray) -> np.ndarray:
-        smooth = gradient + 2.0 * (B.T @ residual).reshape(start.shape)
+        smooth = fixed.copy()
+        smooth[mask] += 2.0 * (B.T @ residual)
         return prox.prox((y - step * smooth).T, step).T
 
     x = start
@@ -128,7 +139,7 @@ def solve_model(prox: MixedNormProx, gradient: np.ndarray, B: np.ndarray, start:
         else:
             y = x + ((momentum - 1.0) / next_momentum) * (x - x_old)
         momentum = next_momentum
-        x_new = prox_step(y, B @ (y - start).ravel())
+        x_new = prox_step(y, B @ (y - start)[mask])
         products += 2
     return x, iterations, products
 
@@ -160,19 +171,23 @@ class ProximalNewton(OuterOptimizer):
         K, y = problem.K, problem.y
         M, N = point.shape
         S = np.flatnonzero(y * state.f < 1.0)
-        T, R = _groups(state, point, answer.gradient, self.working_set)
+        mask = _working_set(prox, point, answer.gradient, self.working_set)
+        T, R = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
         block = np.ix_(T, R)
-        B = np.asarray(K[np.ix_(T, R, S)], dtype=float).reshape(T.size * R.size, S.size).T
-        fraction = T.size * R.size * S.size / (M * N * N)
-        z, iterations, products = solve_model(prox, answer.gradient[block], B, point[block],
+        kernels, samples = np.nonzero(mask)
+        B = np.asarray(K[kernels[None, :], samples[None, :], S[:, None]], dtype=float)  # (|S|, entries)
+        fraction = kernels.size * S.size / (M * N * N)
+        z, iterations, products = solve_model(prox, answer.gradient[block], B, point[block], mask[block],
                                               self.forcing, self.inner_max_iter)
         direction = np.zeros_like(point)
         direction[block] = z - point[block]
-        rows = K if T.size == M and R.size == N else K[block]
-        change = np.tensordot(np.asarray(rows, dtype=float), direction[block], axes=([0, 1], [0, 1]))
-        state.passes += fraction * (1 + products) + T.size * R.size / (M * N)
+        if kernels.size == M * N:
+            change = np.tensordot(np.asarray(K, dtype=float), direction, axes=([0, 1], [0, 1]))
+        else:
+            change = direction[mask] @ np.asarray(K[kernels, samples], dtype=float)
+        state.passes += fraction * (1 + products) + kernels.size / (M * N)
         state.inner += iterations
-        state.working_set, state.violators = T.size * R.size, S.size
+        state.working_set, state.violators = kernels.size, S.size
         penalty = prox.value(point.T)
         decrease = float(np.sum(answer.gradient * direction)) + prox.value((point + direction).T) - penalty
         slack = ROUNDOFF * max(1.0, abs(answer.objective))  # an equal objective is not an increase

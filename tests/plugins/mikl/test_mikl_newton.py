@@ -90,7 +90,7 @@ def test_a_status_is_a_promise():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", kernelfuse.ConvergenceWarning)
         limited = kernelfuse.solve(K, y, solver="mikl-newton", family="mikl", p=1, q=2, r=2, lam=0.05,
-                                   tol=1e-12, time_limit=0.05)
+                                   tol=1e-12, time_limit=1e-3)
     assert limited.status == "time_limit" and limited.gap > 1e-12
     with pytest.raises(kernelfuse.ValidationError, match="come from the problem"):
         kernelfuse.solve(K, y, solver="mikl-newton", family="mikl", lam=0.5, **{"optimizer.prox.lam": 3.0})
