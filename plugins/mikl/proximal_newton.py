@@ -9,17 +9,18 @@ Ralaivola, section 3, applied to it instead of to ``P``)
 ``min_d  <G, d> + ||A_S d||^2 + g(alpha + d)``,  ``G = A' L'(f)`` the oracle's gradient,
 
 by accelerated proximal gradient (FISTA with gradient restart, the prox of ``g`` per step) over a
-working set of groups, then takes ``alpha + t d`` with ``t`` the first of ``1, 1/2, ...`` with
+working set of entries, then takes ``alpha + t d`` with ``t`` the first of ``1, 1/2, ...`` with
 ``P(alpha + t d) <= P(alpha) + sigma t Delta``, ``Delta = <G, d> + g(alpha + d) - g(alpha)``.
 
-The working set: for ``q = 1`` a group (a sample's row of ``alpha`` for ``r = 1``, a kernel's
-column for ``r = 2``) is zero at the optimum iff ``||G_g||_{p*} <= lam``; the model is solved over
-the non-zero groups and at most a quarter as many more (at least 5) of the groups violating the
-condition, the largest ``||G_g||_{p*}`` first (for ``q = 2`` every group), the others held at 0: where every held
-group satisfies the condition the step is the model's optimum, and otherwise the next step's working
-set takes the violators in.  The model reads the kernel entries of the working set's rows and the violators' columns
-once, ``B = K[T, R, S]``; its products cost ``|T| |R| |S| / (M N^2)`` of a pass each, counted in the
-reading ``newton_passes`` (the oracle's line-search answers count their own ``kernel_passes``).
+The working set (:func:`_working_set`): the units that can be non-zero at the optimum are groups
+for p = 2 (a sample's row of ``alpha`` for r = 1, a kernel's column for r = 2; zero iff
+``||G_g||_2 <= lam``) and entries for p = 1 (zero iff ``|G_e| <= lam``, or ``lam ||alpha_g||_1``
+for the elitist lasso); ``l2`` zeroes nothing.  The model moves the non-zero units and the largest
+violators, at most a quarter as many more entries (at least 5 groups' worth); the others stay 0, and
+where they satisfy their condition the step is the model's optimum (else the next step takes them
+in).  The model reads the working entries' columns of the violators once, ``B = K[t, i, S]``; its
+products cost ``entries |S| / (M N^2)`` of a pass each, counted in the reading ``newton_passes``
+(the oracle's line-search answers count their own ``kernel_passes``).
 """
 
 from __future__ import annotations
