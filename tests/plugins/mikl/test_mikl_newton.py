@@ -96,3 +96,20 @@ def test_a_status_is_a_promise():
         kernelfuse.solve(K, y, solver="mikl-newton", family="mikl", lam=0.5, **{"optimizer.prox.lam": 3.0})
     with pytest.raises(kernelfuse.ValidationError, match="forcing"):
         kernelfuse.solve(K, y, solver="mikl-newton", family="mikl", forcing=1.5)
+
+
+@pytest.mark.parametrize("p, q, r", [(2.0, 1.0, 1.0), (1.0, 2.0, 2.0)])
+def test_sigmoid_and_negative_distance_kernels(p, q, r):
+    """The issue's kind of stack: sigmoid and negative-distance kernels (indefinite) with a Gaussian."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, target = load_breast_cancer(return_X_y=True)
+    X = (X[:50] - X[:50].mean(0)) / X[:50].std(0)
+    registry = kernelfuse.get_registry()
+    kernels = [registry.create("kernel", "sigmoid", scale=0.05, coef0=-1.0),
+               registry.create("kernel", "negative-distance", power=1.0),
+               registry.create("kernel", "gaussian", width=5.0)]
+    K = np.stack([k(X[:, cols], X[:, cols]) for k, cols in zip(kernels, (slice(0, 4), slice(4, 8), slice(8, 12)))])
+    K /= np.abs(np.linalg.eigvalsh(K)).sum(axis=1)[:, None, None]  # unit absolute trace
+    assert np.linalg.eigvalsh(K[1]).min() < 0
+    check(K, np.where(target[:50] == 1, 1.0, -1.0), p=p, q=q, r=r, lam=0.05)
