@@ -41,7 +41,7 @@ from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, flag, positive_count
 
-#: The working set gains at most this fraction of its non-zero groups a step, and at least MIN_GROWTH.
+#: The working set gains at most this fraction of its non-zero entries a step, and at least MIN_GROWTH groups' worth.
 GROWTH, MIN_GROWTH = 0.25, 5
 #: Sufficient decrease of the line search (Armijo's sigma), and its bound on halvings.
 SIGMA, MAX_HALVINGS = 1e-4, 30
@@ -59,6 +59,7 @@ class NewtonState:
     #: Cumulative: stack reads of the Newton steps (pass units), inner iterations.
     passes: float = 0.0
     inner: int = 0
+    #: The last model's size: working entries, and violators ``|S|``.
     working_set: int = 0
     violators: int = 0
 
@@ -155,7 +156,7 @@ class ProximalNewton(OuterOptimizer):
     #: The inner solve stops at this fraction of the model's gradient mapping at ``alpha``.
     forcing: float = below_one.field(0.03)
     inner_max_iter: int = positive_count.field(2000)
-    #: Solve the model over the groups that can be non-zero only (q = 1).
+    #: Solve the model over a working set of the units that can be non-zero (groups for p = 2, entries for p = 1).
     working_set: bool = flag.field(True)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> NewtonState:
