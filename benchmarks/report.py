@@ -47,6 +47,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import gpu
     import input_checks
     import low_rank
+    import mikl_newton
     import mikl_titanic
     import mlmkl_labels
     import obscure_certificate
@@ -86,6 +87,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "obscure_certificate": obscure_certificate.TABLES,
         "spicymkl_factors": spicymkl_factors.TABLES,
         "mikl_titanic": mikl_titanic.TABLES,
+        "mikl_newton": mikl_newton.TABLES,
         "low_rank": low_rank.TABLES,
         "storage": storage.TABLES,
         "input_checks": input_checks.TABLES,

@@ -3,9 +3,10 @@ Regularization"), as parts.
 
 * ``mixed_norm_prox``: the l_{pq;r} penalties and their proximal maps (Proposition 3), kind ``prox``;
 * ``squared_hinge_gradient``: the smooth part, its gradient and a duality gap, kind ``oracle``;
-* ``forward_backward``: proximal gradient, plain or accelerated with restart (Algorithms 1-2), kind ``optimizer``.
+* ``forward_backward``: proximal gradient, plain or accelerated with restart (Algorithms 1-2), kind ``optimizer``;
+* ``proximal_newton``: proximal Newton with the squared hinge's generalised Hessian, kind ``optimizer``.
 
-The solver ``mikl`` assembles them in an ``OuterLoop``.
+The solvers ``mikl`` (forward-backward) and ``mikl-newton`` assemble them in an ``OuterLoop``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     from kernelfuse.assembly.recipe import Recipe
     from kernelfuse.plugins.mikl.forward_backward import ForwardBackward
     from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
+    from kernelfuse.plugins.mikl.proximal_newton import ProximalNewton
     from kernelfuse.plugins.mikl.squared_hinge_gradient import SquaredHingeGradient
 
     registry.add("prox", MixedNormProx.name, MixedNormProx,
@@ -28,6 +30,9 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
                  description="MIKL: squared hinge at the model, its gradient, and a Fenchel duality gap")
     registry.add("optimizer", ForwardBackward.name, ForwardBackward,
                  description="MIKL: forward-backward proximal gradient, plain or FISTA with adaptive restart")
+    registry.add("optimizer", ProximalNewton.name, ProximalNewton,
+                 description="MIKL: proximal Newton with the squared hinge's generalised Hessian, "
+                             "inner FISTA on a working set, line search on P")
     recipe = Recipe(
         "mikl", OuterLoop,
         parts={"optimizer": ("optimizer", "forward-backward"),
@@ -39,3 +44,14 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
         defaults={"max_iter": 20000},
     )
     registry.add("solver", recipe.name, recipe, description=recipe.description)
+    newton = Recipe(
+        "mikl-newton", OuterLoop,
+        parts={"optimizer": ("optimizer", "proximal-newton"),
+               "oracle": ("oracle", "squared-hinge-gradient"),
+               "optimizer.prox": ("prox", "mixed-norm")},
+        description="MIKL: proximal Newton (generalised Hessian of the squared hinge) with l_{pq;r} "
+                    "mixed norms (certified duality gap)",
+        families=frozenset({"mikl"}),
+        defaults={"max_iter": 500},
+    )
+    registry.add("solver", newton.name, newton, description=newton.description)

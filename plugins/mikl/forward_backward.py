@@ -22,7 +22,7 @@ from kernelfuse.errors import ValidationError
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
-from kernelfuse.plugins.mikl.squared_hinge_gradient import adjoint, penalty_of
+from kernelfuse.plugins.mikl.squared_hinge_gradient import adjoint, problem_penalty
 from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import flag, positive, positive_count
@@ -66,12 +66,7 @@ class ForwardBackward(OuterOptimizer):
     power_iterations: int = positive_count.field(100)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> ForwardBackwardState:
-        default = MixedNormProx()
-        wanted = penalty_of(problem)
-        if self.prox != default and self.prox != wanted:
-            raise ValidationError(
-                f"the prox's lam, p, q, r come from the problem ({wanted}); give them as family "
-                f"parameters, not to the prox (got {self.prox})")
+        wanted = problem_penalty(problem, self.prox)
         beta = 2.0 * operator_norm_squared(problem.K, self.power_iterations) * 1.01  # a safety margin
         scale = self.step_scale if self.step_scale is not None else (1.0 if self.accelerated else 1.9)
         if self.accelerated and scale > 1.0:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.errors import ValidationError
 from kernelfuse.kernels.products import kernel_times
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
@@ -28,6 +29,16 @@ def penalty_of(problem: Problem) -> MixedNormProx:
     """The mixed-norm penalty of a ``mikl`` problem."""
     params = problem.params
     return MixedNormProx(lam=params["lam"], p=params["p"], q=params["q"], r=params["r"])
+
+
+def problem_penalty(problem: Problem, given: MixedNormProx) -> MixedNormProx:
+    """The problem's penalty, refusing a prox part given other values than the problem's."""
+    wanted = penalty_of(problem)
+    if given != MixedNormProx() and given != wanted:
+        raise ValidationError(
+            f"the prox's lam, p, q, r come from the problem ({wanted}); give them as family "
+            f"parameters, not to the prox (got {given})")
+    return wanted
 
 
 def adjoint(K: np.ndarray, u: np.ndarray) -> np.ndarray:

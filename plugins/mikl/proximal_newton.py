@@ -1,0 +1,207 @@
+"""MIKL's second-order optimiser: proximal Newton on the primal, inner steps on a working set.
+
+``P(alpha) = L(A alpha) + g(alpha)`` (OBJECTIVES.md family 5; ``L`` the squared hinge, ``g`` the
+mixed norm).  ``L`` is C^1 with a piecewise-linear gradient; at ``f = A alpha`` its generalised
+Hessian is ``2 A_S' A_S``, ``S = {i : y_i f_i < 1}`` the margin violators.  A step solves the model
+(Lee, Sun and Saunders' proximal Newton; the forward-backward splitting of Kowalski, Szafranski and
+Ralaivola, section 3, applied to it instead of to ``P``)
+
+``min_d  <G, d> + ||A_S d||^2 + g(alpha + d)``,  ``G = A' L'(f)`` the oracle's gradient,
+
+by accelerated proximal gradient (FISTA with gradient restart, the prox of ``g`` per step) over a
+working set of entries, then takes ``alpha + t d`` with ``t`` the first of ``1, 1/2, ...`` with
+``P(alpha + t d) <= P(alpha) + sigma t Delta``, ``Delta = <G, d> + g(alpha + d) - g(alpha)``.
+
+The working set (:func:`_working_set`): the units that can be non-zero at the optimum are groups
+for p = 2 (a sample's row of ``alpha`` for r = 1, a kernel's column for r = 2; zero iff
+``||G_g||_2 <= lam``) and entries for p = 1 (zero iff ``|G_e| <= lam``, or ``lam ||alpha_g||_1``
+for the elitist lasso); ``l2`` zeroes nothing.  The model moves the non-zero units and the largest
+violators, at most a quarter as many more entries (at least 5 groups' worth); the others stay 0, and
+where they satisfy their condition the step is the model's optimum (else the next step takes them
+in).  The model reads the working entries' columns of the violators once, ``B = K[t, i, S]``; its
+products cost ``entries |S| / (M N^2)`` of a pass each, counted in the reading ``newton_passes``
+(the oracle's line-search answers count their own ``kernel_passes``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse.assembly.recipe import part_with
+from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
+from kernelfuse.parts.oracle import OracleAnswer
+from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
+from kernelfuse.plugins.mikl.squared_hinge_gradient import problem_penalty
+from kernelfuse.problem import objectives
+from kernelfuse.problem.instance import Problem
+from kernelfuse.runtime.deadline import expired
+from kernelfuse.validation import below_one, flag, positive_count
+
+#: The working set gains at most this fraction of its non-zero entries a step, and at least MIN_GROWTH groups' worth.
+GROWTH, MIN_GROWTH = 0.25, 5
+#: Sufficient decrease of the line search (Armijo's sigma), and its bound on halvings.
+SIGMA, MAX_HALVINGS = 1e-4, 30
+#: Relative round-off below which a trial's objective counts as no increase.
+ROUNDOFF = 1e-13
+#: Power iterations for the model's Lipschitz constant, and the safety factor on the estimate.
+POWER_ITERATIONS, LIPSCHITZ_MARGIN = 30, 1.1
+
+
+@attrs.define
+class NewtonState:
+    problem: Problem
+    prox: MixedNormProx
+    f: np.ndarray
+    #: Cumulative: stack reads of the Newton steps (pass units), inner iterations.
+    passes: float = 0.0
+    inner: int = 0
+    #: The last model's size: working entries, and violators ``|S|``.
+    working_set: int = 0
+    violators: int = 0
+
+
+def _working_set(prox: MixedNormProx, point: np.ndarray, gradient: np.ndarray, screen: bool) -> np.ndarray:
+    """The entries of ``coef`` (M, N) the model moves, as a mask: units (groups for p = 2, entries
+    for p = 1) that are non-zero, and those violating their zero condition, largest first, at most
+    GROWTH times the non-zero entries (at least MIN_GROWTH groups' worth)."""
+    if not screen or (prox.p == 2.0 and prox.q == 2.0):
+        return np.ones(point.shape, dtype=bool)
+    axis = 0 if prox.r == 1.0 else 1  # r = 1: a group is a sample (a column of coef)
+    size = point.shape[axis]
+    if prox.p == 2.0:  # groups: zero iff ||G_g||_2 <= lam
+        score = np.linalg.norm(gradient, axis=axis) / prox.lam
+        used = np.any(point != 0, axis=axis)
+        unit = size
+    else:  # entries: zero iff |G_e| <= lam (q = 1), or lam ||alpha_g||_1 (q = 2, the elitist lasso)
+        scale = prox.lam * (np.abs(point).sum(axis=axis, keepdims=True) if prox.q == 2.0 else 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.where(gradient != 0, np.abs(gradient) / scale, 0.0)
+        used = point != 0
+        unit = 1
+    candidates = np.flatnonzero(~used & (score > 1.0))
+    grow = max(MIN_GROWTH * size, int(GROWTH * np.count_nonzero(point))) // unit
+    keep = np.zeros(used.size, dtype=bool)
+    keep[candidates[np.argsort(-score.ravel()[candidates])[:grow]]] = True
+    keep = keep.reshape(used.shape) | used
+    return (np.broadcast_to(np.expand_dims(keep, axis), point.shape).copy() if prox.p == 2.0 else keep)
+
+
+def _lipschitz(B: np.ndarray, seed: int = 0) -> tuple[float, int]:
+    """``2 ||B||^2`` by power iteration (overestimated by LIPSCHITZ_MARGIN), and the products used."""
+    v = np.random.default_rng(seed).normal(size=B.shape[1])
+    estimate, products = 0.0, 0
+    for _ in range(POWER_ITERATIONS):
+        norm = np.linalg.norm(v)
+        if norm == 0:
+            break
+        w = B.T @ (B @ (v / norm))
+        products += 2
+        new = float(np.linalg.norm(w))
+        v = w
+        if abs(new - estimate) <= 1e-3 * new:
+            estimate = new
+            break
+        estimate = new
+    return 2.0 * LIPSCHITZ_MARGIN * estimate, products
+
+
+def solve_model(prox: MixedNormProx, gradient: np.ndarray, B: np.ndarray, start: np.ndarray,
+                mask: np.ndarray, forcing: float, max_iter: int) -> tuple[np.ndarray, int, int]:
+    """``argmin_z <gradient, z - start> + ||B (z - start)[mask]||^2 + g(z)`` over ``z`` shaped like
+    ``start`` (coef layout: ``g`` acts on ``z.T``), equal to ``start`` (0) outside ``mask``; ``B``
+    (|S|, mask's entries): FISTA with gradient restart until the gradient mapping is at most
+    ``forcing`` times its value at ``start``, or ``max_iter``.
+    Returns ``z``, the iterations and the products with ``B``."""
+    L, products = _lipschitz(B)
+    step = 1.0 / L if L > 0 else 1.0
+    fixed = np.where(mask, gradient, 0.0)  # the entries outside the mask do not move
+
+    def prox_step(y: np.ndarray, residual: np.ndarray) -> np.ndarray:
+        smooth = fixed.copy()
+        smooth[mask] += 2.0 * (B.T @ residual)
+        return prox.prox((y - step * smooth).T, step).T
+
+    x = start
+    x_new = prox_step(start, np.zeros(B.shape[0]))
+    target = forcing * np.linalg.norm(x_new - start)
+    momentum, iterations = 1.0, 0
+    y, x_old = start, start
+    while iterations < max_iter and not expired():
+        x_old, x = x, x_new
+        iterations += 1
+        if np.linalg.norm(x - y) <= target:
+            break
+        next_momentum = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * momentum**2))
+        if float(np.sum((y - x) * (x - x_old))) > 0.0:  # the momentum points uphill: restart
+            next_momentum, y = 1.0, x
+        else:
+            y = x + ((momentum - 1.0) / next_momentum) * (x - x_old)
+        momentum = next_momentum
+        x_new = prox_step(y, B @ (y - start)[mask])
+        products += 2
+    return x, iterations, products
+
+
+@attrs.define
+class ProximalNewton(OuterOptimizer):
+    """Proximal Newton on ``L + g`` with the squared hinge's generalised Hessian ``2 A_S' A_S``."""
+
+    name: ClassVar[str] = "proximal-newton"
+    #: The proximal part: its lam, p, q, r come from the problem.
+    prox: MixedNormProx = attrs.field(factory=MixedNormProx, validator=part_with("prox", "value"))
+    #: The inner solve stops at this fraction of the model's gradient mapping at ``alpha``.
+    forcing: float = below_one.field(0.03)
+    inner_max_iter: int = positive_count.field(2000)
+    #: Solve the model over a working set of the units that can be non-zero (groups for p = 2, entries for p = 1).
+    working_set: bool = flag.field(True)
+
+    def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> NewtonState:
+        f = objectives.decision_values(objectives.kernel_products(problem.K, point))
+        return NewtonState(problem, problem_penalty(problem, self.prox), f, passes=1.0)
+
+    def readings(self, state: NewtonState) -> dict[str, float]:
+        return {"newton_passes": state.passes, "inner_iterations": state.inner,
+                "working_set": state.working_set, "violators": state.violators}
+
+    def step(self, point: np.ndarray, answer: OracleAnswer, state: NewtonState,
+             evaluate: Evaluate) -> tuple[np.ndarray, OracleAnswer, NewtonState]:
+        problem, prox = state.problem, state.prox
+        K, y = problem.K, problem.y
+        M, N = point.shape
+        S = np.flatnonzero(y * state.f < 1.0)
+        mask = _working_set(prox, point, answer.gradient, self.working_set)
+        T, R = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        block = np.ix_(T, R)
+        kernels, samples = np.nonzero(mask)
+        B = np.asarray(K[kernels[None, :], samples[None, :], S[:, None]], dtype=float)  # (|S|, entries)
+        fraction = kernels.size * S.size / (M * N * N)
+        z, iterations, products = solve_model(prox, answer.gradient[block], B, point[block], mask[block],
+                                              self.forcing, self.inner_max_iter)
+        direction = np.zeros_like(point)
+        direction[block] = z - point[block]
+        if kernels.size == M * N:
+            change = np.tensordot(np.asarray(K, dtype=float), direction, axes=([0, 1], [0, 1]))
+        else:
+            change = direction[mask] @ np.asarray(K[kernels, samples], dtype=float)
+        state.passes += fraction * (1 + products) + kernels.size / (M * N)
+        state.inner += iterations
+        state.working_set, state.violators = kernels.size, S.size
+        penalty = prox.value(point.T)
+        decrease = float(np.sum(answer.gradient * direction)) + prox.value((point + direction).T) - penalty
+        slack = ROUNDOFF * max(1.0, abs(answer.objective))  # an equal objective is not an increase
+        t = 1.0
+        for _ in range(MAX_HALVINGS):
+            trial = point + t * direction
+            trial_answer = evaluate(trial)
+            if trial_answer.objective <= answer.objective + SIGMA * t * min(decrease, 0.0) + slack:
+                state.f = state.f + t * change
+                return trial, trial_answer, state
+            if expired():
+                break
+            t *= 0.5
+        return point, answer, state  # no decrease along the step: the loop reports 'stalled'
+
