@@ -146,7 +146,8 @@ class OuterLoop(Solver):
         def record(estimate: np.ndarray, latest: OracleAnswer) -> None:
             history.record(best[0].objective if best else math.nan, lower,
                            point=np.array(estimate, copy=True) if self.record_points else None,
-                           **totals, **_gauges(best[0] if best else None, latest),
+                           **(totals + Counter(self.optimizer.counters(state))),
+                           **_gauges(best[0] if best else None, latest),
                            **self.optimizer.readings(state))
 
         units = history.objective_factor  # the rule reads the problem's units, not the solve's

@@ -61,6 +61,11 @@ class OuterOptimizer(ABC):
         """Numbers the rule holds that a history row should show (e.g. its ``step``)."""
         return {}
 
+    def counters(self, state: Any) -> Mapping[str, float]:
+        """The optimiser's own cumulative work (e.g. ``kernel_passes`` of its inner model), added
+        to the oracle's counters in the history, so that a run's totals count every pass."""
+        return {}
+
     def estimate(self, point: Point, state: Any) -> Point:
         """The optimiser's estimate of the solution: the current point, or,
         for rules that average their iterates, the average."""

@@ -19,7 +19,7 @@ for the elitist lasso); ``l2`` zeroes nothing.  The model moves the non-zero uni
 violators, at most a quarter as many more entries (at least 5 groups' worth); the others stay 0, and
 where they satisfy their condition the step is the model's optimum (else the next step takes them
 in).  The model reads the working entries' columns of the violators once, ``B = K[t, i, S]``; its
-products cost ``entries |S| / (M N^2)`` of a pass each, counted in the reading ``newton_passes``
+products cost ``entries |S| / (M N^2)`` of a pass each, added to the history's ``kernel_passes``
 (the oracle's line-search answers count their own ``kernel_passes``).
 """
 
@@ -164,8 +164,11 @@ class ProximalNewton(OuterOptimizer):
         return NewtonState(problem, problem_penalty(problem, self.prox), f, passes=1.0)
 
     def readings(self, state: NewtonState) -> dict[str, float]:
-        return {"newton_passes": state.passes, "inner_iterations": state.inner,
-                "working_set": state.working_set, "violators": state.violators}
+        return {"inner_iterations": state.inner, "working_set": state.working_set,
+                "violators": state.violators}
+
+    def counters(self, state: NewtonState) -> dict[str, float]:
+        return {"kernel_passes": state.passes}
 
     def step(self, point: np.ndarray, answer: OracleAnswer, state: NewtonState,
              evaluate: Evaluate) -> tuple[np.ndarray, OracleAnswer, NewtonState]:

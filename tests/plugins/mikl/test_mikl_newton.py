@@ -76,7 +76,7 @@ def test_the_working_set_changes_the_work_not_the_answer():
     assert screened.converged and full.converged
     assert screened.objective == pytest.approx(full.objective, rel=1e-8)
     assert screened.history[-1].counters["working_set"] < full.history[-1].counters["working_set"]
-    assert screened.counters["newton_passes"] > 0 and screened.counters["kernel_passes"] > 0
+    assert screened.counters["kernel_passes"] > 2 * screened.n_iter  # the oracle's 2 a step, and the model's
 
 
 def test_a_status_is_a_promise():
