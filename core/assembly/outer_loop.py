@@ -34,6 +34,14 @@ from kernelfuse.runtime.deadline import DeadlineReached, check, cuttable, deadli
 from kernelfuse.validation import count, flag, positive, positive_count, seconds
 
 
+def _with_own_work(totals: Mapping[str, float], own: Mapping[str, float]) -> dict[str, float]:
+    """The oracle's counters plus the optimiser's own work (zero counts kept, unlike ``Counter +``)."""
+    counts = dict(totals)
+    for name, value in own.items():
+        counts[name] = counts.get(name, 0.0) + value
+    return counts
+
+
 def _gauges(model: OracleAnswer | None, latest: OracleAnswer) -> dict[str, float]:
     """Per-iteration readings recorded beside the summed counters: the kernels
     the best model uses, and the latest answer's own readings."""
@@ -146,7 +154,7 @@ class OuterLoop(Solver):
         def record(estimate: np.ndarray, latest: OracleAnswer) -> None:
             history.record(best[0].objective if best else math.nan, lower,
                            point=np.array(estimate, copy=True) if self.record_points else None,
-                           **(totals + Counter(self.optimizer.counters(state))),
+                           **_with_own_work(totals, self.optimizer.counters(state)),
                            **_gauges(best[0] if best else None, latest),
                            **self.optimizer.readings(state))
 
