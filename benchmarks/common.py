@@ -469,6 +469,24 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
     return "\n".join(lines)
 
 
+def split_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], keys: Sequence[int],
+                groups: Sequence[tuple[str, Sequence[int]]]) -> str:
+    """A table too wide for the page's column as several narrower ones, one per column group.
+
+    Each group is ``(lead, columns)``: a one-line lead above a table of the ``keys`` columns
+    (what names a row) followed by ``columns`` (indices into ``headers``).  Every column that is
+    not a key belongs to exactly one group, so no number is dropped or shown twice.
+    """
+    shown = sorted(i for _, columns in groups for i in columns)
+    if shown != sorted(set(range(len(headers))) - set(keys)):
+        raise ValueError(f"split_table: the groups {[c for _, c in groups]} with keys {list(keys)} "
+                         f"must cover columns 0-{len(headers) - 1} once each")
+    return "\n\n".join(
+        lead + "\n\n" + markdown_table([headers[i] for i in [*keys, *columns]],
+                                        [[row[i] for i in [*keys, *columns]] for row in rows])
+        for lead, columns in groups)
+
+
 def ratio(a: float | None, b: float | None) -> float:
     if a is None or b is None or not b or math.isnan(a) or math.isnan(b):
         return math.nan

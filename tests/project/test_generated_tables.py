@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 import sys
 
+import pytest
+
 from helpers import REPO
 
 
@@ -31,3 +33,18 @@ def test_a_hand_edited_table_is_caught(tmp_path):
     edited = page.replace("| liver (", "| Liver (", 1)
     assert edited != page
     assert report.regenerate(edited, report._renderers()) == page
+
+
+def test_a_split_table_shows_every_cell_once_under_its_lead():
+    _report()  # puts benchmarks/ on the path
+    import common
+
+    headers = ["name", "a", "b", "c"]
+    rows = [["x", 1, 2, 3], ["y", 4, 5, 6]]
+    text = common.split_table(headers, rows, keys=[0], groups=[("First:", [1, 2]), ("Then:", [3])])
+    assert text == ("First:\n\n| name | a | b |\n|---|---|---|\n| x | 1 | 2 |\n| y | 4 | 5 |\n\n"
+                    "Then:\n\n| name | c |\n|---|---|\n| x | 3 |\n| y | 6 |")
+    with pytest.raises(ValueError, match="cover columns 0-3 once each"):
+        common.split_table(headers, rows, keys=[0], groups=[("First:", [1, 2])])
+    with pytest.raises(ValueError, match="once each"):
+        common.split_table(headers, rows, keys=[0], groups=[("First:", [1, 2]), ("Then:", [2, 3])])
