@@ -111,9 +111,10 @@ def cost_table(payload: dict[str, Any]) -> str:
              r["validation"], r["status"]] for r in payload["solve"]]
     rows += [[f"MKLClassifier(kernels='precomputed'), {r['loss']}", "'auto'", r["wall"], r["solver_time"],
               r["ratio"], None, r["status"]] for r in payload["estimator"]]
-    return common.markdown_table(
-        ["call", "check_psd", "wall (s)", "solver time (s)", "wall / solver", "validation (s)", "status"],
-        rows)
+    headers = ["call", "check_psd", "wall (s)", "solver time (s)", "wall / solver", "validation (s)", "status"]
+    return common.split_table(headers, rows, keys=[0, 1], groups=[
+        ("Wall time against the solver's own:", [2, 3, 4]),
+        ("The validation alone, and how the run ended:", [5, 6])])
 
 
 TABLES = {"cost": cost_table}

@@ -149,10 +149,12 @@ def trade_off_table(payload: dict[str, Any]) -> str:
                      *(common.fmt(r[key]) for key in ("fit_time", "train_stack_time", "solve_time",
                                                       "test_stack_predict_time", "features_predict_time")),
                      f"{r['stack_mb']:.0f}", f"{r['features_mb']:.1f}"])
-    return common.markdown_table(
-        ["kernels", "r", f"rel. error (widths {widths} x sqrt(d))", "test acc.", "vs exact", "fit maps (s)",
-         "train stack (s)", "solve (s)", "predict via test stack (s)", "predict via features (s)",
-         "stack (MiB)", "features (MiB)"], rows)
+    headers = ["kernels", "r", f"rel. error (widths {widths} x sqrt(d))", "test acc.", "vs exact",
+               "fit maps (s)", "train stack (s)", "solve (s)", "predict via test stack (s)",
+               "predict via features (s)", "stack (MiB)", "features (MiB)"]
+    return common.split_table(headers, rows, keys=[0, 1], groups=[
+        ("Accuracy against the exact kernels:", [2, 3, 4]),
+        ("Time and memory:", [5, 6, 7, 8, 9, 10, 11])])
 
 
 TABLES = {"trade_off": trade_off_table}

@@ -177,11 +177,14 @@ def epoch_table(payload: dict[str, Any]) -> str:
         rows.append(cells)
     rows.append(["slope (log-log)", "-", *(common.fmt(payload["slopes"][s], 2) for s in STORAGES),
                  *["-"] * 10])
-    return common.markdown_table(
-        ["N", "updates / example", "factors (s / epoch)", "rows (s / epoch)", "stack (s / epoch)",
-         "rows / factors", "stack / factors", "factors (us / example)", "rows (ms / update)",
-         "passes / epoch (factors)", "passes / epoch (rows)", "factors (MiB)", "stack (MiB)",
-         "forming the stack (s)", "max coef difference"], rows)
+    headers = ["N", "updates / example", "factors (s / epoch)", "rows (s / epoch)", "stack (s / epoch)",
+               "rows / factors", "stack / factors", "factors (us / example)", "rows (ms / update)",
+               "passes / epoch (factors)", "passes / epoch (rows)", "factors (MiB)", "stack (MiB)",
+               "forming the stack (s)", "max coef difference"]
+    return common.split_table(headers, rows, keys=[0], groups=[
+        ("Seconds per epoch by storage, and their ratios:", [1, 2, 3, 4, 5, 6]),
+        ("Work per example, update and epoch:", [7, 8, 9, 10]),
+        ("Memory, forming the stack, and agreement of the models:", [11, 12, 13, 14])])
 
 
 TABLES = {"epochs": epoch_table}

@@ -233,9 +233,11 @@ def table(payload: dict[str, Any]) -> str:
             f"({payload['stack_gb']:.2f} GB stack); {machine['cpu']}, {machine['cpu_count']} CPUs; "
             f"load average {machine['loadavg_1_5_15min'][0]:.1f} at the start.\n\n")
     lines = common.target_lines(payload["targets"])
-    return head + common.markdown_table(
-        ["configuration", "workers", "fit (s)", "of which stack (s)", "CPU (s)", "first fit (s)",
-         "speed-up vs n_jobs=1", "coef bit-identical", "test accuracy", "load (1 min) after"], cells) + (
+    headers = ["configuration", "workers", "fit (s)", "of which stack (s)", "CPU (s)", "first fit (s)",
+               "speed-up vs n_jobs=1", "coef bit-identical", "test accuracy", "load (1 min) after"]
+    return head + common.split_table(headers, cells, keys=[0, 1], groups=[
+        ("Times and speed-up:", [2, 3, 4, 5, 6]),
+        ("Agreement with the serial fit, accuracy and load:", [7, 8, 9])]) + (
         "\n\n" + "\n".join(lines) if lines else "")
 
 

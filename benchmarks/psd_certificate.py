@@ -105,9 +105,11 @@ def rates_table(payload: dict[str, Any]) -> str:
     rows += [[r["kind"] + " (PSD)", "-", r["kernels"], "-",
               *(common.fmt(r["false_positive_rate"][str(s)]) for s in SAMPLES)]
              for r in payload["positives"]]
-    return common.markdown_table(
-        ["kernel", "negative size", "kernels", "median lambda_min / lambda_max",
-         *(f"missed / flagged, {s} rows" for s in SAMPLES)], rows)
+    headers = ["kernel", "negative size", "kernels", "median lambda_min / lambda_max",
+               *(f"{s} rows" for s in SAMPLES)]
+    return common.split_table(headers, rows, keys=[0, 1], groups=[
+        ("The stacks:", [2, 3]),
+        ("Rate missed (indefinite) or flagged (PSD), by rows sampled:", list(range(4, len(headers))))])
 
 
 TABLES = {"rates": rates_table}
