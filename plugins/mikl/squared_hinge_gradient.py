@@ -25,15 +25,9 @@ from kernelfuse.problem.duality import mikl_lower_bound, mikl_penalty
 from kernelfuse.problem.instance import Problem
 
 
-def penalty_of(problem: Problem) -> MixedNormProx:
-    """The mixed-norm penalty of a ``mikl`` problem."""
-    params = problem.params
-    return MixedNormProx(lam=params["lam"], p=params["p"], q=params["q"], r=params["r"])
-
-
 def problem_penalty(problem: Problem, given: MixedNormProx) -> MixedNormProx:
-    """The problem's penalty, refusing a prox part given other values than the problem's."""
-    wanted = penalty_of(problem)
+    """The problem's mixed-norm prox, refusing a prox part given other values than the problem's."""
+    wanted = MixedNormProx(**{name: problem.params[name] for name in ("lam", "p", "q", "r")})
     if given != MixedNormProx() and given != wanted:
         raise ValidationError(
             f"the prox's lam, p, q, r come from the problem ({wanted}); give them as family "
