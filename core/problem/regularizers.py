@@ -65,6 +65,18 @@ def _largest_first_threshold(rows: np.ndarray, t: float) -> np.ndarray:
     return np.sign(rows) * np.maximum(magnitude - tau[:, None], 0.0)
 
 
+@attrs.frozen
+class ProxJacobian:
+    """``diag(scale) - sum_g weights[g] v_g v_g'`` for arrays shaped like the prox's argument
+    ``x``: ``v_g`` is ``vectors`` on group ``g``'s entries, and the group of entry ``x[i, j]`` is
+    ``(i, j)[group_axis]`` (:meth:`MixedLpq.prox_jacobian`)."""
+
+    scale: np.ndarray
+    vectors: np.ndarray
+    weights: np.ndarray
+    group_axis: int
+
+
 class NormPower(Regularizer):
     """``Omega(x) = (weight / power) ||x||^power``, power 1 or 2, from the norm, its dual and the
     norm's cvxpy form (``norm_expression``)."""
@@ -267,3 +279,32 @@ class MixedLpq(NormPower):
         else:
             out = _largest_first_threshold(grouped, t)
         return out if self.r == 1 else out.T
+
+    def prox_jacobian(self, x: np.ndarray, step: float) -> ProxJacobian:
+        """An element of the prox's generalised (Clarke) Jacobian at ``x``, per group ``g``
+        ``diag(scale_g) - weight_g v_g v_g'``: ``1{|x| > t}`` (l1); ``I / (1 + t)`` (l2 squared);
+        ``(1 - t/n) I + (t/n) u u'``, ``u = x_g / n``, where ``n = ||x_g|| > t``, else 0 (l21);
+        ``diag(m) - t/(1 + t k) s s'``, ``m`` the ``k`` entries kept, ``s = sign(x) m`` (the
+        elitist lasso).  ``t = step lam``; groups as in :meth:`prox`."""
+        t = step * self.weight
+        grouped = self._groups(x)
+        vectors = np.zeros_like(grouped)
+        weights = np.zeros(grouped.shape[0])
+        if self.p == 1 and self.q == 1:
+            scale = (np.abs(grouped) > t).astype(float)
+        elif self.p == 2 and self.q == 2:
+            scale = np.full(grouped.shape, 1.0 / (1.0 + t))
+        elif self.p == 2:
+            norms = np.linalg.norm(grouped, axis=1)
+            kept = norms > t
+            scale = np.where(kept, 1.0 - t / np.where(kept, norms, 1.0), 0.0)[:, None] * np.ones_like(grouped)
+            vectors[kept] = grouped[kept] / norms[kept, None]
+            weights[kept] = -t / norms[kept]
+        else:
+            kept = _largest_first_threshold(grouped, t) != 0
+            scale = kept.astype(float)
+            vectors = np.sign(grouped) * kept
+            weights = t / (1.0 + t * kept.sum(axis=1))
+        if self.r == 2:
+            scale, vectors = scale.T, vectors.T
+        return ProxJacobian(scale, vectors, weights, group_axis=0 if self.r == 1 else 1)

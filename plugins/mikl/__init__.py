@@ -6,7 +6,8 @@ Regularization"), as parts.
 * ``forward_backward``: proximal gradient, plain or accelerated with restart (Algorithms 1-2), kind ``optimizer``;
 * ``proximal_newton``: proximal Newton with the squared hinge's generalised Hessian, kind ``optimizer``.
 
-The solvers ``mikl`` (forward-backward) and ``mikl-newton`` assemble them in an ``OuterLoop``.
+The solvers ``mikl`` (proximal Newton, the default) and ``mikl-forward-backward`` (the paper's
+algorithms) assemble them in an ``OuterLoop``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
                  description="MIKL: proximal Newton with the squared hinge's generalised Hessian, "
                              "inner FISTA on a working set, line search on P")
     recipe = Recipe(
-        "mikl", OuterLoop,
+        "mikl-forward-backward", OuterLoop,
         parts={"optimizer": ("optimizer", "forward-backward"),
                "oracle": ("oracle", "squared-hinge-gradient"),
                "optimizer.prox": ("prox", "mixed-norm")},
@@ -45,7 +46,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     )
     registry.add("solver", recipe.name, recipe, description=recipe.description)
     newton = Recipe(
-        "mikl-newton", OuterLoop,
+        "mikl", OuterLoop,
         parts={"optimizer": ("optimizer", "proximal-newton"),
                "oracle": ("oracle", "squared-hinge-gradient"),
                "optimizer.prox": ("prox", "mixed-norm")},

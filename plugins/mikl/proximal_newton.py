@@ -8,8 +8,9 @@ Ralaivola, section 3, applied to it instead of to ``P``)
 
 ``min_d  <G, d> + ||A_S d||^2 + g(alpha + d)``,  ``G = A' L'(f)`` the oracle's gradient,
 
-by accelerated proximal gradient (FISTA with gradient restart, the prox of ``g`` per step) over a
-working set of entries, then takes ``alpha + t d`` with ``t`` the first of ``1, 1/2, ...`` with
+by a semismooth Newton augmented Lagrangian in the model's dual (:mod:`.model_augmented_lagrangian`:
+Newton systems of the violators' size, the prox's generalised Jacobian) over a working set of
+entries, then takes ``alpha + t d`` with ``t`` the first of ``1, 1/2, ...`` with
 ``P(alpha + t d) <= P(alpha) + sigma t Delta``, ``Delta = <G, d> + g(alpha + d) - g(alpha)``.
 
 The working set (:func:`_working_set`): the units that can be non-zero at the optimum are groups
@@ -18,14 +19,13 @@ for p = 2 (a sample's row of ``alpha`` for r = 1, a kernel's column for r = 2; z
 for the elitist lasso); ``l2`` zeroes nothing.  The model moves the non-zero units and the largest
 violators, at most a quarter as many more entries (at least 5 groups' worth); the others stay 0, and
 where they satisfy their condition the step is the model's optimum (else the next step takes them
-in).  The model reads the working entries' columns of the violators once, ``B = K[t, i, S]``; its
-products cost ``entries |S| / (M N^2)`` of a pass each, added to the history's ``kernel_passes``
-(the oracle's line-search answers count their own ``kernel_passes``).
+in).  The model reads the working entries' columns of the violators once, ``B = K[t, i, S]``; each
+read of ``B`` (a product, or the Gram matrices formed) costs ``entries |S| / (M N^2)`` of a pass,
+added to the history's ``kernel_passes`` (the oracle's line-search answers count their own).
 """
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 import attrs
@@ -35,6 +35,7 @@ from kernelfuse.assembly.recipe import part_with
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
+from kernelfuse.plugins.mikl.model_augmented_lagrangian import solve_model
 from kernelfuse.plugins.mikl.squared_hinge_gradient import problem_penalty
 from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
@@ -47,8 +48,6 @@ GROWTH, MIN_GROWTH = 0.25, 5
 SIGMA, MAX_HALVINGS = 1e-4, 30
 #: Relative round-off below which a trial's objective counts as no increase.
 ROUNDOFF = 1e-13
-#: Power iterations for the model's Lipschitz constant, and the safety factor on the estimate.
-POWER_ITERATIONS, LIPSCHITZ_MARGIN = 30, 1.1
 
 
 @attrs.define
@@ -90,62 +89,6 @@ def _working_set(prox: MixedNormProx, point: np.ndarray, gradient: np.ndarray, s
     return (np.broadcast_to(np.expand_dims(keep, axis), point.shape).copy() if prox.p == 2.0 else keep)
 
 
-def _lipschitz(B: np.ndarray, seed: int = 0) -> tuple[float, int]:
-    """``2 ||B||^2`` by power iteration (overestimated by LIPSCHITZ_MARGIN), and the products used."""
-    v = np.random.default_rng(seed).normal(size=B.shape[1])
-    estimate, products = 0.0, 0
-    for _ in range(POWER_ITERATIONS):
-        norm = np.linalg.norm(v)
-        if norm == 0:
-            break
-        w = B.T @ (B @ (v / norm))
-        products += 2
-        new = float(np.linalg.norm(w))
-        v = w
-        if abs(new - estimate) <= 1e-3 * new:
-            estimate = new
-            break
-        estimate = new
-    return 2.0 * LIPSCHITZ_MARGIN * estimate, products
-
-
-def solve_model(prox: MixedNormProx, gradient: np.ndarray, B: np.ndarray, start: np.ndarray,
-                mask: np.ndarray, forcing: float, max_iter: int) -> tuple[np.ndarray, int, int]:
-    """``argmin_z <gradient, z - start> + ||B (z - start)[mask]||^2 + g(z)`` over ``z`` shaped like
-    ``start`` (coef layout: ``g`` acts on ``z.T``), equal to ``start`` (0) outside ``mask``; ``B``
-    (|S|, mask's entries): FISTA with gradient restart until the gradient mapping is at most
-    ``forcing`` times its value at ``start``, or ``max_iter``.
-    Returns ``z``, the iterations and the products with ``B``."""
-    L, products = _lipschitz(B)
-    step = 1.0 / L if L > 0 else 1.0
-    fixed = np.where(mask, gradient, 0.0)  # the entries outside the mask do not move
-
-    def prox_step(y: np.ndarray, residual: np.ndarray) -> np.ndarray:
-        smooth = fixed.copy()
-        smooth[mask] += 2.0 * (B.T @ residual)
-        return prox.prox((y - step * smooth).T, step).T
-
-    x = start
-    x_new = prox_step(start, np.zeros(B.shape[0]))
-    target = forcing * np.linalg.norm(x_new - start)
-    momentum, iterations = 1.0, 0
-    y, x_old = start, start
-    while iterations < max_iter and not expired():
-        x_old, x = x, x_new
-        iterations += 1
-        if np.linalg.norm(x - y) <= target:
-            break
-        next_momentum = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * momentum**2))
-        if float(np.sum((y - x) * (x - x_old))) > 0.0:  # the momentum points uphill: restart
-            next_momentum, y = 1.0, x
-        else:
-            y = x + ((momentum - 1.0) / next_momentum) * (x - x_old)
-        momentum = next_momentum
-        x_new = prox_step(y, B @ (y - start)[mask])
-        products += 2
-    return x, iterations, products
-
-
 @attrs.define
 class ProximalNewton(OuterOptimizer):
     """Proximal Newton on ``L + g`` with the squared hinge's generalised Hessian ``2 A_S' A_S``."""
@@ -155,7 +98,8 @@ class ProximalNewton(OuterOptimizer):
     prox: MixedNormProx = attrs.field(factory=MixedNormProx, validator=part_with("prox", "value"))
     #: The inner solve stops at this fraction of the model's gradient mapping at ``alpha``.
     forcing: float = below_one.field(0.03)
-    inner_max_iter: int = positive_count.field(2000)
+    #: Newton steps of one inner solve, at most.
+    inner_max_iter: int = positive_count.field(200)
     #: Solve the model over a working set of the units that can be non-zero (groups for p = 2, entries for p = 1).
     working_set: bool = flag.field(True)
 
@@ -180,14 +124,17 @@ class ProximalNewton(OuterOptimizer):
         T, R = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
         block = np.ix_(T, R)
         kernels, samples = np.nonzero(mask)
-        B = np.asarray(K[kernels[None, :], samples[None, :], S[:, None]], dtype=float)  # (|S|, entries)
+        whole = bool(mask[block].all())  # p = 2 and l2: whole groups, the block is the working set
+        rows = np.asarray(K[np.ix_(T, R, S)] if whole else K[kernels[:, None], samples[:, None], S[None, :]],
+                          dtype=float).reshape(kernels.size, S.size)
+        B = rows.T  # (|S|, entries), a view
         fraction = kernels.size * S.size / (M * N * N)
         z, iterations, products = solve_model(prox, answer.gradient[block], B, point[block], mask[block],
                                               self.forcing, self.inner_max_iter)
         direction = np.zeros_like(point)
         direction[block] = z - point[block]
-        if kernels.size == M * N:
-            change = np.tensordot(np.asarray(K, dtype=float), direction, axes=([0, 1], [0, 1]))
+        if whole:
+            change = np.tensordot(direction[block], np.asarray(K[np.ix_(T, R)], dtype=float), axes=2)
         else:
             change = direction[mask] @ np.asarray(K[kernels, samples], dtype=float)
         state.passes += fraction * (1 + products) + kernels.size / (M * N)

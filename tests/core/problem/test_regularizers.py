@@ -131,3 +131,29 @@ def test_families_hold_their_regularizer():
         BlockL1(power=2.0, elastic=0.1)
     with pytest.raises(kernelfuse.ValidationError, match="p must be"):
         BlockLp(p=0.5)
+
+
+@pytest.mark.parametrize("p, q, r", list(itertools.product((1.0, 2.0), repeat=3)))
+def test_prox_jacobian_is_the_derivative_of_the_prox(p, q, r):
+    """``MixedLpq.prox_jacobian`` (the semismooth Newton solver's ``P``) equals the prox's central
+    differences at random points (off the kinks, where the prox is differentiable), and is
+    symmetric positive semi-definite with eigenvalues at most 1 (a prox is firmly non-expansive)."""
+    rng = np.random.default_rng(int(8 * p + 4 * q + 2 * r))
+    regularizer = MixedLpq(weight=float(rng.uniform(0.2, 1.5)), p=p, q=q, r=r)
+    for _ in range(3):
+        x, step = rng.normal(size=(6, 4)), float(rng.uniform(0.1, 1.0))
+        jacobian = regularizer.prox_jacobian(x, step)
+        dense = np.diag(jacobian.scale.ravel())
+        group_of = np.indices(x.shape)[jacobian.group_axis].ravel()
+        for g, weight in enumerate(jacobian.weights):
+            v = np.where(group_of == g, jacobian.vectors.ravel(), 0.0)
+            dense -= weight * np.outer(v, v)
+        eps, numeric = 1e-7, np.empty((x.size, x.size))
+        for k in range(x.size):
+            e = np.zeros(x.size)
+            e[k] = eps
+            numeric[:, k] = (regularizer.prox(x + e.reshape(x.shape), step)
+                             - regularizer.prox(x - e.reshape(x.shape), step)).ravel() / (2 * eps)
+        np.testing.assert_allclose(dense, numeric, atol=1e-6)
+        eigenvalues = np.linalg.eigvalsh(dense)
+        assert np.allclose(dense, dense.T) and eigenvalues.min() >= -1e-12 and eigenvalues.max() <= 1 + 1e-12

@@ -83,7 +83,7 @@ def test_reaches_the_cvxpy_optimum_plain_and_accelerated(kernels, p, q, r):
     problem = Problem.create(K, y, "mikl", p=p, q=q, r=r, lam=0.5)
     iterations = {}
     for accelerated in (True, False):
-        result = kernelfuse.solve(K, y, solver="mikl", family="mikl", p=p, q=q, r=r, lam=0.5,
+        result = kernelfuse.solve(K, y, solver="mikl-forward-backward", family="mikl", p=p, q=q, r=r, lam=0.5,
                                   accelerated=accelerated, tol=1e-8)
         assert result.status == "converged" and result.gap <= 1e-8
         assert_within_certified(result, reference, REL_TOL, scale=abs(reference.interval[1]))
@@ -95,9 +95,9 @@ def test_reaches_the_cvxpy_optimum_plain_and_accelerated(kernels, p, q, r):
 def test_bad_settings_are_refused():
     K, y = problems()["psd"]
     with pytest.raises(kernelfuse.ValidationError, match="step_scale <= 1"):
-        kernelfuse.solve(K, y, solver="mikl", family="mikl", step_scale=1.5)
+        kernelfuse.solve(K, y, solver="mikl-forward-backward", family="mikl", step_scale=1.5)
     with pytest.raises(kernelfuse.ValidationError, match="step_scale < 2"):
-        kernelfuse.solve(K, y, solver="mikl", family="mikl", accelerated=False, step_scale=2.0)
+        kernelfuse.solve(K, y, solver="mikl-forward-backward", family="mikl", accelerated=False, step_scale=2.0)
     with pytest.raises(kernelfuse.ValidationError, match="come from the problem"):
         kernelfuse.solve(K, y, solver="mikl", family="mikl", lam=0.5, **{"optimizer.prox.lam": 3.0})
     with pytest.raises(kernelfuse.ValidationError, match="symmetric"):  # PSD families still refuse them
