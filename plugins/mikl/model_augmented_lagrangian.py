@@ -29,7 +29,7 @@ from kernelfuse.runtime.deadline import expired
 
 #: The penalty ``sigma`` starts at SIGMA_START / ||B||^2 and grows by SIGMA_GROWTH per proximal
 #: point, up to SIGMA_MAX / ||B||^2.
-SIGMA_START, SIGMA_GROWTH, SIGMA_MAX = 10.0, 10.0, 1e8
+SIGMA_START, SIGMA_GROWTH, SIGMA_MAX = 1e3, 10.0, 1e8
 #: Newton steps per proximal point, at most; they stop at this fraction of the first gradient.
 NEWTON_STEPS, INNER_DECREASE = 30, 1e-3
 #: Armijo's constant and the bound on halvings of the dual line search.
