@@ -138,6 +138,30 @@ def test_sampler_estimates_are_unbiased(control_variates, batch):
 
 
 @fixed_iterations
+def test_batch_shares_the_passes_of_a_query():
+    """A query of B labels reads the stack as often as a query of one (K(p) and the forms: two
+    passes), with one SVM per distinct label drawn; the solver's counters add up the same way."""
+    K, Y = problem_data(4, L=5)
+    problem = Problem.create(K, Y, "mlmkl_max", C=1.0)
+    for batch in (1, 4):
+        sampler = LabelSampler(LabelSVMs(ActiveSetSVM()), seed=0, batch=batch)
+        point, state = sampler.init(problem)
+        first, state = sampler.query(point, state)  # the table's fill: L more SVMs, two more passes
+        assert first.counters["kernel_passes"] == 4.0
+        for _ in range(5):
+            before = state.rng.bit_generator.state
+            answer, state = sampler.query(point, state)
+            drawn = smoothed(point[4:], sampler.delta)
+            draws = np.random.default_rng()
+            draws.bit_generator.state = before
+            distinct = np.unique(draws.choice(5, size=batch, p=drawn / drawn.sum())).size
+            assert answer.counters == {"svm_calls": distinct, "kernel_passes": 2.0, "oracle_calls": 1}
+    result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=0, batch=4,
+                              max_iter=50)
+    assert result.counters["kernel_passes"] == 2.0 * (50 + 1) + 2.0 + 2.0  # steps, fill, final model
+
+
+@fixed_iterations
 def test_saddle_gap_estimate_decreases_with_T():
     K, Y = problem_data(1, L=4)
     result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=1,
