@@ -95,7 +95,7 @@ class LabelSampler(Oracle):
             # The table starts complete: every label's SVM at the first point (SAGA's start).
             full, svms = self.label_svms.solve(p, range(gamma.size), svms)
             values, forms, calls, passes = full.values, full.A, calls + gamma.size, full.passes
-        s, svms = self.label_svms.solve(p, labels, svms)
+        s, svms = self.label_svms.solve(p, labels.tolist(), svms)
         # each drawn label's importance weight, over the batch: E of the sum is one draw's
         weight = times / (self.batch * drawn[labels])
         if self.control_variates:
