@@ -4,7 +4,10 @@ For ``mlmkl_max`` as the saddle problem ``min_p max_gamma F(p, gamma) = sum_k ga
 (p and gamma on simplices), one query draws one label from the smoothed weights
 ``gamma' = (1 - delta) gamma + delta / L`` (eq. 8), solves its SVM on ``K(p)`` warm-started,
 and returns unbiased estimates of both partial gradients as the saddle operator
-``(g_p, -g_gamma)`` (eq. 9).  By default the estimates use control variates (every label's
+``(g_p, -g_gamma)`` (eq. 9).  With ``batch = B > 1`` it draws B labels independently and
+averages their estimates (a mini-batch: still unbiased, 1/B of the variance), solving them on
+one ``K(p)`` with their forms in one pass, so the two passes a query reads are shared by B
+SVMs.  By default the estimates use control variates (every label's
 last value and quadratic forms, in the manner of SAGA; our addition): still unbiased and one
 SVM per query, without eq. 9's importance-weight variance.  An answer carries no model
 (:meth:`LabelSampler.model` solves every label); its gauge ``saddle_gap_estimate`` bounds the
@@ -22,7 +25,7 @@ from kernelfuse.assembly.recipe import part_with
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
 from kernelfuse.problem.instance import Problem
-from kernelfuse.validation import Domain, flag, random_seed
+from kernelfuse.validation import Domain, flag, positive_count, random_seed
 
 
 def smoothed(gamma: np.ndarray, delta: float) -> np.ndarray:
@@ -70,6 +73,8 @@ class LabelSampler(Oracle):
     #: Control variates from every label's last SVM (SAGA-style): still unbiased, far less
     #: variance; False gives the plain estimates of eq. 9.
     control_variates: bool = flag.field(True)
+    #: Labels drawn per query (independently, duplicates solved once), their estimates averaged.
+    batch: int = positive_count.field(1)
 
     def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
         p, svms = self.label_svms.init(problem)
@@ -83,30 +88,31 @@ class LabelSampler(Oracle):
         M = state.problem.n_kernels
         p, gamma = point[:M], point[M:]
         drawn = smoothed(gamma, self.delta)
-        k = int(state.rng.choice(gamma.size, p=drawn / drawn.sum()))
-        svms, values, forms, calls, passes = state.svms, state.values, state.forms, 1, 0.0
+        draws = state.rng.choice(gamma.size, size=self.batch, p=drawn / drawn.sum())
+        labels, times = np.unique(draws, return_counts=True)
+        svms, values, forms, calls, passes = state.svms, state.values, state.forms, labels.size, 0.0
         if self.control_variates and state.regret.count == 0:
             # The table starts complete: every label's SVM at the first point (SAGA's start).
             full, svms = self.label_svms.solve(p, range(gamma.size), svms)
-            values, forms, calls, passes = full.values, full.A, 1 + gamma.size, full.passes
-        s, svms = self.label_svms.solve(p, [k], svms)
-        value = float(s.values[0])
-        weight = 1.0 / drawn[k]
+            values, forms, calls, passes = full.values, full.A, calls + gamma.size, full.passes
+        s, svms = self.label_svms.solve(p, labels.tolist(), svms)
+        # each drawn label's importance weight, over the batch: E of the sum is one draw's
+        weight = times / (self.batch * drawn[labels])
         if self.control_variates:
-            # E over k of the corrections is (values - table): unbiased, and small once the
-            # table is close to the current values.
+            # E over the draws of the corrections is (values - table): unbiased, and small
+            # once the table is close to the current values.
             v_hat = values.copy()
-            v_hat[k] += (value - values[k]) * weight
-            g_p = -0.5 * (forms @ gamma + gamma[k] * weight * (s.A[:, 0] - forms[:, k]))
+            v_hat[labels] += (s.values - values[labels]) * weight
+            g_p = -0.5 * (forms @ gamma + (s.A - forms[:, labels]) @ (gamma[labels] * weight))
             values, forms = values.copy(), forms.copy()
-            values[k], forms[:, k] = value, s.A[:, 0]
+            values[labels], forms[:, labels] = s.values, s.A
         else:
             v_hat = np.zeros(gamma.size)
-            v_hat[k] = value * weight
-            g_p = -0.5 * gamma[k] * weight * s.A[:, 0]
+            v_hat[labels] = s.values * weight
+            g_p = -0.5 * s.A @ (gamma[labels] * weight)
         regret = state.regret.add(p, gamma, v_hat, g_p)
         answer = OracleAnswer(
-            value=value, gradient=np.r_[g_p, -v_hat], coef=None, objective=np.nan,
+            value=float(s.values.max()), gradient=np.r_[g_p, -v_hat], coef=None, objective=np.nan,
             counters={"svm_calls": calls, "kernel_passes": passes + s.passes, "oracle_calls": 1},
             gauges={"saddle_gap_estimate": regret.gap()},
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 
 import attrs
 import numpy as np
@@ -97,13 +98,15 @@ def test_sa_default_stop_lands_within_two_percent():
     assert worst <= MAX_TOL
 
 
-@pytest.mark.parametrize("control_variates", [True, False])
-def test_sampler_estimates_are_unbiased(control_variates):
-    """E over the drawn label of the sampler's estimate is the exact saddle operator, with a
-    stale control-variate table (from another point) or with the plain estimates of eq. 9."""
+@pytest.mark.parametrize(("control_variates", "batch"), [(True, 1), (False, 1), (True, 2), (False, 2)])
+def test_sampler_estimates_are_unbiased(control_variates, batch):
+    """E over the drawn labels of the sampler's estimate is the exact saddle operator, with a
+    stale control-variate table (from another point) or with the plain estimates of eq. 9,
+    one label a query or a mini-batch of two (every ordered pair, a repeat included)."""
     K, Y = problem_data(3, L=5)
     problem = Problem.create(K, Y, "mlmkl_max", C=1.0)
-    sampler = LabelSampler(LabelSVMs(ActiveSetSVM()), delta=0.3, seed=0, control_variates=control_variates)
+    sampler = LabelSampler(LabelSVMs(ActiveSetSVM()), delta=0.3, seed=0,
+                           control_variates=control_variates, batch=batch)
     p = np.array([0.1, 0.2, 0.3, 0.4])
     gamma = np.array([0.5, 0.05, 0.15, 0.2, 0.1])
     point = np.r_[p, gamma]
@@ -114,22 +117,48 @@ def test_sampler_estimates_are_unbiased(control_variates):
     drawn = smoothed(gamma, 0.3)
 
     class Fixed:
-        def __init__(self, k: int) -> None:
-            self.k = k
+        def __init__(self, draws: tuple[int, ...]) -> None:
+            self.draws = np.array(draws)
 
-        def choice(self, n: int, p: np.ndarray) -> int:
-            return self.k
+        def choice(self, n: int, size: int, p: np.ndarray) -> np.ndarray:
+            assert size == len(self.draws)
+            return self.draws
 
     expected = np.zeros(point.size)
-    for k in range(5):
-        answer, _ = sampler.query(point, attrs.evolve(state, rng=Fixed(k)))
-        expected += drawn[k] * answer.gradient
+    for draws in itertools.product(range(5), repeat=batch):
+        answer, _ = sampler.query(point, attrs.evolve(state, rng=Fixed(draws)))
+        assert answer.counters["svm_calls"] == len(set(draws))
+        expected += np.prod(drawn[list(draws)]) * answer.gradient
     svms = LabelSVMs(ActiveSetSVM())
     _, svm_state = svms.init(problem)
     exact, _ = svms.solve(p, range(5), svm_state)
     np.testing.assert_allclose(expected[:4], -0.5 * exact.A @ gamma, rtol=1e-9)
     np.testing.assert_allclose(expected[4:], -exact.values, rtol=1e-9)
     assert drawn.min() >= 0.3 / 5 and drawn.sum() == pytest.approx(1.0)
+
+
+@fixed_iterations
+def test_batch_shares_the_passes_of_a_query():
+    """A query of B labels reads the stack as often as a query of one (K(p) and the forms: two
+    passes), with one SVM per distinct label drawn; the solver's counters add up the same way."""
+    K, Y = problem_data(4, L=5)
+    problem = Problem.create(K, Y, "mlmkl_max", C=1.0)
+    for batch in (1, 4):
+        sampler = LabelSampler(LabelSVMs(ActiveSetSVM()), seed=0, batch=batch)
+        point, state = sampler.init(problem)
+        first, state = sampler.query(point, state)  # the table's fill: L more SVMs, two more passes
+        assert first.counters["kernel_passes"] == 4.0
+        for _ in range(5):
+            before = state.rng.bit_generator.state
+            answer, state = sampler.query(point, state)
+            drawn = smoothed(point[4:], sampler.delta)
+            draws = np.random.default_rng()
+            draws.bit_generator.state = before
+            distinct = np.unique(draws.choice(5, size=batch, p=drawn / drawn.sum())).size
+            assert answer.counters == {"svm_calls": distinct, "kernel_passes": 2.0, "oracle_calls": 1}
+    result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=0, batch=4,
+                              max_iter=50)
+    assert result.counters["kernel_passes"] == 2.0 * (50 + 1) + 2.0 + 2.0  # steps, fill, final model
 
 
 @fixed_iterations
