@@ -148,7 +148,7 @@ class Solver(ABC):
             model = attrs.evolve(model, coef=np.asarray(model.coef) / units.scale,
                                  dual_objective=units.objective_factor * model.dual_objective)
         with np.errstate(all="ignore"):  # a diverged model overflows: reported below, not twice
-            objective, weights = objectives.score(problem, model.coef, model.intercept, model.kernel_weights)
+            objective, weights, shares = objectives.score(problem, model.coef, model.intercept, model.kernel_weights)
         status, message = model.status, model.message
         if units is not None and status == "converged":
             status, message = _rescaled_status(self, units, objective, model, message)
@@ -177,6 +177,7 @@ class Solver(ABC):
             family=problem.family.name,
             history=tuple(history.rows),
             message=message,
+            norm_shares=shares,
         )
 
 

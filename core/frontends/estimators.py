@@ -111,6 +111,13 @@ def _solve_one(K: np.ndarray, target: np.ndarray, progress: bool = False, **kwar
     return result
 
 
+def _mean_over(results: Sequence[Result], name: str) -> np.ndarray | None:
+    """The mean of the results' ``kernel_weights`` or ``norm_shares``; None where one has none
+    (``mikl``; ``norm_shares`` of a model file written before they were reported)."""
+    arrays = [getattr(r, name) for r in results]
+    return None if any(a is None for a in arrays) else np.mean(arrays, axis=0)
+
+
 class MKLEstimator(BaseEstimator):
     """The parameters, kernels and solving shared by the kernelfuse estimators.
 
@@ -172,7 +179,10 @@ class MKLEstimator(BaseEstimator):
     :class:`~kernelfuse.assembly.result.Result` per problem solved), result_ (the
     first), coef_ (M, n_train), or (n_problems, M, n_train) for several
     problems, or the solver's (M, n_outputs, n_train) for one multi-output
-    problem, intercept_, kernel_weights_ (the mean over the problems), n_iter_
+    problem, intercept_, kernel_weights_ (the combination weights ``d``,
+    ``f = sum_m d_m K_m alpha``: on the simplex for the l1 families and vskl, Kloft et al.'s
+    ``||d||_(p/(2-p)) = 1`` for pnorm_mkl, None for mikl; the mean over the problems),
+    norm_shares_ (``||f_m|| / sum_k ||f_k||``, the mean over the problems), n_iter_
     (the most iterations any problem recorded, the starting point included).
     """
 
@@ -524,8 +534,8 @@ class MKLEstimator(BaseEstimator):
         self.n_train_ = coefs.shape[-1]
         self.coef_ = coefs[0] if len(results) == 1 else coefs
         self.intercept_ = np.array([r.intercept for r in results])
-        weights = [r.kernel_weights for r in results if r.kernel_weights is not None]
-        self.kernel_weights_ = np.mean(weights, axis=0) if weights else None
+        self.kernel_weights_ = _mean_over(results, "kernel_weights")
+        self.norm_shares_ = _mean_over(results, "norm_shares")
         self.n_iter_ = max(len(r.history) for r in results)
 
     def _scores(self, X: Any) -> np.ndarray:
