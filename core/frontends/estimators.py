@@ -62,6 +62,31 @@ _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 #: ``C`` of ``l1_mkl`` when left at None: chosen by measurement on the main job's grid
 #: (``benchmarks/default_solver.py``, docs/estimators.md).
 L1_MKL_DEFAULT_C = 0.3
+#: The parameter the estimators set when left at None, by family, as a function of the number
+#: of training samples N, on kernels of unit diagonal: the loss weighed against
+#: ``0.5 ||f||^2`` as in scikit-learn's ``SVC(C=1)`` (``l1_mkl_sq``, ``vskl``: ``C = 1``;
+#: ``pnorm_mkl``, whose loss is a mean: ``lam = 1 / N``).  Mapped to the kernels' own scale by
+#: the family's scaling law (:func:`scaled_default`).
+UNIT_DIAGONAL_DEFAULTS: dict[str, tuple[str, Any]] = {
+    "l1_mkl_sq": ("C", lambda n: 1.0),
+    "vskl": ("C", lambda n: 1.0),
+    "pnorm_mkl": ("lam", lambda n: 1.0 / n),
+}
+
+
+def scaled_default(family: str, n_samples: int, mean_diagonal: float) -> dict[str, float]:
+    """The default of :data:`UNIT_DIAGONAL_DEFAULTS` for kernels of mean diagonal entry
+    ``mean_diagonal`` (``1/N`` for unit-trace kernels): the kernels are the unit-diagonal ones
+    divided by ``s = 1 / mean_diagonal``, so the parameter maps by the family's law
+    (:mod:`kernelfuse.problem.scaling`: ``C' = s C``, ``lam' = lam / s``).  Empty for the
+    other families."""
+    if family not in UNIT_DIAGONAL_DEFAULTS:
+        return {}
+    name, at_unit_diagonal = UNIT_DIAGONAL_DEFAULTS[family]
+    fam = get_family(family)
+    params = {**fam.resolve_params({}), name: at_unit_diagonal(n_samples)}
+    mapped, _ = fam.scaling(params, 1.0 / mean_diagonal)
+    return {name: float(mapped[name])}
 
 
 #: The estimators' own settings, checked by name at fit (scikit-learn's estimators check
@@ -442,6 +467,11 @@ class MKLEstimator(BaseEstimator):
         family = self.family_name()
         if self.C is None and family == "l1_mkl":
             params["C"] = L1_MKL_DEFAULT_C
+        normalizer = self.normalizer_
+        mean_diagonal = float(np.mean(normalizer.train_diagonal_ * normalizer.training_scales() ** 2))
+        if mean_diagonal > 0:
+            for name, value in scaled_default(family, targets[0].shape[0], mean_diagonal).items():
+                params.setdefault(name, value)
         params.update(self._run_settings())
         takes = get_registry().get("solver", self.solver).factory.parameters() \
             if isinstance(self.solver, str) else ()
