@@ -14,10 +14,11 @@ scikit-learn's cross-validation slices correctly.  Every parameter: docs/estimat
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import reprlib
-import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -30,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.assembly.result import Result
 from kernelfuse.errors import IncompatiblePartsError, KernelfuseError, SolverError, ValidationError
-from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.frontends.kernel_grid import GAUSSIAN_WIDTHS, GRID_BYTES, POLYNOMIAL_DEGREES, sized_grid
 from kernelfuse.frontends.progress import ProgressPrinter
 from kernelfuse.kernels.factors import FactorKernels, has_features
 from kernelfuse.kernels.functions import (
@@ -53,9 +54,12 @@ from kernelfuse.kernels.storage import (
     training_stack,
 )
 from kernelfuse.problem.families import FAMILIES, get_family
-from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory
+from kernelfuse.runtime.logs import log_to_stderr, verbose_level
+from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory, readable_bytes
 from kernelfuse.runtime.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
 from kernelfuse.validation import check_psd_value, count, flag, positive, positive_count, random_seed, seconds
+
+logger = logging.getLogger(__name__)
 
 #: Family parameters an estimator passes on when set (None: the family's default).
 _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
@@ -98,7 +102,6 @@ _SETTINGS = {
     "memory_budget": positive_count.or_none("the default budget"),
     "random_state": random_seed,
     "standardize": flag,
-    "verbose": flag,
 }
 
 
@@ -124,13 +127,16 @@ def kernels_first(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def _solve_one(K: np.ndarray, target: np.ndarray, progress: bool = False, **kwargs: Any) -> Result:
+def _solve_one(K: np.ndarray, target: np.ndarray, label: str = "", **kwargs: Any) -> Result:
     """One problem of a fit (a job of :func:`kernelfuse.runtime.parallel.map_jobs`: module-level, so
-    that process and Dask workers unpickle it by name), with its own progress printer.  An
+    that process and Dask workers unpickle it by name), with its own progress printer where
+    progress is logged; ``label`` names it among several (``"class 2 (2 of 3)"``).  An
     interrupted solve interrupts the fit (a model missing some of its problems is no model)."""
     from kernelfuse.assembly.api import solve
 
-    result = solve(K, target, callback=ProgressPrinter() if progress else None, **kwargs)
+    if label:
+        logger.info("one-vs-rest: %s", label)
+    result = solve(K, target, callback=ProgressPrinter.wanted(), **kwargs)
     if result.status == "interrupted":
         raise KeyboardInterrupt
     return result
@@ -141,6 +147,16 @@ def _mean_over(results: Sequence[Result], name: str) -> np.ndarray | None:
     (``mikl``; ``norm_shares`` of a model file written before they were reported)."""
     arrays = [getattr(r, name) for r in results]
     return None if any(a is None for a in arrays) else np.mean(arrays, axis=0)
+
+
+@contextlib.contextmanager
+def _building(n_kernels: int, n_samples: int, dtype: str, where: str) -> Iterator[None]:
+    """Log the building of a training stack: how many kernels and bytes, then the time taken."""
+    size = readable_bytes(n_kernels * n_samples**2 * np.dtype(dtype).itemsize)
+    logger.info("building %d kernels on %d samples (%s, %s)", n_kernels, n_samples, size, where)
+    start = time.perf_counter()
+    yield
+    logger.info("built %d kernels in %.1fs", n_kernels, time.perf_counter() - start)
 
 
 class MKLEstimator(BaseEstimator):
@@ -188,7 +204,11 @@ class MKLEstimator(BaseEstimator):
         declares ``psd`` (the grid's do), a certificate costing about one read of the stack
         otherwise and for ``kernels="precomputed"``; True: every kernel's eigenvalues
         (``O(M n^3)``); False: none (docs/reliability.md, "Input checks and their cost")
-    verbose : print progress (iteration, objective, gap, time) to stderr
+    verbose : 0 (False), 1 (True) or 2: progress on stderr during ``fit`` through
+        :mod:`logging` (:mod:`kernelfuse.runtime.logs`): 1 the phases (kernels built, each
+        solve's start and end, the one-vs-rest class) and iteration lines at most twice a
+        second (INFO), 2 every iteration (DEBUG); 0 prints nothing, the messages still reach
+        the handlers an application configures on the logger ``kernelfuse``
     n_jobs : workers solving the independent problems of one fit at once (the
         one-vs-rest classes, the labels of a non-shared multi-label fit; in a fit of one
         problem, the solver's own independent parts where it takes ``n_jobs``: the
@@ -285,6 +305,7 @@ class MKLEstimator(BaseEstimator):
         check_psd_value(self.check_psd)
         for name, domain in _SETTINGS.items():
             domain.check(name, getattr(self, name))
+        verbose_level(self.verbose)
         family = get_family(self.family_name())  # its parameters checked before any kernel is computed
         family.resolve_params({p.name: getattr(self, p.name) for p in family.params
                                if getattr(self, p.name, None) is not None})
@@ -320,7 +341,11 @@ class MKLEstimator(BaseEstimator):
                 raise ValidationError(
                     f"kernels must be 'grid', 'precomputed' or a list of KernelSpec, got {self.kernels!r}"
                 )
-            specs = kernel_grid(X.shape[1])
+            specs = sized_grid(X.shape[1], X.shape[0], min(GRID_BYTES, self._budget_bytes()),
+                               np.dtype(self.kernel_dtype).itemsize)
+            full = (len(GAUSSIAN_WIDTHS) + len(POLYNOMIAL_DEGREES)) * (X.shape[1] + 1)
+            logger.info("kernel grid: %d of the full grid's %d kernels, a stack within %s",
+                        len(specs), full, readable_bytes(min(GRID_BYTES, self._budget_bytes())))
         else:
             kernels = self.kernels
             specs = list(kernels) if isinstance(kernels, Sequence) else []
@@ -331,9 +356,7 @@ class MKLEstimator(BaseEstimator):
         self.X_fit_ = aligned(X)  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
         self.kernel_storage_ = self._choose_storage(specs, X.shape[0])
-        if self.verbose:
-            print(f"kernelfuse: kernel storage {self.kernel_storage_.storage}: "
-                  f"{self.kernel_storage_.reason}", file=sys.stderr)
+        logger.info("kernel storage %s: %s", self.kernel_storage_.storage, self.kernel_storage_.reason)
         block_bytes = min(BLOCK_BYTES, self._budget_bytes())
         if self.kernel_storage_.storage == "factors":
             return FactorKernels.from_specs(specs, X, self.normalizer_)
@@ -343,8 +366,9 @@ class MKLEstimator(BaseEstimator):
             handle, path = tempfile.mkstemp(suffix=".npy", prefix="kernelfuse-stack-", dir=self.storage_dir)
             os.close(handle)
             self._stack_file = path
-            return memmap_stack(specs, X, path, self.normalizer_, dtype=self.kernel_dtype,
-                                block_bytes=block_bytes, n_jobs=self.n_jobs)
+            with _building(len(specs), X.shape[0], self.kernel_dtype, f"memory-mapped in {path}"):
+                return memmap_stack(specs, X, path, self.normalizer_, dtype=self.kernel_dtype,
+                                    block_bytes=block_bytes, n_jobs=self.n_jobs)
         check_stack_request(len(specs), X, None, self.kernel_dtype, self._budget_bytes())
         shape = (len(specs), X.shape[0], X.shape[0])
         if shares_files(self.n_jobs):  # worker processes build it in, and solve from, one shared file
@@ -352,8 +376,9 @@ class MKLEstimator(BaseEstimator):
         else:
             out = empty_aligned(shape, self.kernel_dtype)  # where the shared file's starts
         # Blocks of at most 1/32 of the stack: building it costs little beyond the stack itself.
-        training_stack(specs, X, out, self.normalizer_, n_jobs=self.n_jobs,
-                       block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
+        with _building(len(specs), X.shape[0], self.kernel_dtype, "in memory"):
+            training_stack(specs, X, out, self.normalizer_, n_jobs=self.n_jobs,
+                           block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
         out.flags.writeable = False  # the solves share it: mapped read-only in the workers
         return out
 
@@ -417,7 +442,8 @@ class MKLEstimator(BaseEstimator):
         self._stack_file = None
         self._shared_file = None
         try:
-            yield self._train_stack(X)
+            with log_to_stderr(verbose_level(self.verbose)):
+                yield self._train_stack(X)
         except (MemoryError, OSError) as exc:
             if not is_out_of_memory(exc):
                 raise
@@ -490,8 +516,12 @@ class MKLEstimator(BaseEstimator):
         if loss is None and get_family(family).losses is None:  # the family takes any loss
             loss = self.default_loss
         common = dict(solver=self.solver, family=family, loss=loss, groups=groups,
-                      check_psd=self._psd_check(), progress=self.verbose, **params)
-        self._adopt_results(map_jobs(_solve_one, [(K, target) for target in targets],
+                      check_psd=self._psd_check(), **params)
+        names = getattr(self, "classes_", range(len(targets)))
+        kind = "label" if getattr(self, "multilabel_", False) else "class"
+        labels = [f"{kind} {names[k]} ({k + 1} of {len(targets)})" if len(targets) > 1 else ""
+                  for k in range(len(targets))]
+        self._adopt_results(map_jobs(_solve_one, [(K, target, label) for target, label in zip(targets, labels)],
                                      self.n_jobs, common))
 
     def family_name(self) -> str:
