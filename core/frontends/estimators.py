@@ -342,7 +342,7 @@ class MKLEstimator(BaseEstimator):
                     f"kernels must be 'grid', 'precomputed' or a list of KernelSpec, got {self.kernels!r}"
                 )
             specs = sized_grid(X.shape[1], X.shape[0], min(GRID_BYTES, self._budget_bytes()),
-                               np.dtype(self.kernel_dtype).itemsize)
+                               self._kernel_dtype().itemsize)
             full = (len(GAUSSIAN_WIDTHS) + len(POLYNOMIAL_DEGREES)) * (X.shape[1] + 1)
             logger.info("kernel grid: %d of the full grid's %d kernels, a stack within %s",
                         len(specs), full, readable_bytes(min(GRID_BYTES, self._budget_bytes())))
@@ -396,12 +396,17 @@ class MKLEstimator(BaseEstimator):
             np.stack([np.diagonal(Km) for Km in K]))
         return self.normalizer_.transform(K)
 
+    def _kernel_dtype(self) -> np.dtype[Any]:
+        """``kernel_dtype`` checked: one of :data:`~kernelfuse.kernels.storage.DTYPES`."""
+        if self.kernel_dtype not in DTYPES:
+            raise ValidationError(f"kernel_dtype must be one of {', '.join(DTYPES)}, got {self.kernel_dtype!r}")
+        return np.dtype(self.kernel_dtype)
+
     def _choose_storage(self, specs: Sequence[KernelSpec], n_samples: int) -> StorageChoice:
         if self.storage not in ("auto", *STORAGES):
             raise ValidationError(f"storage must be 'auto' or one of {', '.join(STORAGES)}, "
                                   f"got {self.storage!r}")
-        if self.kernel_dtype not in DTYPES:
-            raise ValidationError(f"kernel_dtype must be one of {', '.join(DTYPES)}, got {self.kernel_dtype!r}")
+        self._kernel_dtype()
         reads_rows = self._solver_reads("reads_kernel_rows")
         reads_factors = reads_rows or self._solver_reads("reads_kernel_factors")
         if self.storage == "rows" and not reads_rows:

@@ -82,3 +82,10 @@ def test_default_grid_follows_the_memory_budget():
     for bad in (0, -1, 1.5, "1GB"):
         with pytest.raises(ValidationError, match="memory_budget"):
             MKLClassifier(memory_budget=bad).fit(X, y)
+
+
+def test_default_grid_refuses_a_bad_kernel_dtype_by_name():
+    X, y = load_breast_cancer(return_X_y=True)
+    for bad in ("float16", "bogus", None):
+        with pytest.raises(ValidationError, match="kernel_dtype must be one of float64, float32"):
+            MKLClassifier(kernel_dtype=bad).fit(X[:40, :3], y[:40])
