@@ -14,6 +14,7 @@ from helpers import breast_cancer_kernels
 from kernelfuse.assembly.result import Result
 from kernelfuse.frontends.estimators import MKLClassifier
 from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.frontends.persistence import load_model
 from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.regularizers import lp_norm
@@ -83,8 +84,9 @@ def test_combination_weights_of_norms():
 
 
 @pytest.mark.filterwarnings("ignore:solver 'average' stopped")
-def test_estimator_weights_average_is_uniform_and_shares_kept():
-    """The average-kernel baseline's weights are exactly 1/M; its norm shares are not uniform."""
+def test_estimator_weights_average_is_uniform_and_shares_kept(tmp_path):
+    """The average-kernel baseline's weights are exactly 1/M; its norm shares are not uniform;
+    both come back from a model file."""
     X, y = load_breast_cancer(return_X_y=True)
     X = X[:120, :3]
     specs = kernel_grid(3, widths=(1.0, 5.0), degrees=(1,))
@@ -93,6 +95,10 @@ def test_estimator_weights_average_is_uniform_and_shares_kept():
     np.testing.assert_array_equal(clf.kernel_weights_, np.full(len(specs), 1.0 / len(specs)))
     assert clf.norm_shares_.sum() == pytest.approx(1.0)
     assert np.ptp(clf.norm_shares_) > 1e-3
+    clf.save(tmp_path / "model.npz")
+    loaded = load_model(tmp_path / "model.npz")
+    np.testing.assert_array_equal(loaded.kernel_weights_, clf.kernel_weights_)
+    np.testing.assert_array_equal(loaded.norm_shares_, clf.norm_shares_)
 
 
 def test_result_files_with_and_without_norm_shares(problem, tmp_path):
