@@ -164,12 +164,17 @@ class MKLEstimator(BaseEstimator):
 
     Parameters
     ----------
-    kernels : "grid", a sequence of :class:`~kernelfuse.kernels.functions.KernelSpec`, or "precomputed"
+    kernels : "grid" (the papers' grid sized to the data,
+        :func:`~kernelfuse.frontends.kernel_grid.sized_grid` within
+        :data:`~kernelfuse.frontends.kernel_grid.GRID_BYTES` and ``memory_budget``), a sequence
+        of :class:`~kernelfuse.kernels.functions.KernelSpec`, or "precomputed"
     solver : a registered solver name (see ``kernelfuse plugins --kind solver``) or a
         built :class:`~kernelfuse.assembly.solver.Solver`
     family : problem family of OBJECTIVES.md (None: the solver's, :meth:`family_name`)
     C, C2, lam, p, q, r, eps : family (and loss) parameters; None keeps the family default,
-        except ``C`` for ``l1_mkl``: None means 0.3, the measured default (docs/estimators.md)
+        except ``C`` for ``l1_mkl``: None means 0.3, the measured default (docs/estimators.md),
+        and ``C`` of ``l1_mkl_sq`` and ``vskl`` and ``lam`` of ``pnorm_mkl``: set at the
+        kernels' scale (:func:`scaled_default`)
     loss : registered loss name for family ``l1_mkl`` (None: the estimator's default)
     groups : group of each kernel for ``vskl`` (None: the specs' groups)
     normalization : "unit-trace", "spherical" or "none"
