@@ -18,6 +18,7 @@ scikit-learn (docs/estimators.md, "Importing").
 from __future__ import annotations
 
 import importlib.metadata as _metadata
+import logging as _logging
 from typing import Any
 
 from kernelfuse.assembly.api import solve
@@ -48,6 +49,10 @@ from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.objectives import evaluate, evaluate_parts
 
 __version__ = _metadata.version("kernelfuse")
+
+# The library prints nothing by itself: its messages reach the handlers an application
+# configures (kernelfuse.runtime.logs).
+_logging.getLogger("kernelfuse").addHandler(_logging.NullHandler())
 
 #: Names read on first use: what imports scikit-learn (module holding each).
 _LAZY = {

@@ -33,7 +33,7 @@ weights = clf.kernel_weights_
 kept = np.argsort(weights)[::-1][: int(np.sum(weights > 1e-3))]
 fig, ax = plt.subplots(figsize=(7, 0.3 * len(kept) + 1))
 ax.barh([clf.kernels_[m].label for m in kept][::-1], weights[kept][::-1], color="tab:blue")
-ax.set_xlabel(r"kernel weight $\|f_m\| / \sum_k \|f_k\|$")
+ax.set_xlabel(r"kernel weight $d_m$ ($f = \sum_m d_m K_m \alpha$)")
 ax.set_title(f"{len(kept)} of {len(specs)} kernels selected")
 fig.tight_layout()
 plt.show()

@@ -118,6 +118,11 @@ class Result:
     ``intercept`` and ``kernel_weights`` by :func:`kernelfuse.problem.objectives.evaluate`;
     ``dual_objective`` a certified lower bound (nan where the method has
     none); ``gap = (objective - dual_objective) / max(1, |objective|)``.
+    ``kernel_weights`` are the combination weights ``d`` (``f = sum_m d_m K_m alpha``: the
+    model's own where it has them, else
+    :func:`~kernelfuse.problem.objectives.combination_weights`) and ``norm_shares`` each
+    kernel's ``||f_m|| / sum_k ||f_k||``; both None for ``mikl``, and ``norm_shares`` None
+    in a file written before it was reported (docs/architecture.md).
     """
 
     coef: np.ndarray
@@ -133,6 +138,7 @@ class Result:
     family: str
     history: tuple[Iteration, ...] = ()
     message: str = ""
+    norm_shares: np.ndarray | None = None
 
     @property
     def converged(self) -> bool:
@@ -200,8 +206,9 @@ class Result:
             "family": self.family,
             "message": self.message,
         }
-        if self.kernel_weights is not None:
-            arrays["kernel_weights"] = self.kernel_weights
+        for name in ("kernel_weights", "norm_shares"):
+            if getattr(self, name) is not None:
+                arrays[name] = getattr(self, name)
         for name in _SCALAR_FIELDS:
             arrays[f"history_{name}"] = np.array(
                 [getattr(row, name) for row in self.history], dtype=float
@@ -252,4 +259,5 @@ class Result:
             gap=float(arrays["gap"]), n_iter=int(arrays["n_iter"]), time=float(arrays["time"]),
             status=status, solver=str(arrays["solver"]),
             family=str(arrays["family"]), history=rows, message=str(arrays.get("message", "")),
+            norm_shares=arrays.get("norm_shares"),
         )

@@ -9,6 +9,7 @@ reported objective always comes from :func:`kernelfuse.problem.objectives.evalua
 
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 from abc import ABC, abstractmethod
@@ -28,6 +29,8 @@ from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.scaling import Rescaled, unit_scale
 from kernelfuse.runtime.memory import out_of_memory
+
+logger = logging.getLogger(__name__)
 
 #: The exceptions of a failed computation (numpy, scipy, Python arithmetic).
 NUMERICAL_ERRORS = (np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError, OverflowError)
@@ -125,6 +128,8 @@ class Solver(ABC):
         (:class:`ConvergenceWarning`).
         """
         self.check_problem(problem)
+        logger.info("solver %r on %s: N = %d, M = %d: started", self.name, problem.family.name,
+                    problem.n_samples, problem.n_kernels)
         try:
             units = unit_scale(problem)  # a copy of the stack where it rescales
             inner = problem if units is None else units.problem
@@ -148,7 +153,7 @@ class Solver(ABC):
             model = attrs.evolve(model, coef=np.asarray(model.coef) / units.scale,
                                  dual_objective=units.objective_factor * model.dual_objective)
         with np.errstate(all="ignore"):  # a diverged model overflows: reported below, not twice
-            objective, weights = objectives.score(problem, model.coef, model.intercept, model.kernel_weights)
+            objective, weights, shares = objectives.score(problem, model.coef, model.intercept, model.kernel_weights)
         status, message = model.status, model.message
         if units is not None and status == "converged":
             status, message = _rescaled_status(self, units, objective, model, message)
@@ -157,6 +162,9 @@ class Solver(ABC):
                 f"the objective at the returned model is {objective} "
                 f"(the run ended with {model.status!r}{': ' + model.message if model.message else ''})"
             )
+        logger.info("solver %r: %s after %d iterations, %.2fs: objective %.10g, gap %.3g",
+                    self.name, status, int(model.n_iter), elapsed, objective,
+                    relative_gap(objective, float(model.dual_objective)))
         if status != "converged":
             warnings.warn(
                 f"solver {self.name!r} stopped with status {status!r}"
@@ -177,6 +185,7 @@ class Solver(ABC):
             family=problem.family.name,
             history=tuple(history.rows),
             message=message,
+            norm_shares=shares,
         )
 
 

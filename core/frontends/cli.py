@@ -7,12 +7,15 @@ CSV data and a TOML config (:mod:`kernelfuse.frontends.config`); ``demo`` runs t
 ``plugins`` and ``families`` list the registered components and the problem families.  Exit
 status 0 on success, 1 when a solver fails, 2 for bad input or paths, 130 when interrupted, each
 with one line on stderr; output paths are used exactly as given and checked before any work.
+Progress goes to stderr through :mod:`logging` at INFO (``--quiet``: none;
+:mod:`kernelfuse.runtime.logs`).
 Every option: docs/cli.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import sys
 import warnings
@@ -26,6 +29,7 @@ from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
 from kernelfuse.frontends.progress import ProgressPrinter
 from kernelfuse.problem.families import FAMILIES, get_family
 from kernelfuse.runtime.files import atomic_write, check_output_path
+from kernelfuse.runtime.logs import log_to_stderr
 from kernelfuse.runtime.npz_file import read_npz, read_numpy_file
 
 #: The first bytes of a .npy file.
@@ -105,7 +109,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         arrays["K"], arrays["y"] if "y" in arrays else arrays["Y"],
         solver=args.solver, family=args.family, loss=args.loss,
         groups=groups, check_psd=args.check_psd,
-        callback=None if args.quiet else ProgressPrinter(), **params,
+        callback=ProgressPrinter.wanted(), **params,
     )
     result.save(output)
     if not args.quiet:
@@ -183,8 +187,6 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     regression = isinstance(model, MKLRegressor)
     y = read_csv(data["train"], [data["target"]])[0][:, 0] if regression \
         else np.array(text[data["target"]])
-    if not args.quiet:
-        model.set_params(verbose=True)
     model.fit(X, y)
     save_model(model, output, metadata={"features": names, "target": data["target"]})
     if not args.quiet:
@@ -373,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
             warnings.showwarning = _show_warning
-            return int(args.run(args))
+            with log_to_stderr(logging.WARNING if getattr(args, "quiet", False) else logging.INFO):
+                return int(args.run(args))
     except SolverError as exc:
         print(f"kernelfuse: solver failed: {exc}", file=sys.stderr)
         return 1

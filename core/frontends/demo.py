@@ -11,6 +11,7 @@ time (with the optional ``plot`` extra).
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from collections.abc import Mapping
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+logger = logging.getLogger(__name__)
 
 DEFAULTS: dict[str, Any] = {"solver": "spicymkl", "family": "l1_mkl", "loss": "logistic", "C": 0.3, "tol": 1e-3}
 #: The average-kernel SVM compared against: an SVC on the mean kernel.
@@ -51,12 +54,16 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
     from kernelfuse.kernels.functions import compute_kernels
     from kernelfuse.kernels.normalization import KernelNormalizer
     from kernelfuse.runtime.files import output_folder
+    from kernelfuse.runtime.memory import readable_bytes
 
     say = (lambda *a: None) if quiet else print
     output = output_folder(output)  # refused before any work when it cannot be written
     X_train, X_test, y_train, y_test, names = breast_cancer_split()
     grid: dict[str, Any] = {"widths": (1.0, 5.0), "degrees": (1,)} if quick else {}
     specs = kernel_grid(X_train.shape[1], feature_names=names, **grid)
+    logger.info("demo: building %d kernels on %d training and %d test points (%s)", len(specs),
+                X_train.shape[0], X_test.shape[0],
+                readable_bytes(len(specs) * X_train.shape[0] * (X_train.shape[0] + X_test.shape[0]) * 8))
     start = time.perf_counter()
     normalizer = KernelNormalizer("unit-trace").fit(specs, X_train)
     K = normalizer.transform(compute_kernels(specs, X_train))
@@ -69,7 +76,7 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
     if solver != DEFAULTS["solver"]:  # another solver: the SVC form of the baseline
         params = {"tol": DEFAULTS["tol"], **AVERAGE}
     result = solve(K, y_train, solver=solver, check_psd=False,
-                   callback=None if quiet else ProgressPrinter(), **params)
+                   callback=None if quiet else ProgressPrinter.wanted(), **params)
     with warnings.catch_warnings():  # the baseline takes no step on the weights: 'max_iter' is expected
         warnings.simplefilter("ignore", ConvergenceWarning)
         average = solve(K, y_train, solver="average", check_psd=False, **AVERAGE)
@@ -122,7 +129,7 @@ def _plots(output: Path, result: Any, specs: list[Any], order: np.ndarray) -> li
     top = order[:20]
     fig, ax = plt.subplots(figsize=(8, 5))
     ax.barh([specs[m].label for m in top][::-1], result.kernel_weights[top][::-1])
-    ax.set_xlabel("kernel weight ||f_m|| / sum ||f_k||")
+    ax.set_xlabel("kernel weight d_m (f = sum_m d_m K_m alpha)")
     ax.set_title(f"top {len(top)} of {len(specs)} kernels")
     fig.tight_layout()
     weights_png = write_png(fig, output / "kernel_weights.png")

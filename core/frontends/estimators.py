@@ -14,10 +14,11 @@ scikit-learn's cross-validation slices correctly.  Every parameter: docs/estimat
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import reprlib
-import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -30,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.assembly.result import Result
 from kernelfuse.errors import IncompatiblePartsError, KernelfuseError, SolverError, ValidationError
-from kernelfuse.frontends.kernel_grid import kernel_grid
+from kernelfuse.frontends.kernel_grid import GAUSSIAN_WIDTHS, GRID_BYTES, POLYNOMIAL_DEGREES, sized_grid
 from kernelfuse.frontends.progress import ProgressPrinter
 from kernelfuse.kernels.factors import FactorKernels, has_features
 from kernelfuse.kernels.functions import (
@@ -53,15 +54,43 @@ from kernelfuse.kernels.storage import (
     training_stack,
 )
 from kernelfuse.problem.families import FAMILIES, get_family
-from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory
+from kernelfuse.runtime.logs import log_to_stderr, verbose_level
+from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory, readable_bytes
 from kernelfuse.runtime.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
 from kernelfuse.validation import check_psd_value, count, flag, positive, positive_count, random_seed, seconds
+
+logger = logging.getLogger(__name__)
 
 #: Family parameters an estimator passes on when set (None: the family's default).
 _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 #: ``C`` of ``l1_mkl`` when left at None: chosen by measurement on the main job's grid
 #: (``benchmarks/default_solver.py``, docs/estimators.md).
 L1_MKL_DEFAULT_C = 0.3
+#: The parameter the estimators set when left at None, by family, as a function of the number
+#: of training samples N, on kernels of unit diagonal: the loss weighed against
+#: ``0.5 ||f||^2`` as in scikit-learn's ``SVC(C=1)`` (``l1_mkl_sq``, ``vskl``: ``C = 1``;
+#: ``pnorm_mkl``, whose loss is a mean: ``lam = 1 / N``).  Mapped to the kernels' own scale by
+#: the family's scaling law (:func:`scaled_default`).
+UNIT_DIAGONAL_DEFAULTS: dict[str, tuple[str, Any]] = {
+    "l1_mkl_sq": ("C", lambda n: 1.0),
+    "vskl": ("C", lambda n: 1.0),
+    "pnorm_mkl": ("lam", lambda n: 1.0 / n),
+}
+
+
+def scaled_default(family: str, n_samples: int, mean_diagonal: float) -> dict[str, float]:
+    """The default of :data:`UNIT_DIAGONAL_DEFAULTS` for kernels of mean diagonal entry
+    ``mean_diagonal`` (``1/N`` for unit-trace kernels): the kernels are the unit-diagonal ones
+    divided by ``s = 1 / mean_diagonal``, so the parameter maps by the family's law
+    (:mod:`kernelfuse.problem.scaling`: ``C' = s C``, ``lam' = lam / s``).  Empty for the
+    other families."""
+    if family not in UNIT_DIAGONAL_DEFAULTS:
+        return {}
+    name, at_unit_diagonal = UNIT_DIAGONAL_DEFAULTS[family]
+    fam = get_family(family)
+    params = {**fam.resolve_params({}), name: at_unit_diagonal(n_samples)}
+    mapped, _ = fam.scaling(params, 1.0 / mean_diagonal)
+    return {name: float(mapped[name])}
 
 
 #: The estimators' own settings, checked by name at fit (scikit-learn's estimators check
@@ -73,7 +102,6 @@ _SETTINGS = {
     "memory_budget": positive_count.or_none("the default budget"),
     "random_state": random_seed,
     "standardize": flag,
-    "verbose": flag,
 }
 
 
@@ -99,16 +127,36 @@ def kernels_first(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def _solve_one(K: np.ndarray, target: np.ndarray, progress: bool = False, **kwargs: Any) -> Result:
+def _solve_one(K: np.ndarray, target: np.ndarray, label: str = "", **kwargs: Any) -> Result:
     """One problem of a fit (a job of :func:`kernelfuse.runtime.parallel.map_jobs`: module-level, so
-    that process and Dask workers unpickle it by name), with its own progress printer.  An
+    that process and Dask workers unpickle it by name), with its own progress printer where
+    progress is logged; ``label`` names it among several (``"class 2 (2 of 3)"``).  An
     interrupted solve interrupts the fit (a model missing some of its problems is no model)."""
     from kernelfuse.assembly.api import solve
 
-    result = solve(K, target, callback=ProgressPrinter() if progress else None, **kwargs)
+    if label:
+        logger.info("one-vs-rest: %s", label)
+    result = solve(K, target, callback=ProgressPrinter.wanted(), **kwargs)
     if result.status == "interrupted":
         raise KeyboardInterrupt
     return result
+
+
+def _mean_over(results: Sequence[Result], name: str) -> np.ndarray | None:
+    """The mean of the results' ``kernel_weights`` or ``norm_shares``; None where one has none
+    (``mikl``; ``norm_shares`` of a model file written before they were reported)."""
+    arrays = [getattr(r, name) for r in results]
+    return None if any(a is None for a in arrays) else np.mean(arrays, axis=0)
+
+
+@contextlib.contextmanager
+def _building(n_kernels: int, n_samples: int, dtype: str, where: str) -> Iterator[None]:
+    """Log the building of a training stack: how many kernels and bytes, then the time taken."""
+    size = readable_bytes(n_kernels * n_samples**2 * np.dtype(dtype).itemsize)
+    logger.info("building %d kernels on %d samples (%s, %s)", n_kernels, n_samples, size, where)
+    start = time.perf_counter()
+    yield
+    logger.info("built %d kernels in %.1fs", n_kernels, time.perf_counter() - start)
 
 
 class MKLEstimator(BaseEstimator):
@@ -116,12 +164,17 @@ class MKLEstimator(BaseEstimator):
 
     Parameters
     ----------
-    kernels : "grid", a sequence of :class:`~kernelfuse.kernels.functions.KernelSpec`, or "precomputed"
+    kernels : "grid" (the papers' grid sized to the data,
+        :func:`~kernelfuse.frontends.kernel_grid.sized_grid` within
+        :data:`~kernelfuse.frontends.kernel_grid.GRID_BYTES` and ``memory_budget``), a sequence
+        of :class:`~kernelfuse.kernels.functions.KernelSpec`, or "precomputed"
     solver : a registered solver name (see ``kernelfuse plugins --kind solver``) or a
         built :class:`~kernelfuse.assembly.solver.Solver`
     family : problem family of OBJECTIVES.md (None: the solver's, :meth:`family_name`)
     C, C2, lam, p, q, r, eps : family (and loss) parameters; None keeps the family default,
-        except ``C`` for ``l1_mkl``: None means 0.3, the measured default (docs/estimators.md)
+        except ``C`` for ``l1_mkl``: None means 0.3, the measured default (docs/estimators.md),
+        and ``C`` of ``l1_mkl_sq`` and ``vskl`` and ``lam`` of ``pnorm_mkl``: set at the
+        kernels' scale (:func:`scaled_default`)
     loss : registered loss name for family ``l1_mkl`` (None: the estimator's default)
     groups : group of each kernel for ``vskl`` (None: the specs' groups)
     normalization : "unit-trace", "spherical" or "none"
@@ -156,7 +209,11 @@ class MKLEstimator(BaseEstimator):
         declares ``psd`` (the grid's do), a certificate costing about one read of the stack
         otherwise and for ``kernels="precomputed"``; True: every kernel's eigenvalues
         (``O(M n^3)``); False: none (docs/reliability.md, "Input checks and their cost")
-    verbose : print progress (iteration, objective, gap, time) to stderr
+    verbose : 0 (False), 1 (True) or 2: progress on stderr during ``fit`` through
+        :mod:`logging` (:mod:`kernelfuse.runtime.logs`): 1 the phases (kernels built, each
+        solve's start and end, the one-vs-rest class) and iteration lines at most twice a
+        second (INFO), 2 every iteration (DEBUG); 0 prints nothing, the messages still reach
+        the handlers an application configures on the logger ``kernelfuse``
     n_jobs : workers solving the independent problems of one fit at once (the
         one-vs-rest classes, the labels of a non-shared multi-label fit; in a fit of one
         problem, the solver's own independent parts where it takes ``n_jobs``: the
@@ -172,7 +229,10 @@ class MKLEstimator(BaseEstimator):
     :class:`~kernelfuse.assembly.result.Result` per problem solved), result_ (the
     first), coef_ (M, n_train), or (n_problems, M, n_train) for several
     problems, or the solver's (M, n_outputs, n_train) for one multi-output
-    problem, intercept_, kernel_weights_ (the mean over the problems), n_iter_
+    problem, intercept_, kernel_weights_ (the combination weights ``d``,
+    ``f = sum_m d_m K_m alpha``: on the simplex for the l1 families and vskl, Kloft et al.'s
+    ``||d||_(p/(2-p)) = 1`` for pnorm_mkl, None for mikl; the mean over the problems),
+    norm_shares_ (``||f_m|| / sum_k ||f_k||``, the mean over the problems), n_iter_
     (the most iterations any problem recorded, the starting point included).
     """
 
@@ -250,6 +310,7 @@ class MKLEstimator(BaseEstimator):
         check_psd_value(self.check_psd)
         for name, domain in _SETTINGS.items():
             domain.check(name, getattr(self, name))
+        verbose_level(self.verbose)
         family = get_family(self.family_name())  # its parameters checked before any kernel is computed
         family.resolve_params({p.name: getattr(self, p.name) for p in family.params
                                if getattr(self, p.name, None) is not None})
@@ -285,7 +346,11 @@ class MKLEstimator(BaseEstimator):
                 raise ValidationError(
                     f"kernels must be 'grid', 'precomputed' or a list of KernelSpec, got {self.kernels!r}"
                 )
-            specs = kernel_grid(X.shape[1])
+            specs = sized_grid(X.shape[1], X.shape[0], min(GRID_BYTES, self._budget_bytes()),
+                               self._kernel_dtype().itemsize)
+            full = (len(GAUSSIAN_WIDTHS) + len(POLYNOMIAL_DEGREES)) * (X.shape[1] + 1)
+            logger.info("kernel grid: %d of the full grid's %d kernels, a stack within %s",
+                        len(specs), full, readable_bytes(min(GRID_BYTES, self._budget_bytes())))
         else:
             kernels = self.kernels
             specs = list(kernels) if isinstance(kernels, Sequence) else []
@@ -296,9 +361,7 @@ class MKLEstimator(BaseEstimator):
         self.X_fit_ = aligned(X)  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
         self.kernel_storage_ = self._choose_storage(specs, X.shape[0])
-        if self.verbose:
-            print(f"kernelfuse: kernel storage {self.kernel_storage_.storage}: "
-                  f"{self.kernel_storage_.reason}", file=sys.stderr)
+        logger.info("kernel storage %s: %s", self.kernel_storage_.storage, self.kernel_storage_.reason)
         block_bytes = min(BLOCK_BYTES, self._budget_bytes())
         if self.kernel_storage_.storage == "factors":
             return FactorKernels.from_specs(specs, X, self.normalizer_)
@@ -308,8 +371,9 @@ class MKLEstimator(BaseEstimator):
             handle, path = tempfile.mkstemp(suffix=".npy", prefix="kernelfuse-stack-", dir=self.storage_dir)
             os.close(handle)
             self._stack_file = path
-            return memmap_stack(specs, X, path, self.normalizer_, dtype=self.kernel_dtype,
-                                block_bytes=block_bytes, n_jobs=self.n_jobs)
+            with _building(len(specs), X.shape[0], self.kernel_dtype, f"memory-mapped in {path}"):
+                return memmap_stack(specs, X, path, self.normalizer_, dtype=self.kernel_dtype,
+                                    block_bytes=block_bytes, n_jobs=self.n_jobs)
         check_stack_request(len(specs), X, None, self.kernel_dtype, self._budget_bytes())
         shape = (len(specs), X.shape[0], X.shape[0])
         if shares_files(self.n_jobs):  # worker processes build it in, and solve from, one shared file
@@ -317,8 +381,9 @@ class MKLEstimator(BaseEstimator):
         else:
             out = empty_aligned(shape, self.kernel_dtype)  # where the shared file's starts
         # Blocks of at most 1/32 of the stack: building it costs little beyond the stack itself.
-        training_stack(specs, X, out, self.normalizer_, n_jobs=self.n_jobs,
-                       block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
+        with _building(len(specs), X.shape[0], self.kernel_dtype, "in memory"):
+            training_stack(specs, X, out, self.normalizer_, n_jobs=self.n_jobs,
+                           block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
         out.flags.writeable = False  # the solves share it: mapped read-only in the workers
         return out
 
@@ -336,12 +401,17 @@ class MKLEstimator(BaseEstimator):
             np.stack([np.diagonal(Km) for Km in K]))
         return self.normalizer_.transform(K)
 
+    def _kernel_dtype(self) -> np.dtype[Any]:
+        """``kernel_dtype`` checked: one of :data:`~kernelfuse.kernels.storage.DTYPES`."""
+        if self.kernel_dtype not in DTYPES:
+            raise ValidationError(f"kernel_dtype must be one of {', '.join(DTYPES)}, got {self.kernel_dtype!r}")
+        return np.dtype(self.kernel_dtype)
+
     def _choose_storage(self, specs: Sequence[KernelSpec], n_samples: int) -> StorageChoice:
         if self.storage not in ("auto", *STORAGES):
             raise ValidationError(f"storage must be 'auto' or one of {', '.join(STORAGES)}, "
                                   f"got {self.storage!r}")
-        if self.kernel_dtype not in DTYPES:
-            raise ValidationError(f"kernel_dtype must be one of {', '.join(DTYPES)}, got {self.kernel_dtype!r}")
+        self._kernel_dtype()
         reads_rows = self._solver_reads("reads_kernel_rows")
         reads_factors = reads_rows or self._solver_reads("reads_kernel_factors")
         if self.storage == "rows" and not reads_rows:
@@ -382,7 +452,8 @@ class MKLEstimator(BaseEstimator):
         self._stack_file = None
         self._shared_file = None
         try:
-            yield self._train_stack(X)
+            with log_to_stderr(verbose_level(self.verbose)):
+                yield self._train_stack(X)
         except (MemoryError, OSError) as exc:
             if not is_out_of_memory(exc):
                 raise
@@ -432,6 +503,11 @@ class MKLEstimator(BaseEstimator):
         family = self.family_name()
         if self.C is None and family == "l1_mkl":
             params["C"] = L1_MKL_DEFAULT_C
+        normalizer = self.normalizer_
+        mean_diagonal = float(np.mean(normalizer.train_diagonal_ * normalizer.training_scales() ** 2))
+        if mean_diagonal > 0:
+            for name, value in scaled_default(family, targets[0].shape[0], mean_diagonal).items():
+                params.setdefault(name, value)
         params.update(self._run_settings())
         takes = get_registry().get("solver", self.solver).factory.parameters() \
             if isinstance(self.solver, str) else ()
@@ -450,8 +526,12 @@ class MKLEstimator(BaseEstimator):
         if loss is None and get_family(family).losses is None:  # the family takes any loss
             loss = self.default_loss
         common = dict(solver=self.solver, family=family, loss=loss, groups=groups,
-                      check_psd=self._psd_check(), progress=self.verbose, **params)
-        self._adopt_results(map_jobs(_solve_one, [(K, target) for target in targets],
+                      check_psd=self._psd_check(), **params)
+        names = getattr(self, "classes_", range(len(targets)))
+        kind = "label" if getattr(self, "multilabel_", False) else "class"
+        labels = [f"{kind} {names[k]} ({k + 1} of {len(targets)})" if len(targets) > 1 else ""
+                  for k in range(len(targets))]
+        self._adopt_results(map_jobs(_solve_one, [(K, target, label) for target, label in zip(targets, labels)],
                                      self.n_jobs, common))
 
     def family_name(self) -> str:
@@ -524,8 +604,8 @@ class MKLEstimator(BaseEstimator):
         self.n_train_ = coefs.shape[-1]
         self.coef_ = coefs[0] if len(results) == 1 else coefs
         self.intercept_ = np.array([r.intercept for r in results])
-        weights = [r.kernel_weights for r in results if r.kernel_weights is not None]
-        self.kernel_weights_ = np.mean(weights, axis=0) if weights else None
+        self.kernel_weights_ = _mean_over(results, "kernel_weights")
+        self.norm_shares_ = _mean_over(results, "norm_shares")
         self.n_iter_ = max(len(r.history) for r in results)
 
     def _scores(self, X: Any) -> np.ndarray:

@@ -331,15 +331,16 @@ def _check_kernels_on_training_rows(path: str | PathLike[str], specs: list[Kerne
 
 
 def _check_result(path: str | PathLike[str], k: int, result: Result, family: Any) -> None:
-    """Result ``k`` of the file: finite intercept, kernel weights finite and >= 0 (one per
-    kernel), and the estimator's family."""
+    """Result ``k`` of the file: finite intercept, kernel weights and norm shares finite and
+    >= 0 (one per kernel), and the estimator's family."""
     if not math.isfinite(result.intercept):
         raise ValidationError(f"{path}: result {k} intercept must be finite, got {result.intercept!r}")
-    weights = result.kernel_weights
-    if weights is not None and (weights.dtype.kind != "f" or weights.shape != result.coef.shape[:1]
-                                or not np.isfinite(weights).all() or (weights < 0).any()):
-        raise ValidationError(f"{path}: result {k} kernel_weights must be {result.coef.shape[0]} finite "
-                              f"numbers >= 0, got {weights!r}")
+    for name in ("kernel_weights", "norm_shares"):
+        weights = getattr(result, name)
+        if weights is not None and (weights.dtype.kind != "f" or weights.shape != result.coef.shape[:1]
+                                    or not np.isfinite(weights).all() or (weights < 0).any()):
+            raise ValidationError(f"{path}: result {k} {name} must be {result.coef.shape[0]} finite "
+                                  f"numbers >= 0, got {weights!r}")
     if family is not None and result.family != family:
         raise ValidationError(f"{path}: result {k} family is {result.family!r}, the estimator's "
                               f"family is {family!r}")

@@ -13,6 +13,7 @@ stack's storage) gives both the decision values and the RKHS norms.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -63,17 +64,65 @@ def decision_values(products: np.ndarray, intercept: float | np.ndarray = 0.0) -
     return (f if f.ndim == 1 else f.T) + intercept
 
 
-def norm_weights(norms: np.ndarray) -> np.ndarray:
-    """Kernel weights ``d_m = ||f_m|| / sum_k ||f_k||`` (uniform when all are 0).
+def norm_shares(norms: np.ndarray) -> np.ndarray:
+    """Each kernel's share of the norm, ``||f_m|| / sum_k ||f_k||`` (uniform when all are 0).
 
-    At an optimum of ``l1_mkl_sq`` these are the SimpleMKL weights
-    (OBJECTIVES.md, family 2); kernelfuse reports them for every PSD family
-    whose model has no weights of its own.
+    Reported with every PSD family's model as ``Result.norm_shares``; at an optimum of
+    ``l1_mkl`` or ``l1_mkl_sq`` they are the combination weights
+    (:func:`combination_weights`, OBJECTIVES.md family 2).
     """
     total = norms.sum()
     if total <= 0:
         return np.full(norms.shape, 1.0 / norms.size)
     return norms / total
+
+
+def combination_weights(problem: Problem, norms: np.ndarray) -> np.ndarray | None:
+    """The combination weights ``d`` of a model given by its norms ``||f_m||``; None for ``mikl``.
+
+    ``d`` is what other MKL libraries report: ``f = sum_m d_m K_m alpha`` with one ``alpha``.
+    At an optimum of ``w sum_i loss_i + Omega(||f_1||, ..., ||f_M||)`` the optimality
+    conditions give ``f_m = (||f_m|| / g_m) K_m alpha`` with ``g_m = dOmega / d||f_m||``, so
+    ``d_m`` is proportional to ``||f_m|| / g_m``, and the family fixes the scale:
+
+    * ``l1_mkl``: ``g_m = C + C2 ||f_m||``; ``l1_mkl_sq``: ``g_m`` the same for every kernel;
+      ``d`` on the simplex (``sum d = 1``: the norm shares when ``C2 = 0``);
+    * ``vskl``: ``g_jk = s_j^(2q - 1)`` with ``s_j = sum_{k in j} ||f_jk||`` (``q = inf``:
+      ``s_j``, as for ``q = 1``: the norms do not fix the weights across groups there); ``d`` on
+      the simplex;
+    * ``pnorm_mkl``: ``g_m = ||f_m||^(p - 1)``, so ``d_m = ||f_m||^(2 - p)`` scaled to
+      ``||d||_(p/(2-p)) = 1``: the weights of Kloft et al. (JMLR 2011, eq. 14), whose
+      exponent on ``d`` is ``p / (2 - p)`` (inf for ``p = 2``: every weight 1).
+
+    A solver whose model is the weights themselves (average, SimpleMKL, mirrorVSKL, the
+    multi-label solvers) reports its own ``d`` instead; the two agree at an optimum.
+    """
+    family = problem.family.name
+    if not problem.family.requires_psd or problem.family.target == "multilabel":
+        return None
+    norms = np.asarray(norms, dtype=np.float64)
+    if not norms.any():
+        return np.full(norms.shape, 1.0 / norms.size)
+    params = problem.params
+    if family == "pnorm_mkl":
+        from kernelfuse.problem.regularizers import lp_norm
+
+        p = params["p"]
+        d = norms ** (2.0 - p)
+        return d / lp_norm(d, math.inf if p >= 2.0 else p / (2.0 - p))
+    if family == "vskl":
+        groups = np.zeros(norms.size, int) if problem.groups is None else np.asarray(problem.groups)
+        sums = np.bincount(groups, weights=norms)[groups]
+        exponent = 1.0 if math.isinf(params["q"]) else 2.0 * params["q"] - 1.0
+        used = norms > 0  # in logarithms: s_j^(2q - 1) overflows for large q
+        log_d = np.log(norms[used]) - exponent * np.log(sums[used])
+        d = np.zeros(norms.size)
+        d[used] = np.exp(log_d - log_d.max())
+    elif family == "l1_mkl":
+        d = norms / (params["C"] + params.get("C2", 0.0) * norms)
+    else:
+        d = norms
+    return d / d.sum()
 
 
 def norm_penalised(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
@@ -177,23 +226,24 @@ def score(
     coef: object,
     intercept: object = 0.0,
     kernel_weights: object = None,
-) -> tuple[float, np.ndarray | None]:
-    """:func:`evaluate` at the model and the kernel weights reported with it (``kernel_weights``,
-    else :func:`model_kernel_weights`), from one pass over the kernels."""
+) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+    """:func:`evaluate` at the model, the combination weights reported with it
+    (``kernel_weights``, the model's own, else :func:`combination_weights`) and its
+    :func:`norm_shares` (None for ``mikl``), from one pass over the kernels."""
     coef, b, d = check_model(problem, coef, intercept, kernel_weights)
     products = kernel_products(problem.K, coef)
     sq = squared_norms(coef, products)
     objective = evaluate_parts(problem, coef, decision_values(products, b), sq, d)
-    if kernel_weights is None and problem.family.requires_psd:
-        kernel_weights = norm_weights(norms_of_squares(sq))
-    return objective, kernel_weights  # type: ignore[return-value]
+    if not problem.family.requires_psd:
+        return objective, None, None
+    norms = norms_of_squares(sq)
+    if kernel_weights is None:
+        kernel_weights = combination_weights(problem, norms)
+    return objective, kernel_weights, norm_shares(norms)  # type: ignore[return-value]
 
 
 def model_kernel_weights(problem: Problem, coef: np.ndarray) -> np.ndarray | None:
-    """Kernel weights reported with a model whose family has none of its own.
-
-    ``||f_m|| / sum_k ||f_k||`` for the PSD families; None for ``mikl``.
-    """
+    """:func:`combination_weights` of a model from its coefficients (None for ``mikl``)."""
     if not problem.family.requires_psd:
         return None
-    return norm_weights(rkhs_norms(problem.K, coef))
+    return combination_weights(problem, rkhs_norms(problem.K, coef))

@@ -195,6 +195,7 @@ class VSKLBlockCoordinateAscent(Oracle):
             gradient=-0.5 * scale * a,
             coef=coef,
             intercept=solution.intercept,
+            kernel_weights=used_weights / used_weights.sum(),  # f = sum_m d_m K_m beta
             objective=objectives.evaluate_parts(state.problem, coef, f, used_weights**2 * a),
             lower_bound=vskl_lower_bound(solution.alpha, a, state.groups, state.q),
             counters=counters,

@@ -55,7 +55,7 @@ class ExpansionModel(Oracle):
         model_norms = weights * point.block_norms  # ||w_m||
         return OracleAnswer(
             value=objective, gradient=np.zeros(0), coef=coef, objective=objective,
-            kernel_weights=objectives.norm_weights(model_norms),
+            kernel_weights=objectives.combination_weights(problem, model_norms),
             lower_bound=lower_bound(problem, mirror_map, point, kernel_norms),
             counters={"examples": point.examples, "kernel_passes": point.kernel_passes},
             active_kernels=int(np.count_nonzero(model_norms > 1e-6 * model_norms.max(initial=0.0))),

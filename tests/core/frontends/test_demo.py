@@ -27,6 +27,8 @@ def test_kernelfuse_demo_quick(tmp_path):
     for png in ("kernel_weights.png", "gap_vs_time.png"):
         assert (tmp_path / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "iter" in done.stderr  # progress lines
+    # the kernel building announced before it starts (logged at INFO, on in the CLI)
+    assert done.stderr.startswith("kernelfuse: demo: building 93 kernels on 455 training and 114 test points (")
     quiet = subprocess.run(
         [sys.executable, "-m", "kernelfuse", "demo", "--quick", "--quiet", "--output", str(tmp_path)],
         capture_output=True, text=True, timeout=300,

@@ -52,6 +52,7 @@ def run_limited(code: str, headroom_mib: int) -> str:
         import numpy as np
         warnings.simplefilter("ignore")
         from kernelfuse.frontends.estimators import MKLClassifier
+        from kernelfuse.frontends.kernel_grid import kernel_grid
         rng = np.random.default_rng(0)
         X = rng.normal(size=(1500, 4)); y = (X[:, 0] > 0).astype(int)
         with open("/proc/self/status") as status:
@@ -69,10 +70,11 @@ def run_limited(code: str, headroom_mib: int) -> str:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
 def test_under_an_address_space_limit_a_stack_over_the_budget_is_refused_before_it_is_built():
-    """The issue's fit (simplemkl on l1_mkl_sq, the default grid of 135 kernels) on 1500 rows
-    under ulimit -v of 400 MiB: the default budget is half the room left, and neither memory
-    nor a memory map (which counts against the limit) takes the 2.26 GiB stack."""
-    out = run_limited('MKLClassifier(solver="simplemkl", family="l1_mkl_sq").fit(X, y)', 400)
+    """The issue's fit (simplemkl on l1_mkl_sq, the papers' whole grid of 135 kernels, the
+    default before the default grid was sized to the budget) on 1500 rows under ulimit -v of
+    400 MiB: the default budget is half the room left, and neither memory nor a memory map
+    (which counts against the limit) takes the 2.26 GiB stack."""
+    out = run_limited('MKLClassifier(kernels=kernel_grid(4), solver="simplemkl", family="l1_mkl_sq").fit(X, y)', 400)
     assert out.startswith("ValidationError the float64 stack (135 kernels of 1500 x 1500) needs 2.26 GiB: "
                           "over the memory budget of"), out
     assert "address space left to the process (ulimit -v), which a memory map takes" in out
@@ -82,8 +84,8 @@ def test_under_an_address_space_limit_a_stack_over_the_budget_is_refused_before_
 def test_a_real_memory_error_in_a_fit_names_the_array_and_its_size():
     """A budget raised past the limit: numpy's MemoryError for the stack becomes a SolverError
     naming its shape, dtype, size and the line that asked for it."""
-    out = run_limited('MKLClassifier(solver="simplemkl", family="l1_mkl_sq", memory_budget=10**10, '
-                      'storage="memory").fit(X, y)', 400)
+    out = run_limited('MKLClassifier(kernels=kernel_grid(4), solver="simplemkl", family="l1_mkl_sq", '
+                      'memory_budget=10**10, storage="memory").fit(X, y)', 400)
     assert out.startswith("SolverError MKLClassifier.fit ran out of memory allocating an array of shape "
                           "(2430000064,) and dtype uint8 (2.26 GiB) in empty_aligned (functions.py:"), out
     assert "called from _train_stack (estimators.py:" in out and "memory available to this process" in out

@@ -330,8 +330,8 @@ def test_sigint_during_solve_writes_the_best_model_and_exits_130(tmp_path):
          "--tol", "1e-12", "--max-iter", "1000000000", "--output", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        for line in process.stderr:  # progress: one line per iteration
-            if line.split()[:2] == ["iter", "3"]:
+        for line in process.stderr:  # progress: "kernelfuse: iter N ..." lines
+            if line.split()[:3] == ["kernelfuse:", "iter", "3"]:
                 break
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=30)
