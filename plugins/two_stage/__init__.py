@@ -1,0 +1,42 @@
+"""Two-stage MKL: kernel weights by a method's own criterion, then one SVM on the combination.
+
+The one-step algorithms of MKLpy, each a registered solver of family ``l1_mkl_sq`` (kind
+``solver``), sharing the assembler :class:`~kernelfuse.plugins.two_stage.weights_then_svm.TwoStageMKL`
+and the SVM solver part (``svm_solver``, ``active-set`` unless named):
+
+* ``fheuristic``: kernel-target alignment (Qiu and Lane 2009), :mod:`.fheuristic`;
+* ``cka``: centred-alignment maximisation (Cortes, Mohri and Rostamizadeh 2012), :mod:`.cka`;
+* ``pwmk``: cross-validated accuracies (Tanabe et al. 2008), :mod:`.pwmk`;
+* ``easymkl``: the class-hull distance of the regularised kernel sum (Aiolli and Donini 2015),
+  :mod:`.easymkl`.
+
+MKLpy's ``AverageMKL`` is the built-in ``average`` solver (:mod:`kernelfuse.plugins.average_kernel`).
+docs/methods/two-stage.md has the objectives, MKLpy's computations and the comparison.
+"""
+
+from __future__ import annotations
+
+from kernelfuse.assembly.recipe import Recipe
+from kernelfuse.parts.hookspecs import hookimpl
+from kernelfuse.plugins.two_stage.cka import CenteredAlignment
+from kernelfuse.plugins.two_stage.easymkl import EasyMKL
+from kernelfuse.plugins.two_stage.fheuristic import FHeuristic
+from kernelfuse.plugins.two_stage.pwmk import PWMK
+
+SVM = {"svm_solver": ("svm_solver", "active-set")}
+RECIPES = (
+    Recipe("fheuristic", FHeuristic, parts=SVM,
+           description="kernel weights by kernel-target alignment (Qiu and Lane 2009), then one SVM"),
+    Recipe("cka", CenteredAlignment, parts=SVM,
+           description="kernel weights maximising the centred alignment (Cortes et al. 2012), then one SVM"),
+    Recipe("pwmk", PWMK, parts=SVM,
+           description="kernel weights from cross-validated accuracies (Tanabe et al. 2008), then one SVM"),
+    Recipe("easymkl", EasyMKL, parts=SVM,
+           description="kernel weights from the class-hull distance (Aiolli and Donini 2015), then one SVM"),
+)
+
+
+@hookimpl
+def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
+    for recipe in RECIPES:
+        registry.add("solver", recipe.name, recipe, description=recipe.description)
