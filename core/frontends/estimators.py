@@ -8,7 +8,8 @@ the learnt expansion ``f(x) = sum_m sum_j coef[m, j] k_m(x_j, x) + b``.  More th
 are fitted one-vs-rest unless the family is multiclass or multi-label; ``n_jobs`` solves the
 independent problems of one fit through :mod:`kernelfuse.runtime.parallel`.
 ``kernels="precomputed"`` takes a stack laid out ``(n, n, M)``, kernel axis last, which
-scikit-learn's cross-validation slices correctly, or MKLpy's list of M kernel matrices.  Every parameter: docs/estimators.md.
+scikit-learn's cross-validation slices correctly, or MKLpy's list of M kernel matrices.
+Every parameter: docs/estimators.md.
 """
 
 from __future__ import annotations

@@ -88,20 +88,22 @@ def _kernel(K: object) -> np.ndarray:
     """One kernel matrix (n, n), checked finite, symmetric and PSD."""
     from kernelfuse.validation import check_kernels
 
-    if np.ndim(K) != 2:
-        raise ValidationError(f"K must be one kernel matrix of shape (n, n), got shape {np.shape(K)}")
-    return check_kernels(K, require_psd=True, check_psd="auto")[0][0]
+    array = np.asarray(K)
+    if array.ndim != 2:
+        raise ValidationError(f"K must be one kernel matrix of shape (n, n), got shape {array.shape}")
+    return check_kernels(array, require_psd=True, check_psd="auto")[0][0]
 
 
 def _target(target: object, n_samples: int) -> np.ndarray:
     """The target kernel: ``y y'`` of binary labels (1-D), or a kernel matrix (2-D)."""
-    if np.ndim(target) == 2:
-        T = np.asarray(target, dtype=float)
-        if T.shape != (n_samples, n_samples) or not np.isfinite(T).all():
+    array = np.asarray(target)
+    if array.ndim == 2:
+        if array.shape != (n_samples, n_samples) or array.dtype.kind not in "biuf" \
+                or not np.isfinite(array).all():
             raise ValidationError(f"a target kernel must be a finite ({n_samples}, {n_samples}) matrix, "
-                                  f"got shape {T.shape}")
-        return T
-    y = binary_signs(target, n_samples)
+                                  f"got shape {array.shape}")
+        return array.astype(float)
+    y = binary_signs(array, n_samples)
     return np.outer(y, y)
 
 

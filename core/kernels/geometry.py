@@ -61,11 +61,17 @@ class QPAnswer:
 
 
 def _solve(problem: object, variable: object, what: str) -> np.ndarray:
+    """The variable's value at the solution; an inaccurate one (Clarabel's "almost solved") is
+    taken silently: the answer's interval is certified from it whatever its accuracy."""
+    import warnings
+
     import cvxpy as cp
 
     assert isinstance(problem, cp.Problem) and isinstance(variable, cp.Variable)
     try:
-        problem.solve(solver=cp.CLARABEL)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+            problem.solve(solver=cp.CLARABEL)
     except cp.SolverError as exc:
         raise SolverError(f"{what}: the QP solver failed: {exc}") from exc
     if variable.value is None:

@@ -1,9 +1,9 @@
 """The average-kernel SVM: the baseline every MKL paper compares with.
 
 An SVM on ``K_avg = (1/M) sum_m K_m`` (uniform kernel weights, nothing
-learnt).  Its model is reported in the units of the family asked for
+learnt; MKLpy's ``AverageMKL``).  Its model is reported in the units of the family asked for
 (``l1_mkl_sq`` or ``vskl``): ``coef_m = (alpha * y) / M``, the SVM's
-intercept, and the family objective at that model.  Its ``dual_objective``
+intercept, the kernel weights ``1/M``, and the family objective at that model.  Its ``dual_objective``
 is the certified bound ``H(alpha)`` of :mod:`kernelfuse.plugins.mirror_vskl.vskl_bca`
 at the SVM's ``alpha``, so ``gap`` says how far the average kernel is from
 the MKL optimum of the family.  ``status`` is ``converged`` only when that
@@ -59,7 +59,8 @@ class AverageKernelSVM(Solver):
         )
         history.record(objective, lower, svm_calls=1, kernel_passes=2)
         gap = relative_gap(objective, lower)
-        return Model(coef=coef, intercept=solution.intercept, dual_objective=lower, n_iter=1,
+        return Model(coef=coef, intercept=solution.intercept, kernel_weights=np.full(M, 1.0 / M),
+                     dual_objective=lower, n_iter=1,
                      status="converged" if gap <= self.tol else "max_iter",
                      message="uniform kernel weights: the SVM on the mean kernel, certified gap "
                              f"{gap:.3g} to the MKL optimum (tol={self.tol:g})")

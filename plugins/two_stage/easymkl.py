@@ -27,8 +27,8 @@ import numpy as np
 from kernelfuse.kernels.combined import quadratic_forms
 from kernelfuse.kernels.geometry import hull_distance
 from kernelfuse.kernels.products import weighted_sum
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, simplex_weights
 from kernelfuse.plugins.two_stage.pwmk import unit_interval
+from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, simplex_weights
 from kernelfuse.problem.instance import Problem
 
 

@@ -21,7 +21,7 @@ step on it (as an MKL solver run with ``max_iter = 0``); the message gives the g
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -69,8 +69,8 @@ class TwoStageMKL(Solver):
         coef = d[:, None] * beta[None, :]
         objective = evaluate_parts(problem, coef, K_d @ beta + solution.intercept, d**2 * a)
         lower = vskl_lower_bound(solution.alpha, a, np.zeros(K.shape[0], int), 1.0)
-        counters = {**work, "svm_calls": work.get("svm_calls", 0) + 1,
-                    "kernel_passes": work.get("kernel_passes", 0) + 1 + fraction}
+        counters: dict[str, Any] = {**work, "svm_calls": work.get("svm_calls", 0) + 1,
+                                    "kernel_passes": work.get("kernel_passes", 0) + 1 + fraction}
         history.record(objective, lower, **counters)
         gap = relative_gap(objective, lower)
         return Model(coef=coef, intercept=solution.intercept, kernel_weights=d, dual_objective=lower, n_iter=1,
