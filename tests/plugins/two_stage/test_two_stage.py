@@ -66,9 +66,9 @@ def test_pwmk_weights_are_the_normalised_cross_validated_accuracies(data) -> Non
     np.testing.assert_allclose(solve(K, y, "pwmk", delta=0.5).kernel_weights, shifted / shifted.sum(), atol=1e-12)
 
 
-def test_easymkl_weights_come_from_the_hull_distance_qp(data) -> None:
+@pytest.mark.parametrize("lam", [0.2, 0.0])   # the hard-margin SVM part; Clarabel
+def test_easymkl_weights_come_from_the_hull_distance_qp(data, lam) -> None:
     K, y = data
-    lam = 0.2
     K_lam = (1 - lam) * K.sum(axis=0) + lam * np.eye(y.size)
     g = cp.Variable(y.size, nonneg=True)
     v = cp.multiply(y, g)
