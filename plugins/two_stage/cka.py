@@ -25,18 +25,20 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.kernels.combined import quadratic_forms
 from kernelfuse.kernels.geometry import centered
 from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, simplex_weights
 from kernelfuse.problem.instance import Problem
 
 
 def alignment_system(K: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``M`` (M, M) and ``a`` (M,) of the centred kernels (one centred kernel in memory at a time)."""
-    n_kernels = K.shape[0]
-    flat = np.empty((n_kernels, K.shape[1] * K.shape[2]))
+    """``M`` (M, M) and ``a`` (M,) with one centred kernel in memory at a time: ``H`` is a
+    projector, so ``<K_k^c, K_l^c> = <K_k^c, K_l>`` and ``a_k = (Hy)' K_k (Hy)``, ``Hy = y - mean(y)``."""
+    flat = K.reshape(K.shape[0], -1)
+    M = np.empty((K.shape[0], K.shape[0]))
     for m, Km in enumerate(K):
-        flat[m] = centered(Km).reshape(-1)
-    return flat @ flat.T, flat @ np.outer(y, y).reshape(-1)
+        M[m] = flat @ centered(Km).reshape(-1)
+    return (M + M.T) / 2, quadratic_forms(K, y - y.mean())
 
 
 def alignmax_weights(K: np.ndarray, y: np.ndarray) -> np.ndarray:
