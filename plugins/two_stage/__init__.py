@@ -8,7 +8,9 @@ and the SVM solver part (``svm_solver``, ``active-set`` unless named):
 * ``cka``: centred-alignment maximisation (Cortes, Mohri and Rostamizadeh 2012), :mod:`.cka`;
 * ``pwmk``: cross-validated accuracies (Tanabe et al. 2008), :mod:`.pwmk`;
 * ``easymkl``: the class-hull distance of the regularised kernel sum (Aiolli and Donini 2015),
-  :mod:`.easymkl`.
+  :mod:`.easymkl`;
+* ``gram``: the radius-margin ratio by exponentiated gradient (Lauriola, Polato and Aiolli
+  2017), :mod:`.gram`, MKLpy's first iterative algorithm.
 
 MKLpy's ``AverageMKL`` is the built-in ``average`` solver (:mod:`kernelfuse.plugins.average_kernel`).
 docs/methods/two-stage.md has the objectives, MKLpy's computations and the comparison.
@@ -21,6 +23,7 @@ from kernelfuse.parts.hookspecs import hookimpl
 from kernelfuse.plugins.two_stage.cka import CenteredAlignment
 from kernelfuse.plugins.two_stage.easymkl import EasyMKL
 from kernelfuse.plugins.two_stage.fheuristic import FHeuristic
+from kernelfuse.plugins.two_stage.gram import GRAM
 from kernelfuse.plugins.two_stage.pwmk import PWMK
 
 SVM = {"svm_solver": ("svm_solver", "active-set")}
@@ -33,6 +36,8 @@ RECIPES = (
            description="kernel weights from cross-validated accuracies (Tanabe et al. 2008), then one SVM"),
     Recipe("easymkl", EasyMKL, parts=SVM,
            description="kernel weights from the class-hull distance (Aiolli and Donini 2015), then one SVM"),
+    Recipe("gram", GRAM, parts=SVM,
+           description="kernel weights minimising the radius-margin ratio (Lauriola et al. 2017), then one SVM"),
 )
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from kernelfuse.kernels.combined import quadratic_forms
 from kernelfuse.kernels.geometry import centered
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, simplex_weights
+from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, Weights, simplex_weights
 from kernelfuse.problem.instance import Problem
 
 
@@ -60,5 +60,5 @@ class CenteredAlignment(TwoStageMKL):
 
     name: ClassVar[str] = "cka"
 
-    def weights(self, problem: Problem) -> tuple[np.ndarray, dict[str, float]]:
-        return alignmax_weights(problem.K, problem.y), {"kernel_passes": 1.0}
+    def weights(self, problem: Problem) -> Weights:
+        return Weights(alignmax_weights(problem.K, problem.y), {"kernel_passes": float(problem.K.shape[0])})

@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.kernels.geometry import alignment
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, simplex_weights
+from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, Weights, simplex_weights
 from kernelfuse.problem.instance import Problem
 
 
@@ -34,5 +34,5 @@ class FHeuristic(TwoStageMKL):
 
     name: ClassVar[str] = "fheuristic"
 
-    def weights(self, problem: Problem) -> tuple[np.ndarray, dict[str, float]]:
-        return fheuristic_weights(problem.K, problem.y), {"kernel_passes": 1.0}
+    def weights(self, problem: Problem) -> Weights:
+        return Weights(fheuristic_weights(problem.K, problem.y), {"kernel_passes": 1.0})

@@ -42,6 +42,21 @@ def simplex_weights(scores: np.ndarray) -> np.ndarray:
     return scores / total if total > 0 else np.full(scores.size, 1.0 / scores.size)
 
 
+@attrs.frozen
+class Weights:
+    """A method's kernel weights ``d`` (on the simplex) and how it reached them."""
+
+    d: np.ndarray
+    #: The work they took (history counters: svm_calls, kernel_passes, ...).
+    counters: dict[str, float] = attrs.field(factory=dict)
+    #: The method's own steps (1 for a one-step method).
+    n_iter: int = 1
+    #: Whether the solve's deadline ended the method's steps (status ``time_limit``).
+    cut: bool = False
+    #: What the method's own criterion did, for the message.
+    note: str = ""
+
+
 @attrs.define
 class TwoStageMKL(Solver):
     """Kernel weights by the method's criterion, then one SVM on the combined kernel (l1_mkl_sq units)."""
@@ -56,12 +71,13 @@ class TwoStageMKL(Solver):
         return {"svm_solver": self.svm_solver}
 
     @abstractmethod
-    def weights(self, problem: Problem) -> tuple[np.ndarray, dict[str, float]]:
-        """The kernel weights ``d`` (on the simplex) and the work they took (history counters)."""
+    def weights(self, problem: Problem) -> Weights:
+        """The kernel weights by the method's criterion."""
 
     def run(self, problem: Problem, history: History) -> Model:
         K, y, C = problem.K, problem.y, problem.params["C"]
-        d, work = self.weights(problem)
+        learnt = self.weights(problem)
+        d, work = learnt.d, learnt.counters
         K_d, fraction = combined_kernel(K, d)
         solution = self.svm_solver.solve(K_d, y, C)
         beta = solution.alpha * y
@@ -73,7 +89,8 @@ class TwoStageMKL(Solver):
                                     "kernel_passes": work.get("kernel_passes", 0) + 1 + fraction}
         history.record(objective, lower, **counters)
         gap = relative_gap(objective, lower)
-        return Model(coef=coef, intercept=solution.intercept, kernel_weights=d, dual_objective=lower, n_iter=1,
-                     status="converged" if gap <= self.tol else "max_iter",
-                     message=f"{self.name} kernel weights (its own criterion), then one SVM: certified gap "
-                             f"{gap:.3g} to the l1_mkl_sq optimum (tol={self.tol:g})")
+        status = "time_limit" if learnt.cut else "converged" if gap <= self.tol else "max_iter"
+        return Model(coef=coef, intercept=solution.intercept, kernel_weights=d, dual_objective=lower,
+                     n_iter=learnt.n_iter, status=status,
+                     message=f"{self.name} kernel weights (its own criterion{': ' + learnt.note if learnt.note else ''}), "
+                             f"then one SVM: certified gap {gap:.3g} to the l1_mkl_sq optimum (tol={self.tol:g})")

@@ -26,15 +26,17 @@ def mklpy_weights(name: str, K: np.ndarray, y: np.ndarray, **params: object) -> 
 
     learner = {} if name == "EasyMKL" else {"learner": SVC(C=10.0)}
     model = getattr(algorithms, name)(**learner, **params).fit([torch.tensor(Km) for Km in K], torch.tensor(y))
-    return model.solution.weights.numpy()
+    return np.asarray(model.solution.weights, dtype=float)   # a tensor (one-step) or an array (GRAM)
 
 
 @pytest.mark.parametrize("solver, name, params", [
     ("fheuristic", "FHeuristic", {}), ("pwmk", "PWMK", {}), ("pwmk", "PWMK", {"delta": 0.5}),
     ("easymkl", "EasyMKL", {"lam": 0.1}), ("easymkl", "EasyMKL", {"lam": 0.6}), ("cka", "CKA", {}),
+    ("gram", "GRAM", {"max_iter": 20, "learning_rate": 0.01}),
 ])
 def test_weights_match_mklpy(solver, name, params) -> None:
     K, y = breast_cancer_kernels(80, 3 if solver == "cka" else 5, seed=4)
+    K = K * y.size   # unit diagonal (MKLpy's GRAM assumes it)
     theirs = mklpy_weights(name, K, y, **params)
     assert theirs.min() >= 0, "CKA's unconstrained solution is compared only where it is non-negative"
     with warnings.catch_warnings():

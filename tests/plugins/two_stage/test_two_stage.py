@@ -18,7 +18,7 @@ from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import assert_within_certified
 
-TWO_STAGE = ("fheuristic", "cka", "pwmk", "easymkl")
+TWO_STAGE = ("fheuristic", "cka", "pwmk", "easymkl", "gram")
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +108,29 @@ def test_bad_parameters_are_named(data) -> None:
         solve(K, y, "pwmk", delta=-0.1)
     with pytest.raises(ValidationError, match="cv=40 folds need at least 40 examples"):
         solve(K, y, "pwmk", cv=40)
+
+
+def _ratio(K: np.ndarray, y: np.ndarray, d: np.ndarray) -> float:
+    """R^2 / D^2 of K(d) by two cvxpy programs written here: the ball's dual, the hulls' distance."""
+    K_d = np.tensordot(d, K, axes=1)
+    g = cp.Variable(y.size, nonneg=True)
+    ball = cp.Problem(cp.Maximize(np.diag(K_d) @ g - cp.quad_form(g, cp.psd_wrap(K_d))), [cp.sum(g) == 1])
+    ball.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12)
+    h = cp.Variable(y.size, nonneg=True)
+    hulls = cp.Problem(cp.Minimize(cp.quad_form(cp.multiply(y, h), cp.psd_wrap(K_d))),
+                       [cp.sum(h[y > 0]) == 1, cp.sum(h[y < 0]) == 1])
+    hulls.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12)
+    return ball.value / hulls.value
+
+
+def test_gram_steps_are_exponentiated_gradient_steps_on_the_radius_margin_ratio(data) -> None:
+    K, y = data
+    K = K * y.size   # unit diagonal
+    d0 = np.full(4, 0.25)
+    step = 1e-5
+    gradient = np.array([(_ratio(K, y, d0 + step * e) - _ratio(K, y, d0 - step * e)) / (2 * step) for e in np.eye(4)])
+    expected = d0 * np.exp(-0.01 * d0 * gradient)
+    np.testing.assert_allclose(solve(K, y, "gram", max_iter=1).kernel_weights, expected / expected.sum(), atol=1e-6)
+    none = solve(K, y, "gram", max_iter=0)
+    assert none.n_iter == 0 and none.status == "max_iter" and np.allclose(none.kernel_weights, 0.25)
+    assert solve(K, y, "gram", max_iter=3).n_iter == 3
