@@ -131,11 +131,10 @@ def radius(K: object) -> float:
     """Radius ``R`` of the minimum enclosing ball of the examples in feature space.
 
     ``R^2 = min_c max_i ||phi(x_i) - c||^2 = max_{g >= 0, sum g = 1} sum_i g_i K_ii - g'Kg``
-    (the dual), solved as a QP; the radius returned is that of a ball (centre ``sum_i g_i
-    phi(x_i)``) that encloses every example, within the certified interval of
-    :func:`kernelfuse.kernels.geometry.enclosing_ball` of the optimum.  MKLpy's ``radius(K)``.
+    (the dual), solved as a QP: the square root of the dual's value at its solution, within the
+    certified interval of :func:`kernelfuse.kernels.geometry.enclosing_ball`.  MKLpy's ``radius(K)``.
     """
-    return float(np.sqrt(geometry.enclosing_ball(_kernel(K)).upper))
+    return float(np.sqrt(geometry.enclosing_ball(_kernel(K)).value))
 
 
 def margin(K: object, y: object, C: float | None = None) -> float:
@@ -151,7 +150,7 @@ def margin(K: object, y: object, C: float | None = None) -> float:
     K = _kernel(K)
     signs = binary_signs(y, K.shape[0])
     if C is None:
-        return float(np.sqrt(geometry.hull_distance(K, signs).upper)) / 2
+        return float(np.sqrt(geometry.hull_distance(K, signs).value)) / 2
     from sklearn.svm import SVC
 
     from kernelfuse.validation import positive

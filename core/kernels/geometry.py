@@ -14,8 +14,11 @@ For a kernel ``K`` (n, n), PSD, with feature map ``phi``:
   ``D^2 = min ||sum_i g_i y_i phi(x_i)||^2`` over ``g >= 0`` with ``g`` summing to 1 on each
   class; the hard-margin SVM's geometric margin is ``D / 2``.
 
-The two quadratic programs are solved by cvxpy (Clarabel) on a factor ``K = L L'`` and each
-answer comes with a certified interval computed from the solution alone (numpy): any ``g``
+The two quadratic programs are convex QPs over one or two simplices, solved by the primal
+active-set method of :mod:`kernelfuse.kernels.simplex_qp` on a factor ``K = L L'`` with a ridge
+of ``1e-8`` times the mean diagonal (a unique solution ``g`` near the exact one's set, whose
+objective ``value`` is then exact to second order), and each answer comes with a certified
+interval of the exact program computed from the solution alone: any ``g``
 gives a lower bound on ``R^2`` and a ball of centre ``c`` enclosing every point; any ``g``
 gives a vector ``w = sum_i g_i y_i phi(x_i)`` whose projections separate the hulls by at least
 ``(min_{y_i = 1} (Kv)_i - max_{y_j = -1} (Kv)_j) / ||w||`` (``v = g * y``).
@@ -25,8 +28,6 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
-
-from kernelfuse.errors import SolverError
 
 
 def centered(K: np.ndarray) -> np.ndarray:
@@ -53,72 +54,65 @@ def psd_factor(K: np.ndarray) -> np.ndarray:
 
 @attrs.frozen
 class QPAnswer:
-    """The solution ``g`` of one of the programs, and the certified interval of its value."""
+    """The solution ``g`` of one of the programs, its objective ``value`` there, and the certified
+    interval ``[lower, upper]`` of the optimum (``value`` is one of its ends)."""
 
     g: np.ndarray
+    value: float
     lower: float
     upper: float
 
 
-def _solve(problem: object, variable: object, what: str) -> np.ndarray:
-    """The variable's value at the solution; an inaccurate one (Clarabel's "almost solved") is
-    taken silently: the answer's interval is certified from it whatever its accuracy."""
-    import warnings
+def _simplex_qp(K: np.ndarray, scale: np.ndarray, theta: np.ndarray, groups: np.ndarray,
+                start: np.ndarray | None) -> np.ndarray:
+    """``argmin 0.5 x'(2 D K D + mu I)x - theta'x`` over the simplices of ``groups``, ``D = diag(scale)``,
+    from ``start`` (a point of the simplices) where given."""
+    from kernelfuse.kernels.simplex_qp import SimplexQP
 
-    import cvxpy as cp
-
-    assert isinstance(problem, cp.Problem) and isinstance(variable, cp.Variable)
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
-            problem.solve(solver=cp.CLARABEL)
-    except cp.SolverError as exc:
-        raise SolverError(f"{what}: the QP solver failed: {exc}") from exc
-    if variable.value is None:
-        raise SolverError(f"{what}: the QP solver ended with status {problem.status!r}")
-    return np.asarray(variable.value, dtype=float)
+    L = psd_factor(K)
+    R = np.sqrt(2.0) * L.T * scale if L.shape[1] else np.zeros((1, K.shape[0]))
+    mu = 1e-8 * max(float(np.mean(np.diagonal(K))), 1e-300)
+    warm = start is not None
+    if start is None:
+        start = np.zeros(K.shape[0])
+        for j in range(int(groups.max()) + 1):
+            start[groups == j] = 1.0 / np.sum(groups == j)
+    return np.maximum(SimplexQP(R, mu, groups).solve(theta, start, warm=warm).x, 0.0)
 
 
-def enclosing_ball(K: np.ndarray) -> QPAnswer:
+def enclosing_ball(K: np.ndarray, start: np.ndarray | None = None) -> QPAnswer:
     """The squared radius of the minimum enclosing ball of the points in feature space.
 
-    ``lower = sum_i g_i K_ii - g'Kg`` (the dual's value at ``g``) and ``upper = max_i ||phi(x_i)
-    - c||^2`` with ``c = sum_i g_i phi(x_i)``: ``lower <= R^2 <= upper``.
+    ``value = lower = sum_i g_i K_ii - g'Kg`` (the dual's value at ``g``) and ``upper = max_i
+    ||phi(x_i) - c||^2`` with ``c = sum_i g_i phi(x_i)``: ``lower <= R^2 <= upper``.  ``start``:
+    a previous ``g`` (of a nearby kernel) to start from.
     """
-    import cvxpy as cp
-
+    K = np.asarray(K, dtype=float)
     n = K.shape[0]
-    diag = np.diagonal(K).astype(float)
-    g = cp.Variable(n, nonneg=True)
-    program = cp.Problem(cp.Maximize(diag @ g - cp.sum_squares(psd_factor(K).T @ g)), [cp.sum(g) == 1])
-    x = np.maximum(_solve(program, g, "minimum enclosing ball"), 0.0)
+    diag = np.diagonal(K).copy()
+    x = _simplex_qp(K, np.ones(n), diag, np.zeros(n, dtype=int), start)
     x /= x.sum()
     Kx = K @ x
     centre_norm = float(x @ Kx)
-    return QPAnswer(x, max(float(diag @ x) - centre_norm, 0.0),
-                    max(float(np.max(diag - 2 * Kx)) + centre_norm, 0.0))
+    lower = max(float(diag @ x) - centre_norm, 0.0)
+    return QPAnswer(x, lower, lower, max(float(np.max(diag - 2 * Kx)) + centre_norm, lower))
 
 
-def hull_distance(K: np.ndarray, signs: np.ndarray) -> QPAnswer:
+def hull_distance(K: np.ndarray, signs: np.ndarray, start: np.ndarray | None = None) -> QPAnswer:
     """The squared distance between the convex hulls of the classes ``signs = +1`` and ``-1``.
 
-    ``upper = ||w||^2`` at the solution's ``w = sum_i g_i y_i phi(x_i)`` (two points of the
-    hulls); ``lower = max(0, sep)^2`` with ``sep = (min_{+} (Kv)_i - max_{-} (Kv)_j) / ||w||``,
-    ``v = g * y``, the gap the hulls' projections on ``w`` leave.
+    ``value = upper = ||w||^2`` at the solution's ``w = sum_i g_i y_i phi(x_i)`` (two points of
+    the hulls); ``lower = max(0, sep)^2`` with ``sep = (min_{+} (Kv)_i - max_{-} (Kv)_j) / ||w||``,
+    ``v = g * y``, the gap the hulls' projections on ``w`` leave.  ``start``: a previous ``g``.
     """
-    import cvxpy as cp
-
+    K = np.asarray(K, dtype=float)
     positive = signs > 0
-    g = cp.Variable(signs.size, nonneg=True)
-    A = psd_factor(K).T * signs
-    program = cp.Problem(cp.Minimize(cp.sum_squares(A @ g)),
-                         [cp.sum(g[np.flatnonzero(positive)]) == 1, cp.sum(g[np.flatnonzero(~positive)]) == 1])
-    x = np.maximum(_solve(program, g, "distance between the class hulls"), 0.0)
+    x = _simplex_qp(K, signs, np.zeros(signs.size), positive.astype(int), start)
     x[positive] /= x[positive].sum()
     x[~positive] /= x[~positive].sum()
     Kv = K @ (x * signs)
     upper = max(float((x * signs) @ Kv), 0.0)
     if upper == 0.0:
-        return QPAnswer(x, 0.0, 0.0)
+        return QPAnswer(x, 0.0, 0.0, 0.0)
     separation = (float(Kv[positive].min()) - float(Kv[~positive].max())) / np.sqrt(upper)
-    return QPAnswer(x, max(separation, 0.0) ** 2, upper)
+    return QPAnswer(x, upper, min(max(separation, 0.0) ** 2, upper), upper)

@@ -37,17 +37,19 @@ from kernelfuse.runtime.deadline import deadline, expired
 from kernelfuse.validation import count, positive, seconds
 
 
-def ratio_gradient(K: np.ndarray, y: np.ndarray, d: np.ndarray) -> tuple[float, np.ndarray]:
-    """``Q(d)`` and its gradient; ``(inf, 0)`` where the class hulls meet."""
+def ratio_gradient(K: np.ndarray, y: np.ndarray, d: np.ndarray, g: np.ndarray | None = None,
+                   h: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """``Q(d)``, its gradient, and the solutions ``g`` (ball) and ``h`` (hulls), from the previous
+    step's where given; ``Q = inf`` and a zero gradient where the class hulls meet."""
     K_d = weighted_sum(K, d)
-    g = enclosing_ball(K_d).g
-    h = hull_distance(K_d, y).g
+    g = enclosing_ball(K_d, g).g
+    h = hull_distance(K_d, y, h).g
     r = np.einsum("mii,i->m", K, g) - quadratic_forms(K, g)
     s = quadratic_forms(K, h * y)
     R2, D2 = float(d @ r), float(d @ s)
     if not D2 > 1e-14 * max(R2, 1e-300):
-        return math.inf, np.zeros_like(d)
-    return R2 / D2, (r * D2 - s * R2) / D2**2
+        return math.inf, np.zeros_like(d), g, h
+    return R2 / D2, (r * D2 - s * R2) / D2**2, g, h
 
 
 @attrs.define
@@ -66,12 +68,13 @@ class GRAM(TwoStageMKL):
         d = np.full(K.shape[0], 1.0 / K.shape[0])
         ratios: list[float] = []
         steps, cut = 0, False
+        g = h = None
         with deadline(self.time_limit):
             while steps < self.max_iter:
                 if expired():
                     cut = True
                     break
-                ratio, gradient = ratio_gradient(K, y, d)
+                ratio, gradient, g, h = ratio_gradient(K, y, d, g, h)
                 ratios.append(ratio)
                 if not math.isfinite(ratio):
                     break

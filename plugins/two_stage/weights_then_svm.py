@@ -90,7 +90,8 @@ class TwoStageMKL(Solver):
         history.record(objective, lower, **counters)
         gap = relative_gap(objective, lower)
         status = "time_limit" if learnt.cut else "converged" if gap <= self.tol else "max_iter"
+        criterion = f"its own criterion: {learnt.note}" if learnt.note else "its own criterion"
         return Model(coef=coef, intercept=solution.intercept, kernel_weights=d, dual_objective=lower,
                      n_iter=learnt.n_iter, status=status,
-                     message=f"{self.name} kernel weights (its own criterion{': ' + learnt.note if learnt.note else ''}), "
-                             f"then one SVM: certified gap {gap:.3g} to the l1_mkl_sq optimum (tol={self.tol:g})")
+                     message=f"{self.name} kernel weights ({criterion}), then one SVM: certified gap "
+                             f"{gap:.3g} to the l1_mkl_sq optimum (tol={self.tol:g})")
