@@ -5,7 +5,8 @@ stratified split: a small grid of Gaussian kernels (five widths on all features,
 seeded feature subsets; ``sigma = width * sqrt(#features)``, unit diagonal), computed once and
 handed to both libraries; then each pair
 
-    average / AverageMKL, fheuristic / FHeuristic, cka / CKA, pwmk / PWMK, easymkl / EasyMKL (lam 0.1)
+    average / AverageMKL, fheuristic / FHeuristic, cka / CKA, pwmk / PWMK, easymkl / EasyMKL (lam 0.1),
+    gram / GRAM (100 steps of 0.01 on both sides, of MKLpy's default 1000)
 
 is fitted with the same SVM ``C`` (kernelfuse: ``kernelfuse.solve(..., family="l1_mkl_sq")``;
 MKLpy: its algorithm with ``SVC(kernel="precomputed", C=C)`` as base learner,
@@ -36,9 +37,11 @@ import common
 import kernelfuse
 
 SETS = ("ionosphere", "sonar", "liver")
-#: kernelfuse solver -> MKLpy 0.6 algorithm (deterministic, one-step).
-PAIRS = {"average": "AverageMKL", "fheuristic": "FHeuristic", "cka": "CKA", "pwmk": "PWMK",
-         "easymkl": "EasyMKL"}
+#: kernelfuse solver -> MKLpy 0.6 algorithm (deterministic) and the parameters both get.
+PAIRS: dict[str, tuple[str, dict[str, Any]]] = {
+    "average": ("AverageMKL", {}), "fheuristic": ("FHeuristic", {}), "cka": ("CKA", {}), "pwmk": ("PWMK", {}),
+    "easymkl": ("EasyMKL", {"lam": 0.1}), "gram": ("GRAM", {"max_iter": 100, "learning_rate": 0.01}),
+}
 C = 10.0
 WIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
 
@@ -55,11 +58,12 @@ def kernels(split: dict[str, Any], seed: int) -> tuple[np.ndarray, np.ndarray]:
     return K * n, K_test * n  # undo the unit trace: Gaussians have unit diagonal
 
 
-def run_ours(solver: str, K: np.ndarray, y: np.ndarray, K_test: np.ndarray, y_test: np.ndarray) -> dict[str, Any]:
+def run_ours(solver: str, K: np.ndarray, y: np.ndarray, K_test: np.ndarray, y_test: np.ndarray,
+             params: dict[str, Any]) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", kernelfuse.ConvergenceWarning)
         start = time.perf_counter()
-        result = kernelfuse.solve(K, y, solver=solver, family="l1_mkl_sq", C=C)
+        result = kernelfuse.solve(K, y, solver=solver, family="l1_mkl_sq", C=C, **params)
         elapsed = time.perf_counter() - start
     return {"time": elapsed, "accuracy": common.accuracy(K_test, y_test, result.coef, result.intercept),
             "kernel_weights": result.kernel_weights.tolist(), "status": result.status, "gap": result.gap}
@@ -70,9 +74,9 @@ def measure(name: str, seed: int) -> list[dict[str, Any]]:
     K, K_test = kernels(split, seed)
     y, y_test = split["y_train"], split["y_test"]
     runs = []
-    for solver, algorithm in PAIRS.items():
-        ours = run_ours(solver, K, y, K_test, y_test)
-        theirs = run_mklpy(algorithm, K, y, K_test, y_test, C=C)
+    for solver, (algorithm, params) in PAIRS.items():
+        ours = run_ours(solver, K, y, K_test, y_test, params)
+        theirs = run_mklpy(algorithm, K, y, K_test, y_test, C=C, params=params)
         row: dict[str, Any] = {"dataset": name, "seed": seed, "N": int(y.size), "M": int(K.shape[0]),
                                "solver": solver, "mklpy": algorithm, "ours": ours, "theirs": theirs}
         if theirs["status"] == "ok":
@@ -94,9 +98,9 @@ def warm_up() -> None:
     X = rng.normal(size=(30, 3))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     K = np.stack([np.exp(-common.sq_distances(X, X) / w) for w in (1.0, 4.0)])
-    for solver, algorithm in PAIRS.items():
-        run_ours(solver, K, y, K, y)
-        run_mklpy(algorithm, K, y, K, y, C=C)
+    for solver, (algorithm, params) in PAIRS.items():
+        run_ours(solver, K, y, K, y, {**params, "max_iter": 2} if "max_iter" in params else params)
+        run_mklpy(algorithm, K, y, K, y, C=C, params={**params, "max_iter": 2} if "max_iter" in params else params)
 
 
 def comparison_table(payload: dict[str, Any]) -> str:
@@ -104,8 +108,10 @@ def comparison_table(payload: dict[str, Any]) -> str:
     mean test accuracies, the median fit times and their ratio."""
     rows = []
     for name in dict.fromkeys(r["dataset"] for r in payload["runs"]):
-        for solver, algorithm in PAIRS.items():
+        for solver, (algorithm, _) in PAIRS.items():
             runs = [r for r in payload["runs"] if r["dataset"] == name and r["solver"] == solver]
+            if not runs:
+                continue
             compared = [r for r in runs if "max_weight_difference" in r]
             ours_time = float(np.median([r["ours"]["time"] for r in runs]))
             theirs_time = float(np.median([r["theirs"]["time"] for r in compared])) if compared else None

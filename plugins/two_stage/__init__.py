@@ -1,6 +1,6 @@
 """Two-stage MKL: kernel weights by a method's own criterion, then one SVM on the combination.
 
-The one-step algorithms of MKLpy, each a registered solver of family ``l1_mkl_sq`` (kind
+MKLpy's one-step algorithms and GRAM, each a registered solver of family ``l1_mkl_sq`` (kind
 ``solver``), sharing the assembler :class:`~kernelfuse.plugins.two_stage.weights_then_svm.TwoStageMKL`
 and the SVM solver part (``svm_solver``, ``active-set`` unless named):
 

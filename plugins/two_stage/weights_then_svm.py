@@ -1,4 +1,4 @@
-"""The two-stage solver shared by the one-step methods of MKLpy: kernel weights, then one SVM.
+"""The two-stage solver shared by MKLpy's methods here: kernel weights, then one SVM.
 
 A two-stage method (Cortes, Mohri and Rostamizadeh, "Two-stage learning kernel algorithms",
 ICML 2010) chooses the kernel weights ``d`` on the simplex by its own criterion
@@ -15,7 +15,8 @@ upper bound on the family's optimum) and, as ``dual_objective``, the certified l
 group).  ``gap`` thus says how far the method's weights are from the MKL optimum of the family,
 and ``status`` is ``converged`` only when that certified gap is at most ``tol``; otherwise
 ``max_iter``: the method optimises its own criterion, not the family objective, and takes no
-step on it (as an MKL solver run with ``max_iter = 0``); the message gives the gap.
+step on it (as an MKL solver run with ``max_iter = 0``); the message gives the gap.  An
+iterative method (GRAM) whose own steps the solve's ``time_limit`` ended reports ``time_limit``.
 """
 
 from __future__ import annotations
