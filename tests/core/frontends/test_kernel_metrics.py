@@ -108,3 +108,15 @@ def test_bad_inputs_are_named() -> None:
         metrics.radius(K + np.triu(np.ones((10, 10)), 1))
     with pytest.raises(ValidationError, match="C must be"):
         metrics.margin(K, y, C=-1.0)
+
+
+def test_a_warm_start_reaches_the_same_solutions() -> None:
+    """The QPs started from the solutions of a nearby kernel (GRAM's steps) end where a cold start does."""
+    X, y = points(50, 6, shift=0.3)
+    K1, K2 = rbf_kernel(X, gamma=0.2), rbf_kernel(X, gamma=0.25)
+    cold_ball, cold_hulls = geometry.enclosing_ball(K2), geometry.hull_distance(K2, y)
+    warm_ball = geometry.enclosing_ball(K2, geometry.enclosing_ball(K1).g)
+    warm_hulls = geometry.hull_distance(K2, y, geometry.hull_distance(K1, y).g)
+    assert warm_ball.value == pytest.approx(cold_ball.value, rel=1e-9)
+    assert warm_hulls.value == pytest.approx(cold_hulls.value, rel=1e-9)
+    assert cold_hulls.lower <= warm_hulls.value <= cold_hulls.upper * (1 + 1e-9)
