@@ -1,6 +1,6 @@
 """Two-stage MKL: kernel weights by a method's own criterion, then one SVM on the combination.
 
-MKLpy's one-step algorithms and GRAM, each a registered solver of family ``l1_mkl_sq`` (kind
+MKLpy's one-step algorithms, GRAM and MEMO, each a registered solver of family ``l1_mkl_sq`` (kind
 ``solver``), sharing the assembler :class:`~kernelfuse.plugins.two_stage.weights_then_svm.TwoStageMKL`
 and the SVM solver part (``svm_solver``, ``active-set`` unless named):
 
@@ -10,7 +10,9 @@ and the SVM solver part (``svm_solver``, ``active-set`` unless named):
 * ``easymkl``: the class-hull distance of the regularised kernel sum (Aiolli and Donini 2015),
   :mod:`.easymkl`;
 * ``gram``: the radius-margin ratio by exponentiated gradient (Lauriola, Polato and Aiolli
-  2017), :mod:`.gram`, MKLpy's first iterative algorithm.
+  2017), :mod:`.gram`;
+* ``memo``: gradient ascent on the squared class-hull distance (Lauriola, Polato and Aiolli
+  2018), :mod:`.memo`.
 
 MKLpy's ``AverageMKL`` is the built-in ``average`` solver (:mod:`kernelfuse.plugins.average_kernel`).
 docs/methods/two-stage.md has the objectives, MKLpy's computations and the comparison.
@@ -24,6 +26,7 @@ from kernelfuse.plugins.two_stage.cka import CenteredAlignment
 from kernelfuse.plugins.two_stage.easymkl import EasyMKL
 from kernelfuse.plugins.two_stage.fheuristic import FHeuristic
 from kernelfuse.plugins.two_stage.gram import GRAM
+from kernelfuse.plugins.two_stage.memo import MEMO
 from kernelfuse.plugins.two_stage.pwmk import PWMK
 
 SVM = {"svm_solver": ("svm_solver", "active-set")}
@@ -38,6 +41,9 @@ RECIPES = (
            description="kernel weights from the class-hull distance (Aiolli and Donini 2015), then one SVM"),
     Recipe("gram", GRAM, parts=SVM,
            description="kernel weights minimising the radius-margin ratio (Lauriola et al. 2017), then one SVM"),
+    Recipe("memo", MEMO, parts=SVM,
+           description="kernel weights by gradient ascent on the class-hull distance (Lauriola et al. 2018), "
+                       "then one SVM"),
 )
 
 

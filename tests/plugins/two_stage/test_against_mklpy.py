@@ -20,12 +20,16 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("MKLpy") is None,
 
 
 def mklpy_weights(name: str, K: np.ndarray, y: np.ndarray, **params: object) -> np.ndarray:
+    import contextlib
+    import io
+
     import torch
     from MKLpy import algorithms
     from sklearn.svm import SVC
 
     learner = {} if name == "EasyMKL" else {"learner": SVC(C=10.0)}
-    model = getattr(algorithms, name)(**learner, **params).fit([torch.tensor(Km) for Km in K], torch.tensor(y))
+    with contextlib.redirect_stdout(io.StringIO()):   # MKLpy's MEMO prints debugging lines
+        model = getattr(algorithms, name)(**learner, **params).fit([torch.tensor(Km) for Km in K], torch.tensor(y))
     return np.asarray(model.solution.weights, dtype=float)   # a tensor (one-step) or an array (GRAM)
 
 
@@ -33,6 +37,7 @@ def mklpy_weights(name: str, K: np.ndarray, y: np.ndarray, **params: object) -> 
     ("fheuristic", "FHeuristic", {}), ("pwmk", "PWMK", {}), ("pwmk", "PWMK", {"delta": 0.5}),
     ("easymkl", "EasyMKL", {"lam": 0.1}), ("easymkl", "EasyMKL", {"lam": 0.6}), ("cka", "CKA", {}),
     ("gram", "GRAM", {"max_iter": 20, "learning_rate": 0.01}),
+    ("memo", "MEMO", {"max_iter": 20, "theta": 0.5}),
 ])
 def test_weights_match_mklpy(solver, name, params) -> None:
     K, y = breast_cancer_kernels(80, 3 if solver == "cka" else 5, seed=4)

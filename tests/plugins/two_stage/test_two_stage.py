@@ -18,7 +18,7 @@ from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import assert_within_certified
 
-TWO_STAGE = ("fheuristic", "cka", "pwmk", "easymkl", "gram")
+TWO_STAGE = ("fheuristic", "cka", "pwmk", "easymkl", "gram", "memo")
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_the_report_is_honest(data, solver) -> None:
     """The SVM on K(d), reported in l1_mkl_sq units: the objective its model gives, a certified
     interval that holds the cvxpy optimum, ``converged`` only within ``tol``."""
     K, y = data
-    steps = {"max_iter": 50} if solver == "gram" else {}   # of 1000 by default
+    steps = {"max_iter": 50} if solver in ("gram", "memo") else {}   # of 1000 by default
     result = solve(K, y, solver, **steps)
     d = result.kernel_weights
     assert d.min() >= 0 and d.sum() == pytest.approx(1.0)
@@ -137,3 +137,19 @@ def test_gram_steps_are_exponentiated_gradient_steps_on_the_radius_margin_ratio(
     none = solve(K, y, "gram", max_iter=0)
     assert none.n_iter == 0 and none.status == "max_iter" and np.allclose(none.kernel_weights, 0.25)
     assert solve(K, y, "gram", max_iter=3).n_iter == 3
+
+
+@pytest.mark.parametrize("theta", [0.0, 0.5])
+def test_a_memo_step_is_a_gradient_step_on_the_squared_hull_distance(data, theta) -> None:
+    K, y = data
+    K = K * y.size
+    d0 = np.full(4, 0.25)
+    h = cp.Variable(y.size, nonneg=True)
+    cp.Problem(cp.Minimize(cp.quad_form(cp.multiply(y, h), cp.psd_wrap(np.tensordot(d0, K, axes=1)))),
+               [cp.sum(h[y > 0]) == 1, cp.sum(h[y < 0]) == 1]).solve(solver=cp.CLARABEL)
+    v = h.value * y
+    Q = np.array([[np.sum(A * B) for B in K] for A in K])
+    gradient = np.array([v @ Km @ v for Km in K]) + theta * (Q / (np.trace(Q) / 4)) @ d0
+    expected = np.maximum(d0 + 0.01 * gradient, 0)
+    np.testing.assert_allclose(solve(K, y, "memo", max_iter=1, theta=theta).kernel_weights,
+                               expected / expected.sum(), atol=1e-7)
