@@ -1,6 +1,6 @@
 """Two-stage MKL: kernel weights by a method's own criterion, then one SVM on the combination.
 
-MKLpy's one-step algorithms, GRAM and MEMO, each a registered solver of family ``l1_mkl_sq`` (kind
+MKLpy's one-step algorithms, GRAM, MEMO and R-MKL, each a registered solver of family ``l1_mkl_sq`` (kind
 ``solver``), sharing the assembler :class:`~kernelfuse.plugins.two_stage.weights_then_svm.TwoStageMKL`
 and the SVM solver part (``svm_solver``, ``active-set`` unless named):
 
@@ -12,7 +12,9 @@ and the SVM solver part (``svm_solver``, ``active-set`` unless named):
 * ``gram``: the radius-margin ratio by exponentiated gradient (Lauriola, Polato and Aiolli
   2017), :mod:`.gram`;
 * ``memo``: gradient ascent on the squared class-hull distance (Lauriola, Polato and Aiolli
-  2018), :mod:`.memo`.
+  2018), :mod:`.memo`;
+* ``rmkl``: gradient steps on the radius-scaled margin term (Do, Kalousis, Woznica and Hilario
+  2009), :mod:`.rmkl`.
 
 MKLpy's ``AverageMKL`` is the built-in ``average`` solver (:mod:`kernelfuse.plugins.average_kernel`).
 docs/methods/two-stage.md has the objectives, MKLpy's computations and the comparison.
@@ -28,6 +30,7 @@ from kernelfuse.plugins.two_stage.fheuristic import FHeuristic
 from kernelfuse.plugins.two_stage.gram import GRAM
 from kernelfuse.plugins.two_stage.memo import MEMO
 from kernelfuse.plugins.two_stage.pwmk import PWMK
+from kernelfuse.plugins.two_stage.rmkl import RMKL
 
 SVM = {"svm_solver": ("svm_solver", "active-set")}
 RECIPES = (
@@ -44,6 +47,8 @@ RECIPES = (
     Recipe("memo", MEMO, parts=SVM,
            description="kernel weights by gradient ascent on the class-hull distance (Lauriola et al. 2018), "
                        "then one SVM"),
+    Recipe("rmkl", RMKL, parts=SVM,
+           description="kernel weights by gradient steps on the radius-scaled margin (Do et al. 2009), then one SVM"),
 )
 
 

@@ -28,6 +28,8 @@ def mklpy_weights(name: str, K: np.ndarray, y: np.ndarray, **params: object) -> 
     from sklearn.svm import SVC
 
     learner = {} if name == "EasyMKL" else {"learner": SVC(C=10.0)}
+    if name == "RMKL":   # its steps' own SVM C
+        params = {**params, "C": 10.0}
     with contextlib.redirect_stdout(io.StringIO()):   # MKLpy's MEMO prints debugging lines
         model = getattr(algorithms, name)(**learner, **params).fit([torch.tensor(Km) for Km in K], torch.tensor(y))
     return np.asarray(model.solution.weights, dtype=float)   # a tensor (one-step) or an array (GRAM)
@@ -38,6 +40,7 @@ def mklpy_weights(name: str, K: np.ndarray, y: np.ndarray, **params: object) -> 
     ("easymkl", "EasyMKL", {"lam": 0.1}), ("easymkl", "EasyMKL", {"lam": 0.6}), ("cka", "CKA", {}),
     ("gram", "GRAM", {"max_iter": 20, "learning_rate": 0.01}),
     ("memo", "MEMO", {"max_iter": 20, "theta": 0.5}),
+    ("rmkl", "RMKL", {"max_iter": 20}),
 ])
 def test_weights_match_mklpy(solver, name, params) -> None:
     K, y = breast_cancer_kernels(80, 3 if solver == "cka" else 5, seed=4)

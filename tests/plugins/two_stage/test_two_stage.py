@@ -18,7 +18,7 @@ from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import assert_within_certified
 
-TWO_STAGE = ("fheuristic", "cka", "pwmk", "easymkl", "gram", "memo")
+TWO_STAGE = ("fheuristic", "cka", "pwmk", "easymkl", "gram", "memo", "rmkl")
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_the_report_is_honest(data, solver) -> None:
     """The SVM on K(d), reported in l1_mkl_sq units: the objective its model gives, a certified
     interval that holds the cvxpy optimum, ``converged`` only within ``tol``."""
     K, y = data
-    steps = {"max_iter": 50} if solver in ("gram", "memo") else {}   # of 1000 by default
+    steps = {"max_iter": 50} if solver in ("gram", "memo", "rmkl") else {}   # of 1000 by default
     result = solve(K, y, solver, **steps)
     d = result.kernel_weights
     assert d.min() >= 0 and d.sum() == pytest.approx(1.0)
@@ -153,3 +153,20 @@ def test_a_memo_step_is_a_gradient_step_on_the_squared_hull_distance(data, theta
     expected = np.maximum(d0 + 0.01 * gradient, 0)
     np.testing.assert_allclose(solve(K, y, "memo", max_iter=1, theta=theta).kernel_weights,
                                expected / expected.sum(), atol=1e-7)
+
+
+def test_an_rmkl_step_is_a_gradient_step_on_the_radius_scaled_margin_term(data) -> None:
+    K, y = data
+    K = K * y.size
+    svm = SVC(C=10.0, kernel="precomputed", tol=1e-10).fit(K.mean(axis=0), y)
+    alpha = np.zeros(y.size)
+    alpha[svm.support_] = np.abs(svm.dual_coef_[0])
+    v = np.where(y > 0, alpha / alpha[y > 0].sum(), -alpha / alpha[y < 0].sum())
+    radii = []
+    for Km in K:   # each kernel's enclosing ball by its dual in cvxpy
+        g = cp.Variable(y.size, nonneg=True)
+        ball = cp.Problem(cp.Maximize(np.diag(Km) @ g - cp.quad_form(g, cp.psd_wrap(Km))), [cp.sum(g) == 1])
+        radii.append(ball.solve(solver=cp.CLARABEL))
+    gradient = np.array([v @ Km @ v for Km in K]) + np.array(radii) / 10.0 * (v @ v)
+    expected = np.maximum(0.25 + 0.01 * gradient, 0)
+    np.testing.assert_allclose(solve(K, y, "rmkl", max_iter=1).kernel_weights, expected / expected.sum(), atol=1e-7)
