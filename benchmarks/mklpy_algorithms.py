@@ -6,7 +6,7 @@ seeded feature subsets; ``sigma = width * sqrt(#features)``, unit diagonal), com
 handed to both libraries; then each pair
 
     average / AverageMKL, fheuristic / FHeuristic, cka / CKA, pwmk / PWMK, easymkl / EasyMKL (lam 0.1),
-    gram / GRAM, memo / MEMO (100 steps of 0.01 on both sides, of MKLpy's default 1000)
+    gram / GRAM, memo / MEMO, rmkl / RMKL (100 steps of 0.01 on both sides, of MKLpy's default 1000)
 
 is fitted with the same SVM ``C`` (kernelfuse: ``kernelfuse.solve(..., family="l1_mkl_sq")``;
 MKLpy: its algorithm with ``SVC(kernel="precomputed", C=C)`` as base learner,
@@ -42,6 +42,7 @@ PAIRS: dict[str, tuple[str, dict[str, Any]]] = {
     "average": ("AverageMKL", {}), "fheuristic": ("FHeuristic", {}), "cka": ("CKA", {}), "pwmk": ("PWMK", {}),
     "easymkl": ("EasyMKL", {"lam": 0.1}), "gram": ("GRAM", {"max_iter": 100, "learning_rate": 0.01}),
     "memo": ("MEMO", {"max_iter": 100, "learning_rate": 0.01}),
+    "rmkl": ("RMKL", {"max_iter": 100, "learning_rate": 0.01}),
 }
 C = 10.0
 WIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
