@@ -107,7 +107,7 @@ def mklpy_status() -> dict[str, Any]:
 
 
 def run_mklpy(name: str, K_train: np.ndarray, y_train: np.ndarray, K_test: np.ndarray,
-              y_test: np.ndarray, C: float = 1.0) -> dict[str, Any]:
+              y_test: np.ndarray, C: float = 1.0, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Fit MKLpy's ``name`` on the kernels ``K_train`` (M, N, N), score it on ``K_test``.
 
     ``K_test`` is (M, n_test, N) (rows: test points, columns: training
@@ -115,7 +115,8 @@ def run_mklpy(name: str, K_train: np.ndarray, y_train: np.ndarray, K_test: np.nd
     seconds), ``predict_time``, ``accuracy``, ``kernel_weights`` (M floats
     divided by the sum of their absolute values: they sum to one unless
     CKA gives negative ones), ``selected_kernels`` (``|w| > 1e-6 max |w|``)
-    and ``status`` (``"ok"`` or ``"error: ..."``; never raises).
+    and ``status`` (``"ok"`` or ``"error: ..."``; never raises).  ``params``: more keyword
+    arguments of the algorithm (``max_iter``, ``lam``, ...).
     """
     result: dict[str, Any] = {"algorithm": name, "time": math.nan, "predict_time": math.nan,
                               "accuracy": math.nan, "kernel_weights": [],
@@ -144,7 +145,7 @@ def run_mklpy(name: str, K_train: np.ndarray, y_train: np.ndarray, K_test: np.nd
         KL_train = list(torch.from_numpy(K_train))
         KL_test = list(torch.from_numpy(K_test))
         Y = torch.from_numpy(y_train)
-        extra: dict[str, float] = {"C": C} if name == "RMKL" else {}
+        extra: dict[str, Any] = {**({"C": C} if name == "RMKL" else {}), **(params or {})}
         model = getattr(algorithms, name)(learner=SVC(kernel="precomputed", C=C), **extra)
 
         torch.set_num_threads(1)

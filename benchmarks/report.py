@@ -49,6 +49,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import low_rank
     import mikl_newton
     import mikl_titanic
+    import mklpy_algorithms
     import mlmkl_labels
     import obscure_certificate
     import obscure_factors
@@ -79,6 +80,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
                 d["grid"], d["ringnorm_by_M"], d["ringnorm_by_N"]))),
         },
         "mlmkl_labels": mlmkl_labels.TABLES,
+        "mklpy_algorithms": mklpy_algorithms.TABLES,
         "default_solver": default_solver.TABLES,
         "gpu": gpu.TABLES,
         "obscure_pendigits": obscure_pendigits.TABLES,

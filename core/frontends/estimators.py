@@ -8,7 +8,8 @@ the learnt expansion ``f(x) = sum_m sum_j coef[m, j] k_m(x_j, x) + b``.  More th
 are fitted one-vs-rest unless the family is multiclass or multi-label; ``n_jobs`` solves the
 independent problems of one fit through :mod:`kernelfuse.runtime.parallel`.
 ``kernels="precomputed"`` takes a stack laid out ``(n, n, M)``, kernel axis last, which
-scikit-learn's cross-validation slices correctly.  Every parameter: docs/estimators.md.
+scikit-learn's cross-validation slices correctly, or MKLpy's list of M kernel matrices.
+Every parameter: docs/estimators.md.
 """
 
 from __future__ import annotations
@@ -125,6 +126,17 @@ def kernels_first(X: np.ndarray) -> np.ndarray:
         for m in range(0, entries.shape[1], _TILE_KERNELS):
             flat[m:m + _TILE_KERNELS, i:i + _TILE_ENTRIES] = entries[i:i + _TILE_ENTRIES, m:m + _TILE_KERNELS].T
     return out
+
+
+def stacked(X: Any) -> Any:
+    """MKLpy's list (or tuple) of M kernel matrices, each (n, n') (NumPy, PyTorch on the CPU, nested
+    lists), as the stack (n, n', M) of ``kernels="precomputed"``; anything else as it is."""
+    if not (isinstance(X, (list, tuple)) and X and all(np.ndim(Km) == 2 for Km in X)):
+        return X
+    shapes = {np.shape(Km) for Km in X}
+    if len(shapes) > 1:
+        raise ValidationError(f"a list of precomputed kernels needs matrices of one shape, got {sorted(shapes)}")
+    return np.stack([np.asarray(Km, dtype=np.float64) for Km in X], axis=2)
 
 
 def _solve_one(K: np.ndarray, target: np.ndarray, label: str = "", **kwargs: Any) -> Result:
@@ -322,9 +334,10 @@ class MKLEstimator(BaseEstimator):
             raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
         if not self._precomputed():
             return validate_data(self, X, y, dtype=np.float64, multi_output=self._multi_output())
-        X = np.asarray(X, dtype=np.float64)
+        X = np.asarray(stacked(X), dtype=np.float64)
         if X.ndim != 3:
-            raise ValueError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
+            raise ValueError(f"kernels='precomputed' needs X of shape (n, n, M) or a list of M (n, n) "
+                             f"kernel matrices, got {X.shape}")
         self.n_features_in_ = X.shape[1]
         return X, np.asarray(y)
 
@@ -471,7 +484,7 @@ class MKLEstimator(BaseEstimator):
         precomputed stack (n_test, n_train, M)."""
         check_is_fitted(self)
         if self._precomputed():
-            X = np.asarray(X, dtype=np.float64)
+            X = np.asarray(stacked(X), dtype=np.float64)
             M = self.result_.coef.shape[0]
             if X.ndim != 3 or X.shape[1] != self.n_train_ or X.shape[2] != M:
                 raise ValueError(

@@ -118,6 +118,21 @@ class KernelFunction(ABC):
         return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])
 
 
+def width_or_gamma(kernel: str, width: object, gamma: object, width_of_gamma: Callable[[float], float],
+                   relation: str) -> float:
+    """A kernel's ``width`` given as itself or as scikit-learn's ``gamma`` (one of the two; neither:
+    width 1).  ``width_of_gamma`` maps a checked gamma (> 0) to the width; ``relation`` (e.g.
+    ``"gamma = 1 / (2 width^2)"``) is said in the error when both are given."""
+    from kernelfuse.validation import positive
+
+    if width is not None and gamma is not None:
+        raise ValidationError(f"{kernel} kernel: give width or gamma, not both (got width={width!r}, "
+                              f"gamma={gamma!r}; {relation})")
+    if gamma is not None:
+        return width_of_gamma(positive.check("gamma", gamma))
+    return positive.check("width", 1.0 if width is None else width)
+
+
 def squared_distances(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     """``||x_i - z_j||^2`` through one matrix product, clipped at 0."""
     return Pairwise(X, Z).sqdist

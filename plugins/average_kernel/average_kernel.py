@@ -1,7 +1,7 @@
 """The average-kernel SVM: the baseline every MKL paper compares with.
 
 An SVM on ``K_avg = (1/M) sum_m K_m`` (uniform kernel weights, nothing
-learnt).  Its model is reported in the units of the family asked for
+learnt; MKLpy's ``AverageMKL``).  Its model is reported in the units of the family asked for
 (``l1_mkl_sq`` or ``vskl``): ``coef_m = (alpha * y) / M``, the kernel weights
 ``d_m = 1/M``, the SVM's intercept, and the family objective at that model.  Its ``dual_objective``
 is the certified bound ``H(alpha)`` of :mod:`kernelfuse.plugins.mirror_vskl.vskl_bca`

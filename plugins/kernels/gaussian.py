@@ -1,22 +1,36 @@
-"""Gaussian (RBF) kernel ``k(x, z) = exp(-||x - z||^2 / (2 width^2))``."""
+"""Gaussian (RBF) kernel ``k(x, z) = exp(-||x - z||^2 / (2 width^2)) = exp(-gamma ||x - z||^2)``.
+
+Given by its ``width`` or by scikit-learn's (and MKLpy's) ``gamma = 1 / (2 width^2)``, one of the
+two; the kernel holds the width, and reads ``gamma`` from it.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
 import numpy as np
 
-from kernelfuse.kernels.functions import KernelFunction, Pairwise, squared_distances
+from kernelfuse.kernels.functions import KernelFunction, Pairwise, squared_distances, width_or_gamma
 from kernelfuse.validation import positive
 
 
-@attrs.frozen
+@attrs.frozen(init=False)
 class Gaussian(KernelFunction):
-    """Gaussian kernel exp(-||x - z||^2 / (2 width^2)), the width of the SimpleMKL grids."""
+    """Gaussian kernel exp(-||x - z||^2 / (2 width^2)), the width of the SimpleMKL grids (or gamma)."""
 
     name = "gaussian"
     width: float = positive.field(1.0)
+
+    def __init__(self, width: float | None = None, *, gamma: float | None = None) -> None:
+        self.__attrs_init__(width_or_gamma(self.name, width, gamma, lambda g: math.sqrt(0.5 / g),
+                                           "gamma = 1 / (2 width^2)"))
+
+    @property
+    def gamma(self) -> float:
+        """scikit-learn's ``gamma = 1 / (2 width^2)``: ``k(x, z) = exp(-gamma ||x - z||^2)``."""
+        return 0.5 / self.width**2
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         return np.exp(-squared_distances(X, Z) / (2.0 * self.width**2))

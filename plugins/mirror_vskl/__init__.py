@@ -5,7 +5,8 @@
 * ``vskl_bca``: the block-coordinate-ascent oracle and its certified bound, kind ``oracle``;
 * ``local_quadratic``: projected Newton steps as a mirror map, kind ``mirror_map``
   (``mirror_map="entropic"`` is the paper's entropic map, ``plugins/mirror_maps``);
-* ``svm_curvature``, ``simplex_qp``: the numerics only this method uses.
+* ``svm_curvature``: the numerics only this method uses (its simplex QP is
+  :mod:`kernelfuse.kernels.simplex_qp`, shared with the kernel geometry).
 
 The solver ``mirror-vskl`` is the recipe assembling them in an ``OuterLoop``
 (families ``vskl`` and ``l1_mkl_sq``).

@@ -43,6 +43,8 @@ settings.load_profile(os.environ.get("KERNELFUSE_FUZZ", "ci"))
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = get_registry()
 SOLVERS = sorted(REGISTRY.names("solver"))
+#: Solvers of one SVM (after their own weights): no iterations, no time limit to take.
+ONE_SHOT = {"average", "alignment", "fheuristic", "cka", "pwmk", "easymkl"}
 
 Problem = tuple[np.ndarray, np.ndarray, dict[str, Any]]  # K, y, keyword arguments of solve
 
@@ -137,7 +139,7 @@ TIME_LIMIT = 5.0
 
 def _stops_on_gap(solver: str) -> bool:
     recipe = REGISTRY.get("solver", solver).factory
-    return getattr(recipe, "defaults", {}).get("stop", "gap") == "gap" and solver not in {"average", "alignment"}
+    return getattr(recipe, "defaults", {}).get("stop", "gap") == "gap" and solver not in ONE_SHOT
 
 
 @st.composite
@@ -161,7 +163,7 @@ def hostile_solve_calls(draw: st.DrawFn) -> tuple[str, list[str], Problem]:
 def _solve(solver: str, problem: Problem) -> Any:
     K, y, kw = problem
     return outcome(lambda: kernelfuse.solve(K, y, solver=solver, time_limit=TIME_LIMIT, **kw)
-                   if solver not in {"average", "alignment"} else
+                   if solver not in ONE_SHOT else
                    kernelfuse.solve(K, y, solver=solver, **kw))
 
 
@@ -188,7 +190,7 @@ def hard_but_valid_calls(draw: st.DrawFn) -> tuple[str, list[str], Problem]:
               and family in ONLY_FOR.get(name, {family})]
     if not get_family(family).uses_groups:
         usable.remove("negative group labels")
-    if solver in {"average", "alignment", "cvxpy"}:  # no iterations, or Clarabel's (>= 1)
+    if solver in ONE_SHOT | {"cvxpy"}:  # no iterations, or Clarabel's (>= 1)
         usable.remove("max_iter = 0")
     K, y, extra = small_problem(family, seed=draw(st.integers(0, 50)), n=draw(st.integers(8, 16)),
                                 n_kernels=draw(st.integers(1, 3)))

@@ -28,7 +28,7 @@ from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import small_problem
 
 #: Solvers that solve one SVM and have no iterations to limit.
-ONE_SHOT = {"average", "alignment"}
+ONE_SHOT = {"average", "alignment", "fheuristic", "cka", "pwmk", "easymkl"}
 ITERATIVE = sorted(set(get_registry().names("solver")) - ONE_SHOT)
 
 

@@ -2,8 +2,9 @@
 
     ``min_x  0.5 x'(R'R + mu I) x - theta'x``   s.t.  ``x >= 0``, ``sum_{k in group j} x_k = 1`` for every j,
 
-with ``R`` (r, n) and ``mu > 0`` (a unique solution): the mirror step of the ``local-quadratic``
-map, a projected Newton step on kernel weights.  Solved by the primal active-set method
+with ``R`` (r, n) and ``mu > 0`` (a unique solution): the mirror step of mirrorVSKL's
+``local-quadratic`` map (a projected Newton step on kernel weights), and the enclosing ball and
+class hulls of :mod:`kernelfuse.kernels.geometry`.  Solved by the primal active-set method
 (Nocedal and Wright, Algorithm 16.3) from the vertex of each simplex with the smallest gradient:
 about as many steps as the solution has non-zero weights, each an ``|S|``-sized solve (direct, or
 by the Woodbury identity when ``|S| > r``); past ``max_iter``, accelerated projected gradient
@@ -61,13 +62,18 @@ class SimplexQP:
     def value(self, x: np.ndarray, theta: np.ndarray) -> float:
         return float(0.5 * x @ self.hessian_times(x) - theta @ x)
 
-    def solve(self, theta: np.ndarray, start: np.ndarray) -> SimplexQPSolution:
-        """The minimiser, from the vertices with the smallest gradient at ``start`` (a point of the set)."""
-        gradient = self.hessian_times(start) - theta
-        x = np.zeros(theta.size)
-        for j in range(self.n_groups):
-            idx = np.flatnonzero(self.groups == j)
-            x[idx[np.argmin(gradient[idx])]] = 1.0
+    def solve(self, theta: np.ndarray, start: np.ndarray, warm: bool = False) -> SimplexQPSolution:
+        """The minimiser, from the vertices with the smallest gradient at ``start`` (a point of the
+        set), or from ``start`` itself and its support where ``warm`` (a previous solution of a
+        nearby problem: a few steps instead of one per support point)."""
+        if warm:
+            x = start.copy()
+        else:
+            gradient = self.hessian_times(start) - theta
+            x = np.zeros(theta.size)
+            for j in range(self.n_groups):
+                idx = np.flatnonzero(self.groups == j)
+                x[idx[np.argmin(gradient[idx])]] = 1.0
         support = x > 0
         scale = 1e-12 * (1.0 + float(np.max(np.abs(theta))))
         for step in range(1, self.max_iter + 1):

@@ -1,0 +1,98 @@
+"""The two-stage solver shared by MKLpy's methods here: kernel weights, then one SVM.
+
+A two-stage method (Cortes, Mohri and Rostamizadeh, "Two-stage learning kernel algorithms",
+ICML 2010) chooses the kernel weights ``d`` on the simplex by its own criterion
+(:meth:`TwoStageMKL.weights`), then fits one SVM on ``K(d) = sum_m d_m K_m`` (the registered
+SVM solver part): ``alpha`` and ``b`` of ``min_alpha 1/2 beta' K(d) beta - sum_i alpha_i``,
+``0 <= alpha_i <= C``, ``y'alpha = 0``, ``beta = alpha * y``.
+
+The model is reported in the units of family ``l1_mkl_sq`` (OBJECTIVES.md, family 2), as the
+average-kernel baseline reports it: ``coef_m = d_m beta`` (so ``f_m = d_m K_m beta``), the
+SVM's intercept, the kernel weights ``d``, the family objective
+``1/2 (sum_m d_m sqrt(beta' K_m beta))^2 + C sum_i max(0, 1 - y_i f(x_i))`` at that model (an
+upper bound on the family's optimum) and, as ``dual_objective``, the certified lower bound
+``H(alpha)`` of the family at the SVM's ``alpha`` (:func:`kernelfuse.vskl_lower_bound`, one
+group).  ``gap`` thus says how far the method's weights are from the MKL optimum of the family,
+and ``status`` is ``converged`` only when that certified gap is at most ``tol``; otherwise
+``max_iter``: the method optimises its own criterion, not the family objective, and takes no
+step on it (as an MKL solver run with ``max_iter = 0``); the message gives the gap.  An
+iterative method (GRAM) whose own steps the solve's ``time_limit`` ended reports ``time_limit``.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from kernelfuse.assembly.result import History, relative_gap
+from kernelfuse.assembly.solver import Model, Solver
+from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
+from kernelfuse.parts.svm_solver import SVMSolver
+from kernelfuse.problem.duality import vskl_lower_bound
+from kernelfuse.problem.instance import Problem
+from kernelfuse.problem.objectives import evaluate_parts
+from kernelfuse.validation import positive, positive_count
+
+
+def simplex_weights(scores: np.ndarray) -> np.ndarray:
+    """Non-negative ``scores`` divided by their sum (uniform where they are all 0)."""
+    total = float(scores.sum())
+    return scores / total if total > 0 else np.full(scores.size, 1.0 / scores.size)
+
+
+@attrs.frozen
+class Weights:
+    """A method's kernel weights ``d`` (on the simplex) and how it reached them."""
+
+    d: np.ndarray
+    #: The work they took (history counters: svm_calls, kernel_passes, ...).
+    counters: dict[str, float] = attrs.field(factory=dict)
+    #: The method's own steps (1 for a one-step method).
+    n_iter: int = 1
+    #: Whether the solve's deadline ended the method's steps (status ``time_limit``).
+    cut: bool = False
+    #: What the method's own criterion did, for the message.
+    note: str = ""
+
+
+@attrs.define
+class TwoStageMKL(Solver):
+    """Kernel weights by the method's criterion, then one SVM on the combined kernel (l1_mkl_sq units)."""
+
+    families: ClassVar[frozenset[str]] = frozenset({"l1_mkl_sq"})
+    svm_solver: SVMSolver
+    #: The certified relative gap below which the method's weights count as the MKL optimum.
+    tol: float = positive.field(1e-6)
+    blas_threads: int | None = positive_count.or_none("the process setting").field(1)
+
+    def parts(self) -> dict[str, object]:
+        return {"svm_solver": self.svm_solver}
+
+    @abstractmethod
+    def weights(self, problem: Problem) -> Weights:
+        """The kernel weights by the method's criterion."""
+
+    def run(self, problem: Problem, history: History) -> Model:
+        K, y, C = problem.K, problem.y, problem.params["C"]
+        learnt = self.weights(problem)
+        d, work = learnt.d, learnt.counters
+        K_d, fraction = combined_kernel(K, d)
+        solution = self.svm_solver.solve(K_d, y, C)
+        beta = solution.alpha * y
+        a = quadratic_forms(K, beta)
+        coef = d[:, None] * beta[None, :]
+        objective = evaluate_parts(problem, coef, K_d @ beta + solution.intercept, d**2 * a)
+        lower = vskl_lower_bound(solution.alpha, a, np.zeros(K.shape[0], int), 1.0)
+        counters: dict[str, Any] = {**work, "svm_calls": work.get("svm_calls", 0) + 1,
+                                    "kernel_passes": work.get("kernel_passes", 0) + 1 + fraction}
+        history.record(objective, lower, **counters)
+        gap = relative_gap(objective, lower)
+        status = "time_limit" if learnt.cut else "converged" if gap <= self.tol else "max_iter"
+        criterion = f"its own criterion: {learnt.note}" if learnt.note else "its own criterion"
+        return Model(coef=coef, intercept=solution.intercept, kernel_weights=d, dual_objective=lower,
+                     n_iter=learnt.n_iter, status=status,
+                     message=f"{self.name} kernel weights ({criterion}), then one SVM: certified gap "
+                             f"{gap:.3g} to the l1_mkl_sq optimum (tol={self.tol:g})")
