@@ -541,6 +541,24 @@ TABLES: dict[str, Callable[..., str]] = {
 # ---------------------------------------------------------------------------- main
 
 
+def check_mklpy() -> int:
+    """``--check-mklpy`` (``make bench-env``): MKLpy's EasyMKL fitted on the CPU on two kernels of
+    40 random points; prints the versions, exit status 1 where it does not run."""
+    from mklpy_peer import mklpy_status, run_mklpy
+
+    status = mklpy_status()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    K = np.stack([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))])
+    K /= np.einsum("mii->m", K)[:, None, None]
+    run = run_mklpy("EasyMKL", K, y, K, y, C=100.0) if status["available"] else {"status": status["reason"]}
+    print(f"MKLpy {status['version']}, torch {status['torch']}: EasyMKL {run['status']}"
+          + (f", training accuracy {run['accuracy']:.2f}" if run["status"] == "ok" else ""))
+    return 0 if run["status"] == "ok" else 1
+
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 splits, 3 small sets, 2-point grids")
@@ -553,7 +571,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds per method and set: once spent, its later splits are not run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--check-mklpy", action="store_true",
+                        help="only check that MKLpy fits on the CPU here (make bench-env)")
     args = parser.parse_args(argv)
+    if args.check_mklpy:
+        return check_mklpy()
     cfg = dict(CONFIGS["quick" if args.quick else "full"])
     if args.splits:
         cfg["n_splits"] = args.splits
