@@ -30,6 +30,7 @@ import os
 import platform
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -109,8 +110,10 @@ def fetch_openml_set(name: str, target: str | None = None
     key = (name, target or label)
     if key not in _OPENML_CACHE:
         try:
-            bunch = fetch_openml(openml_name, version=version, target_column=target or label,
-                                 as_frame=False, parser="liac-arff", n_retries=1, delay=0.1)
+            with warnings.catch_warnings():  # scikit-learn warns before its retry
+                warnings.simplefilter("ignore")
+                bunch = fetch_openml(openml_name, version=version, target_column=target or label,
+                                     as_frame=False, parser="liac-arff", n_retries=1, delay=0.1)
             _OPENML_CACHE[key] = (np.asarray(bunch.data, dtype=float), np.asarray(bunch.target),
                                   list(bunch.feature_names))
         except Exception as exc:  # noqa: BLE001 - any failure means "cannot be had here"
