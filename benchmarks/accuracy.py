@@ -66,8 +66,11 @@ from common import (  # noqa: E402
 #: SimpleMKL's kernel grid (Rakotomamonjy et al. 2008, section 5.1).
 WIDTHS = (0.5, 1.0, 2.0, 5.0, 7.0, 10.0, 12.0, 15.0, 17.0, 20.0)
 DEGREES = (1, 2, 3)
-#: The kernelfuse solvers' certified relative gap (the estimators' default).
+#: The kernelfuse solvers' certified relative gap (the estimators' default) ...
 TOL = 1e-3
+#: ... but SimpleMKL's own stop, the relative duality gap 0.01 of its toolbox's examples
+#: (``options.seuildualitygap``), the setting of the paper's experiments.
+SIMPLEMKL_TOL = 1e-2
 CLASSIFICATION = ("ionosphere", "sonar", "liver", "pima", "wpbc", "breast-cancer", "wine")
 #: ``liver-drinks``: the Liver Disorders set with its documented regression target, the
 #: number of drinks (``f5``), from the other five features (UCI's note on the set).
@@ -98,7 +101,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "full": {"classification": CLASSIFICATION, "regression": REGRESSION, "n_splits": 10,
              "time_limit": 60.0, "budget": None, "grids": GRIDS},
     "quick": {"classification": ("liver", "wine"), "regression": ("diabetes",), "n_splits": 2,
-              "time_limit": 10.0, "budget": None, "grids": QUICK_GRIDS},
+              "time_limit": 20.0, "budget": None, "grids": QUICK_GRIDS},
 }
 FOLDS = 3
 #: The baseline of the paired tests.
@@ -184,8 +187,9 @@ def kernelfuse_fit(solver: str, family: str, fixed: dict[str, Any]) -> Callable[
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 result = kernelfuse.solve(K, np.where(y == positive, 1.0, -1.0), solver=solver,
-                                          family=family, check_psd=False, tol=TOL,
-                                          time_limit=time_limit, **fixed, **params)
+                                          family=family, **{"check_psd": False, "tol": TOL,
+                                                            "time_limit": time_limit, **fixed},
+                                          **params)
             scores.append(result.decision_function(K_eval))
             statuses.append(result.status)
             kept |= _kept(result)
@@ -293,7 +297,7 @@ def _child_main(send: Any, function: Callable[..., Any], args: tuple[Any, ...]) 
 METHODS: dict[str, tuple[str, Callable[..., dict[str, Any]], str | None]] = {
     "spicymkl (logistic)": ("classification", kernelfuse_fit("spicymkl", "l1_mkl", {"loss": "logistic"}), None),
     "spicymkl (hinge)": ("classification", kernelfuse_fit("spicymkl", "l1_mkl", {"loss": "hinge"}), None),
-    "simplemkl": ("classification", kernelfuse_fit("simplemkl", "l1_mkl_sq", {}), None),
+    "simplemkl": ("classification", kernelfuse_fit("simplemkl", "l1_mkl_sq", {"tol": SIMPLEMKL_TOL}), None),
     "mirror-vskl (vskl)": ("classification", kernelfuse_fit("mirror-vskl", "vskl", {}), None),
     "obscure (p-norm)": ("classification", kernelfuse_fit("obscure", "pnorm_mkl", {"seed": 0}), None),
     "mikl (mikl-newton)": ("classification", kernelfuse_fit("mikl-newton", "mikl", {}), None),
@@ -616,7 +620,8 @@ def main(argv: list[str] | None = None) -> int:
     payload = {"benchmark": "accuracy", "quick": args.quick, "n_splits": cfg["n_splits"],
                "folds": FOLDS, "time_limit": cfg["time_limit"], "budget": cfg["budget"],
                "seed": args.seed,
-               "jobs": args.jobs, "tol": TOL, "widths": WIDTHS, "degrees": DEGREES,
+               "jobs": args.jobs, "tol": TOL, "simplemkl_tol": SIMPLEMKL_TOL, "widths": WIDTHS,
+               "degrees": DEGREES,
                "grids": {m: cfg["grids"][m] for m in METHODS}, "mklpy": mklpy,
                "skipped_sets": skipped, "sets": sets,
                "wall_seconds": time.perf_counter() - start, "machine": machine,
