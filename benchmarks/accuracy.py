@@ -59,6 +59,7 @@ from common import (  # noqa: E402
     machine_info,
     markdown_table,
     read_shared,
+    split_table,
     standardise,
     write_json,
 )
@@ -458,10 +459,11 @@ def method_summary(data: dict[str, Any], method: str) -> dict[str, Any]:
     t_p = wilcoxon_p = None
     if method != baseline and len(pairs) >= 2:
         a, b = np.array(pairs).T
-        if np.any(a != b):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if np.std(a - b) > 0:  # a constant difference has no t statistic
                 t_p = float(stats.ttest_rel(a, b).pvalue)
+            if np.any(a != b):
                 wilcoxon_p = float(stats.wilcoxon(a, b).pvalue)
     statuses: dict[str, int] = {}
     for r in runs:
@@ -516,9 +518,13 @@ def results_table(payload: dict[str, Any], task: str = "classification") -> str:
             rows.append([f"{data['name']} (M = {data['M']})", method, _pm(s, digits), s["kept"],
                          s["seconds"], s["t_p"], s["wilcoxon_p"], _outcome(s, n_splits)])
     baseline = BASELINE[task]
-    headers = ["set", "method", f"test {metric} (mean ± std)", "kernels kept", "s per split",
-               f"p (t) vs {baseline}", "p (Wilcoxon)", "fits not converged / missing"]
-    return markdown_table(headers, rows)
+    headers = ["set", "method", f"test {metric} (mean ± std)", "kernels kept", "s per split (wall)",
+               "p (paired t)", "p (Wilcoxon)", "fits not converged / splits missing"]
+    return split_table(headers, rows, keys=[0, 1], groups=[
+        (f"Test {metric} over the splits, kernels kept, seconds of the whole selection per split:",
+         [2, 3, 4]),
+        (f"Paired tests over the splits against the {baseline}, and what kept a method from "
+         "some fits or splits:", [5, 6, 7])])
 
 
 def skipped_lines(payload: dict[str, Any]) -> str:
@@ -535,8 +541,14 @@ def settings_table(payload: dict[str, Any]) -> str:
             f"{'no budget' if payload['budget'] is None else str(payload['budget']) + ' s per method and set'}, "
             f"{payload['jobs']} job(s) at once"
             f"{' (two concurrent workers: the seconds are under load)' if payload['jobs'] > 1 else ''}; "
+            f"load average {_load(payload['machine'].get('loadavg_1_5_15min'))} at the start, "
+            f"{_load(payload.get('loadavg_end_1_5_15min'))} at the end; "
             f"MKLpy {payload['mklpy'].get('version') or 'absent'}, torch {payload['mklpy'].get('torch') or 'absent'}.")
     return lead + "\n\n" + markdown_table(["method", "grid searched"], rows)
+
+
+def _load(loadavg: Sequence[float] | None) -> str:
+    return "not recorded" if not loadavg else f"{loadavg[0]:.1f} (1 min)"
 
 
 TABLES: dict[str, Callable[..., str]] = {
