@@ -63,10 +63,8 @@ class DataUnavailable(SystemExit):
 SHARED_SOURCES = {
     "liver": "UCI 'Liver Disorders' (the label: its 'selector' column)",
     "wpbc": "UCI 'Breast Cancer Wisconsin (Prognostic)'",
-    "ionosphere": "UCI 'Ionosphere' (on OpenML too: fetch_openml('ionosphere', version=1); "
-                  "written as ../shared/data's CSV layout)",
-    "sonar": "UCI 'Connectionist Bench (Sonar, Mines vs. Rocks)' (on OpenML too: "
-             "fetch_openml('sonar', version=1); written as ../shared/data's CSV layout)",
+    "ionosphere": "UCI 'Ionosphere'",
+    "sonar": "UCI 'Connectionist Bench (Sonar, Mines vs. Rocks)'",
     "pima": "UCI 'Pima Indians Diabetes'",
     "pendigits": "UCI 'Pen-Based Recognition of Handwritten Digits' (four views)",
     "ringnorm": "the IDA benchmark repository (Raetsch), 'ringnorm'",
