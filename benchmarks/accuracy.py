@@ -422,6 +422,10 @@ def run_set(name: str, cfg: dict[str, Any], seed: int, mklpy_reason: str | None
             skip[method] = f"MKLpy not available: {mklpy_reason}"
         elif binary_only and n_classes and n_classes > 2:
             skip[method] = f"{n_classes} classes: {binary_only}"
+    if any(method.startswith("MKLpy") and method not in skip for method in methods):
+        from mklpy_peer import mklpy_status
+
+        mklpy_status()  # MKLpy and torch imported here (a joblib worker too), not in each child
     log(f"{name}: {task}, N = {y.size}, d = {X.shape[1]}, M = {13 * (X.shape[1] + 1)}")
     splits, spent = [], dict.fromkeys(methods, 0.0)
     for k in range(cfg["n_splits"]):
