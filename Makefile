@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo lint test bench bench-quick docs clean
+.PHONY: demo lint test bench bench-env bench-quick docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -59,11 +59,30 @@ $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $(BENCH_STAMP)
 
-# bench-quick: the suite against peers in its quick mode (a few minutes), then
-# the generated tables; bench: the full suite, every paper's reproduction
-# benchmark and the fuzz suite's long mode (hours), then the tables.
-bench: $(BENCH_STAMP)
+# bench-env: the benchmarks' peer MKLpy (0.6, GPL-3; the mklpy extra) in the venv, with a CPU
+# build of torch installed first so that the extra does not pull a CUDA build: TORCH is
+# what to install (here torch==2.13.0 resolves to the 2.13.0+cpu wheel of /opt/wheels;
+# elsewhere `make bench-env TORCH_INDEX=https://download.pytorch.org/whl/cpu`), then a
+# fit of MKLpy's EasyMKL on the CPU checks it runs.  MKLpy 0.6 pins none of its
+# dependencies (numpy, torch, cvxopt, scikit-learn), so nothing conflicts.
+TORCH ?= torch==2.13.0
+TORCH_INDEX ?=
+MKLPY_STAMP := $(VENV)/.mklpy-installed
+$(MKLPY_STAMP): $(BENCH_STAMP)
+	$(PY) -m pip install --quiet '$(TORCH)' $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install --quiet -e '.[test,bench,mklpy]'
+	$(PY) benchmarks/accuracy.py --check-mklpy
+	touch $(MKLPY_STAMP)
+
+bench-env: $(MKLPY_STAMP)
+
+# bench-quick: the suite against peers and the accuracy protocol in their quick
+# modes (minutes), then the generated tables; bench: the full suite with MKLpy,
+# every paper's reproduction benchmark and the fuzz suite's long mode (hours),
+# then the tables.
+bench: $(MKLPY_STAMP)
 	$(PY) benchmarks/peers.py
+	$(PY) benchmarks/accuracy.py --jobs 2
 	$(PY) benchmarks/vskl_scaling.py
 	$(PY) benchmarks/vskl_accuracy.py
 	$(PY) benchmarks/spicymkl_scaling.py
@@ -75,6 +94,7 @@ bench: $(BENCH_STAMP)
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/peers.py --quick
+	$(PY) benchmarks/accuracy.py --quick
 	$(PY) benchmarks/report.py
 
 # The documentation site (mkdocs-material, API pages by mkdocstrings, the

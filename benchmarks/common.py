@@ -30,6 +30,7 @@ import os
 import platform
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,10 +63,8 @@ class DataUnavailable(SystemExit):
 SHARED_SOURCES = {
     "liver": "UCI 'Liver Disorders' (the label: its 'selector' column)",
     "wpbc": "UCI 'Breast Cancer Wisconsin (Prognostic)'",
-    "ionosphere": "UCI 'Ionosphere' (on OpenML too: fetch_openml('ionosphere', version=1); "
-                  "written as ../shared/data's CSV layout)",
-    "sonar": "UCI 'Connectionist Bench (Sonar, Mines vs. Rocks)' (on OpenML too: "
-             "fetch_openml('sonar', version=1); written as ../shared/data's CSV layout)",
+    "ionosphere": "UCI 'Ionosphere'",
+    "sonar": "UCI 'Connectionist Bench (Sonar, Mines vs. Rocks)'",
     "pima": "UCI 'Pima Indians Diabetes'",
     "pendigits": "UCI 'Pen-Based Recognition of Handwritten Digits' (four views)",
     "ringnorm": "the IDA benchmark repository (Raetsch), 'ringnorm'",
@@ -85,13 +84,54 @@ def _bundled_breast_cancer() -> tuple[np.ndarray, np.ndarray, list[str]]:
 BUNDLED = {"breast-cancer": _bundled_breast_cancer}
 
 
+#: Shared sets that scikit-learn's ``fetch_openml`` can also fetch (cached in
+#: ``~/scikit_learn_data``) where ``../shared/data`` lacks them: name -> (OpenML name, version,
+#: label column, its positive value).  Columns are renamed ``f0 ...`` in OpenML's order, which is
+#: the shared CSV layout's.
+OPENML: dict[str, tuple[str, int, str, str]] = {
+    "ionosphere": ("ionosphere", 1, "class", "g"),
+    "sonar": ("sonar", 1, "Class", "Mine"),
+    "liver": ("liver-disorders", 1, "selector", "1"),
+    "pima": ("diabetes", 1, "class", "tested_positive"),
+}
+_OPENML_CACHE: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, list[str]] | str] = {}
+
+
+def fetch_openml_set(name: str, target: str | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, list[str]] | str:
+    """The OpenML copy of the shared set ``name`` (:data:`OPENML`): features, the raw ``target``
+    column (default: the label column) and the OpenML feature names; or, where it cannot be
+    fetched (no internet), the reason as a string.  One try per process."""
+    from sklearn.datasets import fetch_openml
+
+    openml_name, version, label, _ = OPENML[name]
+    key = (name, target or label)
+    if key not in _OPENML_CACHE:
+        try:
+            with warnings.catch_warnings():  # scikit-learn warns before its retry
+                warnings.simplefilter("ignore")
+                bunch = fetch_openml(openml_name, version=version, target_column=target or label,
+                                     as_frame=False, parser="liac-arff", n_retries=1, delay=0.1)
+            _OPENML_CACHE[key] = (np.asarray(bunch.data, dtype=float), np.asarray(bunch.target),
+                                  list(bunch.feature_names))
+        except Exception as exc:  # noqa: BLE001 - any failure means "cannot be had here"
+            _OPENML_CACHE[key] = (f"fetch_openml({openml_name!r}, version={version}) failed: "
+                                  f"{type(exc).__name__}: {str(exc)[:120]}")
+    return _OPENML_CACHE[key]
+
+
 def missing_data(name: str) -> str | None:
-    """None where the set ``name`` can be had here; otherwise one line saying how to get it."""
+    """None where the set ``name`` can be had here (``../shared/data``, scikit-learn's bundled
+    sets, or OpenML for :data:`OPENML`'s); otherwise one line saying how to get it."""
     if name in BUNDLED or (DATA_DIR / name).is_dir():
+        return None
+    fetched = fetch_openml_set(name) if name in OPENML else "not on OpenML under a known name"
+    if not isinstance(fetched, str):
         return None
     source = SHARED_SOURCES.get(name, "the shared data")
     return (f"{name}: skipped, not in {DATA_DIR / name} (get the shared data sets as a folder "
-            f"'shared/data' next to the repository, see its README.md; the set is {source})")
+            f"'shared/data' next to the repository, see its README.md; the set is {source}; "
+            f"{fetched})")
 
 
 def data_dir(name: str | None = None) -> Path:
@@ -119,14 +159,50 @@ def _read_csv(path: Path) -> tuple[np.ndarray, list[str]]:
     return values, header
 
 
+def read_shared(name: str, target: str | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Features, labels +1/-1 (or the raw column ``target``, e.g. liver's ``f5``, dropped from
+    the features) and feature names ``f0 ...`` of a set of ``../shared/data``, else of its
+    OpenML copy (:data:`OPENML`); :class:`DataUnavailable` where neither can be had."""
+    if not (DATA_DIR / name).is_dir() and name in OPENML:
+        fetched = fetch_openml_set(name, None if target is None else _openml_column(name, target))
+        if isinstance(fetched, str):
+            raise DataUnavailable(missing_data(name))
+        X, raw, _ = fetched
+        columns = [f"f{j}" for j in range(X.shape[1])]
+        if target is not None:
+            keep = [j for j in range(X.shape[1]) if j != _openml_label_index(name)]
+            return X[:, keep], raw.astype(float), [columns[j] for j in keep]
+        positive = OPENML[name][3]
+        text = np.array([format(v, "g") if isinstance(v, (float, np.floating)) else str(v) for v in raw])
+        return X, np.where(text == positive, 1.0, -1.0), columns
+    values, header = _read_csv(data_dir(name) / name / "data.csv")
+    if target is None:
+        return values[:, :-1], values[:, -1], header[:-1]
+    keep = [j for j, c in enumerate(header[:-1]) if c != target]
+    return values[:, keep], values[:, header.index(target)], [header[j] for j in keep]
+
+
+#: Shared feature columns that OpenML names otherwise: (set, shared name) -> OpenML column.
+_OPENML_COLUMNS = {("liver", "f5"): "drinks"}
+
+
+def _openml_column(name: str, target: str) -> str:
+    return _OPENML_COLUMNS.get((name, target), target)
+
+
+def _openml_label_index(name: str) -> int:
+    """Where the label column sits among the features of an OpenML copy fetched with another
+    target (liver's ``selector``, after the 5 features before ``drinks``): left out as a
+    feature."""
+    return {"liver": 5}.get(name, -1)
+
+
 def load_uci(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Features (with NaN where missing), labels +1/-1 and feature names of a UCI set
     (``../shared/data``, or a set scikit-learn ships: :data:`BUNDLED`)."""
     if name in BUNDLED:
         return BUNDLED[name]()
-    values, header = _read_csv(data_dir(name) / name / "data.csv")
-    X, y = values[:, :-1], values[:, -1]
-    columns = header[:-1]
+    X, y, columns = read_shared(name)
     if name == "ionosphere":
         keep = [j for j, c in enumerate(columns) if c != "f1"]  # f1 is constant 0
         X, columns = X[:, keep], [columns[j] for j in keep]

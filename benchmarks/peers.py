@@ -433,9 +433,9 @@ def main() -> int:
                "families": {k: v[0] for k, v in FAMILIES.items()}, "settings": SETTINGS,
                "levels": LEVELS, "machine": machine_info(), "studies": studies,
                "seconds": time.perf_counter() - start}
-    for name, table in TABLES.items():
-        print(f"\n### {name}\n\n{table(payload)}")
     save_results(out, payload, lambda png: draw(payload, png))
+    for name in ("families", "baselines", "headline"):  # times, results: families' columns per set
+        print(f"\n### {name}\n\n{TABLES[name](payload)}")
     return 0
 
 

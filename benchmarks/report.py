@@ -38,11 +38,14 @@ sys.path.insert(0, str(HERE))
 
 #: Benchmarks measured on another machine, and the command that writes their JSON.
 ELSEWHERE = {"gpu": "python3 benchmarks/gpu.py --device cuda --out benchmarks/results"}
+#: Benchmarks whose full run takes hours and may not have been made yet: the command.
+LONG_RUNS = {"accuracy": "python benchmarks/accuracy.py --jobs 2"}
 REGION = re.compile(r"(<!-- generated: (\S+) (\S+) -->\n)(.*?)(<!-- end generated -->)", re.S)
 
 
 def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     """Benchmark (the JSON name before ``_quick`` / ``_10splits``) -> table name -> renderer."""
+    import accuracy
     import default_solver
     import gpu
     import input_checks
@@ -66,6 +69,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
 
     return {
         "peers": peers.TABLES,
+        "accuracy": accuracy.TABLES,
         "spicymkl_scaling": {
             "grid": lambda d: spicymkl_scaling.grid_table(d["grid"]),
             "by_M": lambda d: spicymkl_scaling.ringnorm_table(d["ringnorm_by_M"]),
@@ -109,6 +113,10 @@ def render(json_name: str, table: str, renderers: dict[str, Any], results: Path 
     if benchmark in ELSEWHERE and not (results / json_name).exists():
         return (f"_Not measured yet: `{json_name}` is written on a machine with a GPU by "
                 f"`{ELSEWHERE[benchmark]}`, then `python benchmarks/report.py` renders it here._\n")
+    if benchmark in LONG_RUNS and not (results / json_name).exists():
+        return (f"_Not measured yet: `{json_name}` is written by the full run "
+                f"`{LONG_RUNS[benchmark]}` (hours), then `python benchmarks/report.py` renders it "
+                "here._\n")
     payload = json.loads((results / json_name).read_text())
     tables = renderers[benchmark]
     table, _, argument = table.partition(":")

@@ -1,0 +1,654 @@
+"""Accuracy by the field's protocol: random splits, hyperparameters by cross-validation.
+
+``python benchmarks/accuracy.py [--quick] [--splits K] [--jobs J] [--time-limit S] [--out PATH]``
+
+The protocol of the MKL papers (SimpleMKL, Rakotomamonjy et al. 2008, section 5.1; SpicyMKL,
+Suzuki & Tomioka 2011, section 6), for every data set:
+
+* ``n_splits`` random 70/30 splits (stratified for classification; split ``k`` is seeded
+  ``seed + k``); features standardised (missing values imputed) on the training part only;
+* SimpleMKL's kernel grid, built by :func:`kernelfuse.frontends.kernel_grid.kernel_grid`:
+  Gaussian kernels of widths 0.5, 1, 2, 5, 7, 10, 12, 15, 17, 20 and polynomial kernels of
+  degree 1, 2, 3, on all features and on each single feature (``13 (d + 1)`` kernels), each
+  of unit trace on the training rows it is fitted on; computed once per split, each
+  cross-validation fold taking its rows and columns and dividing them by their trace there;
+* every method's hyperparameters (:data:`GRIDS`: C, and p or q where the family has them)
+  chosen by 3-fold cross-validation inside the training part (the best mean fold score; ties
+  go to the earlier grid point), then the method refitted on the whole training part with
+  them and scored on the test part;
+* per method and set: the test accuracy (classification) or RMSE (regression, in the target's
+  units) as mean +- std over the splits, the kernels kept (weight above 1e-6), the fit time
+  of the whole selection (every cross-validation fit and the refit, each fit with its
+  predictions), and a paired test over the splits against the average-kernel SVM (SVR on the
+  mean kernel for regression): paired t-test and Wilcoxon signed-rank (scipy).
+
+Every fit has a time limit: kernelfuse's solvers take ``time_limit`` and stop with status
+``time_limit``, their model is kept and counted in the JSON (``statuses``); an MKLpy fit runs
+in a forked child that is killed at the limit: such a fit has no model, the method is recorded
+as timed out on that split and not run on the set's later splits (``timed_out``).  Nothing is
+dropped: a method that did not run says why (``skipped``).
+
+Writes ``benchmarks/results/accuracy[_quick].json`` (``n_splits``, the grids, the machine,
+git commit, library versions with MKLpy's and torch's) and prints the tables that
+``benchmarks/report.py`` renders into docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import multiprocessing
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (  # noqa: E402
+    RESULTS_DIR,
+    DataUnavailable,
+    fmt,
+    load_uci,
+    machine_info,
+    markdown_table,
+    read_shared,
+    split_table,
+    standardise,
+    write_json,
+)
+
+#: SimpleMKL's kernel grid (Rakotomamonjy et al. 2008, section 5.1).
+WIDTHS = (0.5, 1.0, 2.0, 5.0, 7.0, 10.0, 12.0, 15.0, 17.0, 20.0)
+DEGREES = (1, 2, 3)
+#: The kernelfuse solvers' certified relative gap (the estimators' default) ...
+TOL = 1e-3
+#: ... but SimpleMKL's own stop, the relative duality gap 0.01 of its toolbox's examples
+#: (``options.seuildualitygap``), the setting of the paper's experiments.
+SIMPLEMKL_TOL = 1e-2
+CLASSIFICATION = ("ionosphere", "sonar", "liver", "pima", "wpbc", "breast-cancer", "wine")
+#: ``liver-drinks``: the Liver Disorders set with its documented regression target, the
+#: number of drinks (``f5``), from the other five features (UCI's note on the set).
+REGRESSION = ("diabetes", "liver-drinks")
+#: The hyperparameter grids per method (full run), each a dict of name -> values; the
+#: product is searched.  With unit-trace kernels (entries near 1/N) an SVM's C is of the
+#: order of N; ``l1_mkl``'s C weighs the penalty (the larger, the sparser).
+GRIDS: dict[str, dict[str, Sequence[Any]]] = {
+    "spicymkl (logistic)": {"C": (0.03, 0.1, 0.3, 1.0)},
+    "spicymkl (hinge)": {"C": (0.03, 0.1, 0.3, 1.0)},
+    "simplemkl": {"C": (10.0, 100.0, 1000.0)},
+    "mirror-vskl (vskl)": {"C": (10.0, 100.0, 1000.0), "q": (1.0, 2.0)},
+    "obscure (p-norm)": {"lam": (1e-5, 1e-4, 1e-3), "p": (1.25, 2.0)},
+    "mikl (mikl-newton)": {"lam": (0.1, 1.0), "q": (1.0, 2.0)},
+    "average-kernel SVM": {"C": (10.0, 100.0, 1000.0)},
+    "single best kernel": {"C": (10.0, 100.0, 1000.0)},
+    "MKLpy EasyMKL": {"C": (10.0, 100.0, 1000.0)},
+    "MKLpy GRAM": {"C": (10.0, 100.0, 1000.0)},
+    "MKLpy AverageMKL": {"C": (10.0, 100.0, 1000.0)},
+    "MKLRegressor": {"C": (0.01, 0.03, 0.1, 0.3)},
+    "SVR (mean kernel)": {"C": (1.0, 10.0, 100.0), "epsilon": (0.1, 0.3)},
+    "KernelRidge (mean kernel)": {"alpha": (1e-4, 1e-3, 1e-2, 1e-1)},
+}
+#: ``--quick``: the smaller grids (the first and last value of each).
+QUICK_GRIDS = {method: {name: (values[0], values[-1]) if len(values) > 1 else tuple(values)
+                        for name, values in grid.items()} for method, grid in GRIDS.items()}
+CONFIGS: dict[str, dict[str, Any]] = {
+    "full": {"classification": CLASSIFICATION, "regression": REGRESSION, "n_splits": 10,
+             "time_limit": 60.0, "budget": None, "grids": GRIDS},
+    "quick": {"classification": ("liver", "wine"), "regression": ("diabetes",), "n_splits": 2,
+              "time_limit": 20.0, "budget": None, "grids": QUICK_GRIDS},
+}
+FOLDS = 3
+#: The baseline of the paired tests.
+BASELINE = {"classification": "average-kernel SVM", "regression": "SVR (mean kernel)"}
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------- data
+
+
+def load_set(name: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Features (NaN where missing), targets and the task of ``name``; :class:`DataUnavailable`
+    (one line saying how to get it) where it cannot be had."""
+    from sklearn.datasets import load_diabetes, load_wine
+
+    if name == "wine":
+        X, y = load_wine(return_X_y=True)
+        return X, y.astype(float), "classification"
+    if name == "diabetes":
+        X, y = load_diabetes(return_X_y=True, scaled=False)
+        return X, y.astype(float), "regression"
+    if name == "liver-drinks":
+        X, y, _ = read_shared("liver", target="f5")
+        return X, y, "regression"
+    X, y, _ = load_uci(name)
+    return X, y, "classification"
+
+
+def split_indices(y: np.ndarray, task: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.model_selection import train_test_split
+
+    idx = np.arange(y.size)
+    train, test = train_test_split(idx, test_size=0.3, random_state=seed,
+                                   stratify=y if task == "classification" else None)
+    return np.sort(train), np.sort(test)
+
+
+def raw_kernels(X_train: np.ndarray, X_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """SimpleMKL's grid on standardised features, unnormalised: ``(M, N, N)`` and ``(M, T, N)``."""
+    from kernelfuse.frontends.kernel_grid import kernel_grid
+    from kernelfuse.kernels.functions import compute_kernels
+
+    specs = kernel_grid(X_train.shape[1], widths=WIDTHS, degrees=DEGREES)
+    return compute_kernels(specs, X_train), compute_kernels(specs, X_train, X_test)
+
+
+def unit_trace(K: np.ndarray, rows: np.ndarray, K_eval: np.ndarray, eval_rows: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The training stack on ``rows`` and the evaluation stack (``eval_rows`` of ``K_eval``
+    against ``rows``), both divided by each kernel's trace on ``rows``."""
+    train = K[:, rows][:, :, rows]
+    scale = 1.0 / np.einsum("mii->m", train)
+    train *= scale[:, None, None]
+    evaluation = K_eval[:, eval_rows][:, :, rows] * scale[:, None, None]
+    return train, evaluation
+
+
+# ------------------------------------------------------------------------- methods
+# Each method: ``fit(params, K, y, K_eval, y_eval, time_limit) -> dict`` with ``score`` (accuracy,
+# or minus the RMSE), ``seconds`` (fit and predict), ``status``, ``kept`` (kernels).
+
+
+def _score(task: str, predicted: np.ndarray, y: np.ndarray) -> float:
+    if task == "classification":
+        return float(np.mean(predicted == y))
+    return -float(np.sqrt(np.mean((predicted - y) ** 2)))
+
+
+def kernelfuse_fit(solver: str, family: str, fixed: dict[str, Any]) -> Callable[..., dict[str, Any]]:
+    """A kernelfuse solver on the stack; more than two classes one-vs-rest (argmax)."""
+    def fit(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
+            y_eval: np.ndarray, time_limit: float) -> dict[str, Any]:
+        import kernelfuse
+
+        classes = np.unique(y)
+        positives = classes[1:] if classes.size == 2 else classes
+        start = time.perf_counter()
+        scores, statuses, kept = [], [], np.zeros(K.shape[0], dtype=bool)
+        for positive in positives:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = kernelfuse.solve(K, np.where(y == positive, 1.0, -1.0), solver=solver,
+                                          family=family, **{"check_psd": False, "tol": TOL,
+                                                            "time_limit": time_limit, **fixed},
+                                          **params)
+            scores.append(result.decision_function(K_eval))
+            statuses.append(result.status)
+            kept |= _kept(result)
+        f = np.column_stack(scores)
+        predicted = np.where(f[:, 0] >= 0, classes[-1], classes[0]) if classes.size == 2 \
+            else classes[np.argmax(f, axis=1)]
+        seconds = time.perf_counter() - start
+        worst = next((s for s in statuses if s != "converged"), "converged")
+        return {"score": _score("classification", predicted, y_eval), "seconds": seconds,
+                "status": worst, "kept": int(kept.sum())}
+    return fit
+
+
+def _kept(result: Any) -> np.ndarray:
+    """Kernels the model uses: weight above 1e-6, or (no weights: mikl) a nonzero coefficient."""
+    if result.kernel_weights is not None:
+        return np.asarray(result.kernel_weights) > 1e-6
+    coef = np.abs(np.asarray(result.coef)).reshape(result.coef.shape[0], -1)
+    return coef.max(axis=1) > 1e-6 * max(coef.max(), 1e-300)
+
+
+def mkl_regressor(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
+                  y_eval: np.ndarray, time_limit: float) -> dict[str, Any]:
+    """``MKLRegressor`` (SpicyMKL, ``l1_mkl`` with the squared loss) on the precomputed stack."""
+    from kernelfuse import MKLRegressor
+
+    start = time.perf_counter()
+    model = MKLRegressor(kernels="precomputed", normalization="none", check_psd=False,
+                         time_limit=time_limit, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(np.moveaxis(K, 0, 2), y)
+        predicted = model.predict(np.moveaxis(K_eval, 0, 2))
+    seconds = time.perf_counter() - start
+    return {"score": _score("regression", predicted, y_eval), "seconds": seconds,
+            "status": model.result_.status, "kept": int(_kept(model.result_).sum())}
+
+
+def mean_kernel(estimator: str, task: str) -> Callable[..., dict[str, Any]]:
+    """A scikit-learn estimator (``SVC``, ``SVR``, ``KernelRidge``) on the mean kernel."""
+    def fit(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
+            y_eval: np.ndarray, time_limit: float) -> dict[str, Any]:
+        start = time.perf_counter()
+        model = _sklearn(estimator, **params).fit(K.mean(axis=0), y)
+        predicted = model.predict(K_eval.mean(axis=0))
+        return {"score": _score(task, predicted, y_eval), "seconds": time.perf_counter() - start,
+                "status": "ok", "kept": int(K.shape[0])}
+    return fit
+
+
+def single_kernel(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
+                  y_eval: np.ndarray, time_limit: float) -> dict[str, Any]:
+    """``SVC`` on the kernel ``params["kernel"]`` alone."""
+    from sklearn.svm import SVC
+
+    start = time.perf_counter()
+    m = params["kernel"]
+    model = SVC(kernel="precomputed", C=params["C"]).fit(K[m], y)
+    predicted = model.predict(K_eval[m])
+    return {"score": _score("classification", predicted, y_eval),
+            "seconds": time.perf_counter() - start, "status": "ok", "kept": 1}
+
+
+def mklpy_fit(algorithm: str) -> Callable[..., dict[str, Any]]:
+    """MKLpy's ``algorithm`` (``benchmarks/mklpy_peer.py``: an SVC on its combined kernel) in a
+    forked child killed at ``time_limit``; binary labels only."""
+    def fit(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
+            y_eval: np.ndarray, time_limit: float) -> dict[str, Any]:
+        from mklpy_peer import run_mklpy
+
+        run = in_child(run_mklpy, time_limit, algorithm, K, y, K_eval, y_eval, params["C"])
+        if run is None:
+            return {"score": math.nan, "seconds": time_limit, "status": "timed_out", "kept": None}
+        ok = run["status"] == "ok"
+        return {"score": run["accuracy"] if ok else math.nan,
+                "seconds": run["time"] + run["predict_time"] if ok else math.nan,
+                "status": run["status"], "kept": run["selected_kernels"] if ok else None}
+    return fit
+
+
+def in_child(function: Callable[..., Any], time_limit: float, *args: Any) -> Any:
+    """``function(*args)`` in a forked child process; None where it takes over ``time_limit``
+    seconds (the child is then killed).  The child inherits the arrays (no copy)."""
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child_main, args=(send, function, args), daemon=True)
+    child.start()
+    send.close()
+    try:
+        return receive.recv() if receive.poll(time_limit) else None
+    except EOFError:  # the child died without answering
+        return {"status": f"error: the child process died (exit code {child.exitcode})"}
+    finally:
+        child.kill()
+        child.join()
+        receive.close()
+
+
+def _child_main(send: Any, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    send.send(function(*args))
+    send.close()
+
+
+#: Method -> (task, fit function, why it cannot run on more than two classes, or None).
+METHODS: dict[str, tuple[str, Callable[..., dict[str, Any]], str | None]] = {
+    "spicymkl (logistic)": ("classification", kernelfuse_fit("spicymkl", "l1_mkl", {"loss": "logistic"}), None),
+    "spicymkl (hinge)": ("classification", kernelfuse_fit("spicymkl", "l1_mkl", {"loss": "hinge"}), None),
+    "simplemkl": ("classification", kernelfuse_fit("simplemkl", "l1_mkl_sq", {"tol": SIMPLEMKL_TOL}), None),
+    "mirror-vskl (vskl)": ("classification", kernelfuse_fit("mirror-vskl", "vskl", {}), None),
+    "obscure (p-norm)": ("classification", kernelfuse_fit("obscure", "pnorm_mkl", {"seed": 0}), None),
+    "mikl (mikl-newton)": ("classification", kernelfuse_fit("mikl-newton", "mikl", {}), None),
+    "average-kernel SVM": ("classification", mean_kernel("SVC", "classification"), None),
+    "single best kernel": ("classification", single_kernel, None),
+    "MKLpy EasyMKL": ("classification", mklpy_fit("EasyMKL"), "benchmarks/mklpy_peer.py takes labels +1/-1"),
+    "MKLpy GRAM": ("classification", mklpy_fit("GRAM"), "benchmarks/mklpy_peer.py takes labels +1/-1"),
+    "MKLpy AverageMKL": ("classification", mklpy_fit("AverageMKL"), "benchmarks/mklpy_peer.py takes labels +1/-1"),
+    "MKLRegressor": ("regression", mkl_regressor, None),
+    "SVR (mean kernel)": ("regression", mean_kernel("SVR", "regression"), None),
+    "KernelRidge (mean kernel)": ("regression", mean_kernel("KernelRidge", "regression"), None),
+}
+
+
+def _sklearn(name: str, **params: Any) -> Any:
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.svm import SVC, SVR
+
+    return {"SVC": SVC, "SVR": SVR, "KernelRidge": KernelRidge}[name](kernel="precomputed", **params)
+
+
+def grid_points(method: str, grids: dict[str, dict[str, Sequence[Any]]], n_kernels: int
+                ) -> list[dict[str, Any]]:
+    grid = dict(grids[method])
+    if method == "single best kernel":
+        grid = {"kernel": range(n_kernels), **grid}
+    names = list(grid)
+    return [dict(zip(names, values, strict=True)) for values in product(*(grid[n] for n in names))]
+
+
+# ------------------------------------------------------------------------ protocol
+
+
+def select_and_fit(method: str, grid: list[dict[str, Any]], K: np.ndarray, K_test: np.ndarray,
+                   y: np.ndarray, y_test: np.ndarray, task: str, seed: int, time_limit: float
+                   ) -> dict[str, Any]:
+    """3-fold cross-validation over ``grid`` on the training part, the refit with the best
+    point, its test score; every fit's time summed (``seconds``, wall clock; ``cpu_seconds``, this
+    process's CPU time, which a loaded machine inflates less; MKLpy's fits run in a child and
+    count in ``seconds`` only).  Stops at the first fit that timed out."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    _, method_fit, _ = METHODS[method]
+
+    def fit(*args: Any) -> dict[str, Any]:  # a failing fit is a measurement, not a stop
+        try:
+            return method_fit(*args)
+        except Exception as exc:  # noqa: BLE001
+            return {"score": math.nan, "seconds": math.nan, "kept": None,
+                    "status": f"error: {type(exc).__name__}: {str(exc)[:200]}"}
+    splitter = (StratifiedKFold if task == "classification" else KFold)(
+        FOLDS, shuffle=True, random_state=seed)
+    all_rows = np.arange(y.size)
+    seconds, statuses = 0.0, {}
+    cpu_start = time.process_time()
+    cv_scores = np.zeros(len(grid))
+    for fold_train, fold_val in splitter.split(all_rows, y if task == "classification" else None):
+        K_fold, K_val = unit_trace(K, fold_train, K, fold_val)
+        for i, params in enumerate(grid):
+            run = fit(params, K_fold, y[fold_train], K_val, y[fold_val], time_limit)
+            statuses[run["status"]] = statuses.get(run["status"], 0) + 1
+            if run["status"] == "timed_out":
+                return {"timed_out": True, "seconds": seconds + time_limit, "statuses": statuses,
+                        "cpu_seconds": time.process_time() - cpu_start}
+            seconds += _finite(run["seconds"])
+            cv_scores[i] += run["score"] / FOLDS if math.isfinite(run["score"]) else -math.inf
+    best = int(np.argmax(cv_scores))
+    K_train, K_eval = unit_trace(K, all_rows, K_test, np.arange(K_test.shape[1]))
+    run = fit(grid[best], K_train, y, K_eval, y_test, time_limit)
+    statuses[run["status"]] = statuses.get(run["status"], 0) + 1
+    timed_out = run["status"] == "timed_out"
+    failed = timed_out or not math.isfinite(run["score"])
+    return {"timed_out": timed_out, "score": None if failed else run["score"],
+            "cv_score": float(cv_scores[best]), "params": grid[best], "kept": run["kept"],
+            "refit_status": run["status"], "seconds": seconds + _finite(run["seconds"]),
+            "cpu_seconds": time.process_time() - cpu_start, "statuses": statuses}
+
+
+def _finite(seconds: float) -> float:
+    """A fit's seconds, 0 for one that failed before timing itself (nan)."""
+    return seconds if math.isfinite(seconds) else 0.0
+
+
+def one_split(name: str, k: int, seed: int, cfg: dict[str, Any], methods: list[str],
+              skip: dict[str, str]) -> dict[str, Any]:
+    """Every method of ``methods`` (not in ``skip``) on split ``k`` of the set ``name``."""
+    X, y, task = load_set(name)
+    train, test = split_indices(y, task, seed + k)
+    X_train, X_test = standardise(X[train], X[test])
+    y_train, y_test = y[train], y[test]
+    shift, scale = (y_train.mean(), y_train.std()) if task == "regression" else (0.0, 1.0)
+    start = time.perf_counter()
+    K, K_test = raw_kernels(X_train, X_test)
+    kernel_seconds = time.perf_counter() - start
+    runs: dict[str, Any] = {}
+    for method in methods:
+        if method in skip:
+            runs[method] = {"skipped": skip[method]}
+            continue
+        grid = grid_points(method, cfg["grids"], K.shape[0])
+        run = select_and_fit(method, grid, K, K_test, (y_train - shift) / scale,
+                             (y_test - shift) / scale, task, seed + k, cfg["time_limit"])
+        if task == "regression" and run.get("score") is not None:
+            run["score"] *= scale  # minus the RMSE in the target's units
+        runs[method] = run
+        log(f"  {name} split {k}: {method:26s} score {fmt(run.get('score'))}, "
+            f"{fmt(run['seconds'])} s{' TIMED OUT' if run['timed_out'] else ''}")
+    return {"split": k, "n_train": int(train.size), "n_test": int(test.size),
+            "kernel_seconds": kernel_seconds, "runs": runs}
+
+
+def run_set(name: str, cfg: dict[str, Any], seed: int, mklpy_reason: str | None
+            ) -> dict[str, Any]:
+    X, y, task = load_set(name)
+    n_classes = int(np.unique(y).size) if task == "classification" else None
+    methods = [m for m, (t, _, _) in METHODS.items() if t == task]
+    skip = {}
+    for method in methods:
+        binary_only = METHODS[method][2]
+        if method.startswith("MKLpy") and mklpy_reason:
+            skip[method] = f"MKLpy not available: {mklpy_reason}"
+        elif binary_only and n_classes and n_classes > 2:
+            skip[method] = f"{n_classes} classes: {binary_only}"
+    if any(method.startswith("MKLpy") and method not in skip for method in methods):
+        from mklpy_peer import mklpy_status
+
+        mklpy_status()  # MKLpy and torch imported here (a joblib worker too), not in each child
+    log(f"{name}: {task}, N = {y.size}, d = {X.shape[1]}, M = {13 * (X.shape[1] + 1)}")
+    splits, spent = [], dict.fromkeys(methods, 0.0)
+    for k in range(cfg["n_splits"]):
+        for method in methods:
+            if cfg["budget"] is not None and method not in skip and spent[method] >= cfg["budget"]:
+                skip[method] = f"over its {cfg['budget']:g} s budget after {k} splits"
+        split = one_split(name, k, seed, cfg, methods, skip)
+        for method, run in split["runs"].items():
+            spent[method] += run.get("seconds", 0.0)
+            if run.get("timed_out"):
+                skip[method] = f"timed out on split {k} (a fit over {cfg['time_limit']:g} s)"
+        splits.append(split)
+    return {"name": name, "task": task, "n": int(y.size), "d": int(X.shape[1]),
+            "M": 13 * int(X.shape[1] + 1), "n_classes": n_classes, "methods": methods,
+            "splits": splits}
+
+
+# -------------------------------------------------------------------------- tables
+
+
+def method_summary(data: dict[str, Any], method: str) -> dict[str, Any]:
+    """Mean and std of the test score over the splits where the method ran, its kernels kept,
+    its selection's seconds, its non-converged fits, and the paired tests against the
+    baseline on the splits both have."""
+    from scipy import stats
+
+    runs = [split["runs"][method] for split in data["splits"]]
+    done = [r for r in runs if r.get("score") is not None]
+    sign = 1.0 if data["task"] == "classification" else -1.0
+    scores = np.array([sign * r["score"] for r in done])
+    baseline = BASELINE[data["task"]]
+    pairs = [(sign * r["score"], sign * split["runs"][baseline]["score"])
+             for split, r in zip(data["splits"], runs, strict=True)
+             if r.get("score") is not None and split["runs"][baseline].get("score") is not None]
+    t_p = wilcoxon_p = None
+    if method != baseline and len(pairs) >= 2:
+        a, b = np.array(pairs).T
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if np.std(a - b) > 0:  # a constant difference has no t statistic
+                t_p = float(stats.ttest_rel(a, b).pvalue)
+            if np.any(a != b):
+                wilcoxon_p = float(stats.wilcoxon(a, b).pvalue)
+    statuses: dict[str, int] = {}
+    for r in runs:
+        for status, count in r.get("statuses", {}).items():
+            statuses[status] = statuses.get(status, 0) + count
+    why = next((r["skipped"] for r in runs if "skipped" in r), None)
+    timed_out = next((split["split"] for split, r in zip(data["splits"], runs, strict=True)
+                      if r.get("timed_out")), None)
+    kept = [r["kept"] for r in done if r.get("kept") is not None]
+    return {"n": len(done), "mean": float(scores.mean()) if done else None,
+            "std": float(scores.std(ddof=1)) if len(done) > 1 else None,
+            "kept": float(np.mean(kept)) if kept else None,
+            "seconds": float(np.mean([r["seconds"] for r in done])) if done else None,
+            "t_p": t_p, "wilcoxon_p": wilcoxon_p, "statuses": statuses, "skipped": why,
+            "timed_out_split": timed_out}
+
+
+def _outcome(summary: dict[str, Any], n_splits: int) -> str:
+    """What kept a method from some splits, and its fits that ended without the certified gap."""
+    notes = []
+    if summary["timed_out_split"] is not None:
+        notes.append(f"timed out on split {summary['timed_out_split']}")
+    elif summary["skipped"]:
+        notes.append(f"{'not run' if not summary['n'] else 'then not run'}: {summary['skipped']}")
+    other = {s: c for s, c in summary["statuses"].items() if s not in ("converged", "ok", "timed_out")}
+    if other:
+        total = sum(summary["statuses"].values())
+        notes.append(", ".join(f"{c}/{total} fits {s}" for s, c in sorted(other.items())))
+    if summary["n"] and summary["n"] < n_splits:
+        notes.append(f"{summary['n']} of {n_splits} splits")
+    return "; ".join(notes) or "-"
+
+
+def _pm(summary: dict[str, Any], digits: int = 3) -> str:
+    if summary["mean"] is None:
+        return "-"
+    std = "" if summary["std"] is None else f" ± {summary['std']:.{digits}f}"
+    return f"{summary['mean']:.{digits}f}{std}"
+
+
+def results_table(payload: dict[str, Any], task: str = "classification") -> str:
+    """One row per set and method: score mean ± std, kernels kept, seconds, paired tests."""
+    metric = "accuracy" if task == "classification" else "RMSE"
+    rows = []
+    for data in payload["sets"]:
+        if data["task"] != task:
+            continue
+        n_splits = len(data["splits"])
+        for method in data["methods"]:
+            s = method_summary(data, method)
+            digits = 3 if task == "classification" else 2
+            rows.append([f"{data['name']} (M = {data['M']})", method, _pm(s, digits), s["kept"],
+                         s["seconds"], s["t_p"], s["wilcoxon_p"], _outcome(s, n_splits)])
+    baseline = BASELINE[task]
+    headers = ["set", "method", f"test {metric} (mean ± std)", "kernels kept", "s per split (wall)",
+               "p (paired t)", "p (Wilcoxon)", "fits not converged / splits missing"]
+    return split_table(headers, rows, keys=[0, 1], groups=[
+        (f"Test {metric} over the splits, kernels kept, seconds of the whole selection per split:",
+         [2, 3, 4]),
+        (f"Paired tests over the splits against the {baseline}, and what kept a method from "
+         "some fits or splits:", [5, 6, 7])])
+
+
+def skipped_lines(payload: dict[str, Any]) -> str:
+    lines = [f"- {line}" for line in payload.get("skipped_sets", [])]
+    return "\n".join(lines) if lines else "Every set of the run could be had."
+
+
+def settings_table(payload: dict[str, Any]) -> str:
+    rows = [[method, ", ".join(f"{name} in {{{', '.join(fmt(v) for v in values)}}}"
+                              for name, values in grid.items())]
+            for method, grid in payload["grids"].items()]
+    lead = (f"{payload['n_splits']} splits, {payload['folds']}-fold cross-validation, "
+            f"a time limit of {payload['time_limit']:g} s per fit, "
+            f"{'no budget' if payload['budget'] is None else str(payload['budget']) + ' s per method and set'}, "
+            f"{payload['jobs']} job(s) at once"
+            f"{' (two concurrent workers: the seconds are under load)' if payload['jobs'] > 1 else ''}; "
+            f"load average {_load(payload['machine'].get('loadavg_1_5_15min'))} at the start, "
+            f"{_load(payload.get('loadavg_end_1_5_15min'))} at the end; "
+            f"MKLpy {payload['mklpy'].get('version') or 'absent'}, torch {payload['mklpy'].get('torch') or 'absent'}.")
+    return lead + "\n\n" + markdown_table(["method", "grid searched"], rows)
+
+
+def _load(loadavg: Sequence[float] | None) -> str:
+    return "not recorded" if not loadavg else f"{loadavg[0]:.1f} (1 min)"
+
+
+TABLES: dict[str, Callable[..., str]] = {
+    "classification": lambda d: results_table(d, "classification"),
+    "regression": lambda d: results_table(d, "regression"),
+    "settings": settings_table,
+    "skipped": skipped_lines,
+}
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def check_mklpy() -> int:
+    """``--check-mklpy`` (``make bench-env``): MKLpy's EasyMKL fitted on the CPU on two kernels of
+    40 random points; prints the versions, exit status 1 where it does not run."""
+    from mklpy_peer import mklpy_status, run_mklpy
+
+    status = mklpy_status()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    K = np.stack([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))])
+    K /= np.einsum("mii->m", K)[:, None, None]
+    run = run_mklpy("EasyMKL", K, y, K, y, C=100.0) if status["available"] else {"status": status["reason"]}
+    print(f"MKLpy {status['version']}, torch {status['torch']}: EasyMKL {run['status']}"
+          + (f", training accuracy {run['accuracy']:.2f}" if run["status"] == "ok" else ""))
+    return 0 if run["status"] == "ok" else 1
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 splits, 3 small sets, 2-point grids")
+    parser.add_argument("--splits", type=int, default=None, help="number of random splits")
+    parser.add_argument("--sets", nargs="+", default=None, help="only these sets")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="sets run at once (joblib, one process each; >1 loads the cores)")
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds per fit")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds per method and set: once spent, its later splits are not run")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--check-mklpy", action="store_true",
+                        help="only check that MKLpy fits on the CPU here (make bench-env)")
+    args = parser.parse_args(argv)
+    if args.check_mklpy:
+        return check_mklpy()
+    cfg = dict(CONFIGS["quick" if args.quick else "full"])
+    if args.splits:
+        cfg["n_splits"] = args.splits
+    if args.time_limit:
+        cfg["time_limit"] = args.time_limit
+    if args.budget:
+        cfg["budget"] = args.budget
+    names = [*cfg["classification"], *cfg["regression"]]
+    if args.sets:
+        names = list(args.sets)
+    from mklpy_peer import mklpy_status
+
+    mklpy = mklpy_status()  # imports MKLpy and torch here, before any child is forked
+    skipped, available = [], []
+    for name in names:
+        try:
+            load_set(name)
+            available.append(name)
+        except DataUnavailable as exc:  # liver-drinks: the line says "liver: skipped ..."
+            line = str(exc) if str(exc).startswith(f"{name}:") else f"{name}: from {exc}"
+            log(line)
+            skipped.append(line)
+    machine = machine_info()
+    machine["versions"].update({"MKLpy": mklpy["version"], "torch": mklpy["torch"]})
+    start = time.perf_counter()
+    if args.jobs > 1:
+        from joblib import Parallel, delayed
+
+        sets = Parallel(n_jobs=args.jobs)(delayed(run_set)(name, cfg, args.seed, mklpy["reason"])
+                                          for name in available)
+    else:
+        sets = [run_set(name, cfg, args.seed, mklpy["reason"]) for name in available]
+    payload = {"benchmark": "accuracy", "quick": args.quick, "n_splits": cfg["n_splits"],
+               "folds": FOLDS, "time_limit": cfg["time_limit"], "budget": cfg["budget"],
+               "seed": args.seed,
+               "jobs": args.jobs, "tol": TOL, "simplemkl_tol": SIMPLEMKL_TOL, "widths": WIDTHS,
+               "degrees": DEGREES,
+               "grids": {m: cfg["grids"][m] for m in METHODS}, "mklpy": mklpy,
+               "skipped_sets": skipped, "sets": sets,
+               "wall_seconds": time.perf_counter() - start, "machine": machine,
+               "loadavg_end_1_5_15min": list(os.getloadavg())}
+    out = args.out or RESULTS_DIR / f"accuracy{'_quick' if args.quick else ''}.json"
+    write_json(out, payload)
+    for table in TABLES.values():
+        print(table(payload) + "\n")
+    print(f"raw measurements: {out} ({payload['wall_seconds']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

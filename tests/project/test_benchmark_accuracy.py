@@ -1,0 +1,108 @@
+"""benchmarks/accuracy.py's protocol in its parts, on small synthetic problems (no benchmark runs
+here): fold kernels of unit trace on the fold, selection by cross-validation then one refit, a
+fit past its time limit recorded (never dropped), paired tests over the splits."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from helpers import REPO
+
+
+@pytest.fixture
+def accuracy(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    monkeypatch.delitem(sys.modules, "accuracy", raising=False)
+    return importlib.import_module("accuracy")
+
+
+def _problem(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    return X, np.where(X[:, 0] + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+
+
+def test_fold_kernels_are_the_grid_of_the_fold_at_unit_trace(accuracy):
+    from kernelfuse.frontends.kernel_grid import kernel_grid
+    from kernelfuse.kernels.functions import compute_kernels
+
+    X, _ = _problem(30)
+    K, K_test = accuracy.raw_kernels(X[:20], X[20:])
+    assert K.shape == (13 * 3, 20, 20) and K_test.shape == (39, 10, 20)
+    rows, held_out = np.arange(0, 20, 2), np.arange(1, 20, 2)
+    train, evaluation = accuracy.unit_trace(K, rows, K, held_out)
+    specs = kernel_grid(2, widths=accuracy.WIDTHS, degrees=accuracy.DEGREES)
+    direct = compute_kernels(specs, X[rows])
+    scale = np.einsum("mii->m", direct)[:, None, None]
+    np.testing.assert_allclose(train, direct / scale, rtol=1e-12)
+    np.testing.assert_allclose(evaluation, compute_kernels(specs, X[rows], X[held_out]) / scale, rtol=1e-12)
+
+
+def test_the_grid_point_is_chosen_inside_the_training_part_then_refitted(accuracy):
+    X, y = _problem(90)
+    K, K_test = accuracy.raw_kernels(X[:60], X[60:])
+    grid = accuracy.grid_points("average-kernel SVM", {"average-kernel SVM": {"C": (1e-3, 100.0)}}, K.shape[0])
+    run = accuracy.select_and_fit("average-kernel SVM", grid, K, K_test, y[:60], y[60:],
+                                  "classification", seed=0, time_limit=10.0)
+    assert run["params"] == {"C": 100.0}  # C = 1e-3 on unit-trace kernels predicts one class
+    assert run["statuses"] == {"ok": 2 * 3 + 1} and not run["timed_out"]
+    assert 0.8 <= run["score"] <= 1.0 and run["kept"] == K.shape[0] and run["seconds"] > 0
+    single = accuracy.grid_points("single best kernel", {"single best kernel": {"C": (1.0, 10.0)}}, 39)
+    assert len(single) == 78 and single[1] == {"kernel": 0, "C": 10.0}
+
+
+def _sleeper(seconds):
+    time.sleep(seconds)
+    return {"status": "ok"}
+
+
+def test_a_fit_past_its_time_limit_is_killed_and_recorded(accuracy):
+    assert accuracy.in_child(_sleeper, 5.0, 0.0) == {"status": "ok"}
+    start = time.perf_counter()
+    assert accuracy.in_child(_sleeper, 0.2, 30.0) is None
+    assert time.perf_counter() - start < 5.0
+
+
+def _payload(scores, baseline_scores, timed_out_split=None):
+    splits = []
+    for k, (a, b) in enumerate(zip(scores, baseline_scores, strict=True)):
+        mine = {"score": a, "seconds": 1.0, "kept": 3, "statuses": {"converged": 7}, "timed_out": False}
+        if k == timed_out_split:
+            mine = {"timed_out": True, "seconds": 10.0, "statuses": {"timed_out": 1}}
+        elif timed_out_split is not None and k > timed_out_split:
+            mine = {"skipped": f"timed out on split {timed_out_split} (a fit over 10 s)"}
+        splits.append({"split": k, "runs": {
+            "spicymkl (hinge)": mine,
+            "average-kernel SVM": {"score": b, "seconds": 0.1, "kept": 9, "statuses": {"ok": 7},
+                                   "timed_out": False}}})
+    return {"sets": [{"name": "toy", "task": "classification", "M": 9, "splits": splits,
+                      "methods": ["spicymkl (hinge)", "average-kernel SVM"]}]}
+
+
+def test_paired_tests_over_the_splits_against_the_average_kernel(accuracy):
+    from scipy import stats
+
+    mine = [0.80, 0.82, 0.79, 0.85, 0.81, 0.83]
+    base = [0.75, 0.78, 0.76, 0.80, 0.77, 0.79]
+    data = _payload(mine, base)["sets"][0]
+    summary = accuracy.method_summary(data, "spicymkl (hinge)")
+    assert summary["n"] == 6 and summary["mean"] == pytest.approx(np.mean(mine))
+    assert summary["std"] == pytest.approx(np.std(mine, ddof=1))
+    assert summary["t_p"] == pytest.approx(stats.ttest_rel(mine, base).pvalue)
+    assert summary["wilcoxon_p"] == pytest.approx(stats.wilcoxon(mine, base).pvalue)
+    assert accuracy.method_summary(data, "average-kernel SVM")["t_p"] is None  # not against itself
+
+
+def test_a_timed_out_method_stays_in_the_table_with_what_happened(accuracy):
+    payload = _payload([0.8, 0.9, 0.7, 0.6], [0.7, 0.8, 0.6, 0.5], timed_out_split=2)
+    summary = accuracy.method_summary(payload["sets"][0], "spicymkl (hinge)")
+    assert summary["n"] == 2 and summary["timed_out_split"] == 2 and not math.isnan(summary["mean"])
+    table = accuracy.results_table(payload)
+    first, second = (line for line in table.splitlines() if "spicymkl (hinge)" in line)
+    assert "0.850 ± 0.071" in first and "timed out on split 2" in second and "2 of 4 splits" in second
