@@ -38,6 +38,36 @@ def float64_blocks(A: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
         yield rows, A[rows].astype(np.float64)
 
 
+def product(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``A @ x`` for a 2-D ``A`` in a stack's dtype (a copy of some of its entries), float64."""
+    if is_float64(A):
+        return A @ x
+    out = np.empty((A.shape[0],) + x.shape[1:])
+    for rows, block in float64_blocks(A):
+        out[rows] = block @ x
+    return out
+
+
+def transpose_product(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``A' @ x`` for a 2-D ``A`` in a stack's dtype, float64."""
+    if is_float64(A):
+        return A.T @ x
+    out = np.zeros((A.shape[1],) + x.shape[1:])
+    for rows, block in float64_blocks(A):
+        out += block.T @ x[rows]
+    return out
+
+
+def gram(A: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """``A' diag(weights) A`` (``A' A`` without weights) for a 2-D ``A`` in a stack's dtype, float64."""
+    if is_float64(A):
+        return A.T @ (A if weights is None else A * weights[:, None])
+    out = np.zeros((A.shape[1], A.shape[1]))
+    for rows, block in float64_blocks(A):
+        out += block.T @ (block if weights is None else block * weights[rows, None])
+    return out
+
+
 def kernel_times(K: np.ndarray | FactorKernels, V: np.ndarray) -> np.ndarray:
     """``K_m @ V`` for every kernel: shape ``(M, N) + V.shape[1:]``, float64; one pass over the stack."""
     if isinstance(K, FactorKernels):
@@ -56,13 +86,7 @@ def kernel_times(K: np.ndarray | FactorKernels, V: np.ndarray) -> np.ndarray:
 
 def kernel_product(K: np.ndarray, m: int, v: np.ndarray) -> np.ndarray:
     """``K_m' @ v`` for one kernel, float64 (``v`` of shape (N,) or (N, C))."""
-    Km = K[m]
-    if is_float64(K):
-        return Km.T @ v
-    out = np.zeros((Km.shape[1],) + v.shape[1:])
-    for rows, block in float64_blocks(Km):
-        out += block.T @ v[rows]
-    return out
+    return transpose_product(K[m], v)
 
 
 def kernel_products(K: np.ndarray | KernelRows, coef: np.ndarray,

@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse
 
+from kernelfuse.kernels.products import gram, is_float64, product, transpose_product
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
 from kernelfuse.runtime.deadline import expired
 
@@ -40,22 +40,27 @@ class _Model:
     """``F`` on the masked entries of a block (coef layout, the prox acting on its transpose), and
     the Gram matrices its Newton systems need, kept between steps: ``B B'`` for l2 (the prox's
     Jacobian a multiple of the identity); for l21 (the block is whole groups, the Jacobian's
-    diagonal constant on each) one per group, formed when the group first turns active; for p = 1
-    the kept entries' Gram, updated by the entries that enter or leave.  ``reads``
+    diagonal constant on each) one per group, formed when the group first turns active, where
+    they take no more bytes than ``B'`` (else ``B diag(scale) B'`` is formed at each step); for
+    p = 1 the kept entries' Gram, updated by the entries that enter or leave.  ``reads``
     counts the reads of ``B`` (a full read is 1)."""
 
-    def __init__(self, prox: MixedNormProx, B: np.ndarray, start: np.ndarray, mask: np.ndarray) -> None:
-        self.regularizer, self.B, self.start, self.mask = prox.regularizer, B, start, mask
-        self.uniform = prox.p == 2.0 and prox.q == 2.0  # l2: P = I / (1 + t) everywhere
-        self.by_group = prox.p == 2.0 and prox.q == 1.0 and bool(mask.all())
+    def __init__(self, prox: MixedNormProx, rows: np.ndarray, start: np.ndarray, mask: np.ndarray) -> None:
+        self.regularizer, self.rows, self.start, self.mask = prox.regularizer, rows, start, mask
+        entries, violators = rows.shape
         self.axis = 1 if prox.r == 1 else 0  # the block's axis indexing the groups
+        self.uniform = prox.p == 2.0 and prox.q == 2.0  # l2: P = I / (1 + t) everywhere
+        self.binary = prox.p == 1.0  # P's diagonal is 0 or 1
+        # l21: one Gram per group where they take no more bytes than B' itself
+        self.by_group = (prox.p == 2.0 and prox.q == 1.0 and bool(mask.all())
+                         and 8 * violators * mask.shape[self.axis] <= rows.itemsize * entries)
         kernels, samples = np.nonzero(mask)
         self.groups = (kernels, samples)[self.axis]
         self.n_groups = mask.shape[self.axis]
-        self.grams = np.zeros((self.n_groups, B.shape[0], B.shape[0]) if self.by_group else (0, 0, 0))
+        self.grams = np.zeros((self.n_groups, violators, violators) if self.by_group else (0, 0, 0))
         self.formed = np.zeros(self.n_groups, dtype=bool)
-        self.kept = np.zeros(B.shape[1], dtype=bool)
-        self.gram = np.zeros((B.shape[0], B.shape[0]))
+        self.kept = np.zeros(entries, dtype=bool)
+        self.gram = np.zeros((violators, violators) if self.uniform or self.binary else (0, 0))
         self.reads = 0.0
 
     def embed(self, values: np.ndarray) -> np.ndarray:
@@ -76,19 +81,30 @@ class _Model:
         v = centre - sigma * (c + Bty)
         x = self.prox(v, sigma)
         Phi = self.value(x) + float(np.dot(c + Bty, x)) + float(np.sum((x - centre) ** 2)) / (2.0 * sigma)
-        return float(np.dot(y, Ba) + np.dot(y, y) / 4.0) - Phi, v, x, self.B @ x
+        return float(np.dot(y, Ba) + np.dot(y, y) / 4.0) - Phi, v, x, transpose_product(self.rows, x)
 
-    def _groups_of_B(self, groups: np.ndarray) -> np.ndarray:
-        """``B``'s columns of ``groups`` as (groups, |S|, group size); reads them."""
+    def _group_rows(self) -> np.ndarray:
+        """``B'`` by group: (groups, group size, |S|), a view."""
+        cube = self.rows.reshape(*self.mask.shape, self.rows.shape[1])  # (|T|, |R|, |S|)
+        return np.moveaxis(cube, self.axis, 0)
+
+    def _form_grams(self, groups: np.ndarray) -> None:
+        """``B_g B_g'`` of ``groups``: batched on a float64 stack, one group at a time by float64
+        blocks on a float32 one (no float64 copy of the rows)."""
         self.reads += groups.size / self.n_groups
-        cube = self.B.T.reshape(*self.mask.shape, self.B.shape[0])  # (|T|, |R|, |S|), a view of B
-        return np.moveaxis(cube, self.axis, 0)[groups].transpose(0, 2, 1)
+        by_group = self._group_rows()
+        if is_float64(self.rows):
+            block = by_group[groups]
+            self.grams[groups] = block.transpose(0, 2, 1) @ block
+        else:
+            for g in groups:
+                self.grams[g] = gram(by_group[g])
 
     def _diagonal_part(self, scale: np.ndarray) -> np.ndarray:
         """``B diag(scale) B'``."""
         if self.uniform:
             if not self.kept.any():
-                self.gram, self.kept[:] = self.B @ self.B.T, True
+                self.gram, self.kept[:] = gram(self.rows), True
                 self.reads += 1.0
             return scale[0] * self.gram
         if self.by_group:  # sum_g scale_g B_g B_g'
@@ -96,32 +112,34 @@ class _Model:
             active = np.flatnonzero(per_group > 0)
             new = active[~self.formed[active]]
             if new.size:
-                columns = self._groups_of_B(new)
-                self.grams[new] = columns @ columns.transpose(0, 2, 1)
+                self._form_grams(new)
                 self.formed[new] = True
             return np.tensordot(per_group[active], self.grams[active], axes=1)
-        kept = scale > 0  # p = 1: scale is 0 or 1
+        if not self.binary:  # l21 with groups smaller than |S|: B diag(scale) B' afresh
+            self.reads += 1.0
+            return gram(self.rows, scale)
+        kept = scale > 0
         for entries, sign in ((kept & ~self.kept, 1.0), (self.kept & ~kept, -1.0)):
             if entries.any():
-                columns = self.B[:, entries]
-                self.reads += np.count_nonzero(entries) / self.B.shape[1]
-                self.gram += sign * (columns @ columns.T)
+                self.reads += np.count_nonzero(entries) / self.rows.shape[0]
+                self.gram += sign * gram(self.rows[entries])
         self.kept = kept
         return self.gram.copy()
 
     def _rank_one_columns(self, vectors: np.ndarray) -> np.ndarray:
         """``B v_g`` for every group, (|S|, groups)."""
-        if self.by_group:
+        out = np.zeros((self.rows.shape[1], self.n_groups))
+        kept = vectors != 0
+        self.reads += np.count_nonzero(kept) / self.rows.shape[0]
+        if self.by_group and is_float64(self.rows):
             groups = np.flatnonzero(np.any(self.embed(vectors) != 0, axis=1 - self.axis))
-            out = np.zeros((self.B.shape[0], self.n_groups))
             block = np.moveaxis(self.embed(vectors), self.axis, 0)[groups]  # (groups, group size)
-            out[:, groups] = np.einsum("gsk,gk->sg", self._groups_of_B(groups), block)
+            out[:, groups] = np.einsum("gks,gk->sg", self._group_rows()[groups], block)
             return out
-        kept = np.flatnonzero(vectors != 0)
-        self.reads += kept.size / self.B.shape[1]
-        V = scipy.sparse.csr_matrix((vectors[kept], (kept, self.groups[kept])),
-                                    shape=(self.B.shape[1], self.n_groups))
-        return np.asarray((V.T @ self.B.T).T)
+        for g in np.unique(self.groups[kept]):
+            entries = np.flatnonzero(kept & (self.groups == g))
+            out[:, g] = transpose_product(self.rows[entries], vectors[entries])
+        return out
 
     def hessian(self, values: np.ndarray, sigma: float) -> np.ndarray:
         """``I / 2 + sigma B P B'`` with ``P`` the prox's Jacobian at ``values``."""
@@ -136,30 +154,32 @@ class _Model:
         return H
 
 
-def solve_model(prox: MixedNormProx, gradient: np.ndarray, B: np.ndarray, start: np.ndarray,
+def solve_model(prox: MixedNormProx, gradient: np.ndarray, rows: np.ndarray, start: np.ndarray,
                 mask: np.ndarray, forcing: float, max_iter: int) -> tuple[np.ndarray, int, float]:
     """``argmin_x <gradient, x - start> + ||B (x - start)[mask]||^2 + g(x)`` over ``x`` shaped like
-    ``start`` (coef layout), equal to ``start`` (0) outside ``mask``; ``B`` (|S|, mask's entries).
+    ``start`` (coef layout), equal to ``start`` (0) outside ``mask``; ``rows = B'`` (mask's entries,
+    |S|) in the stack's dtype (products in float64, by blocks on a float32 stack).
     Stops when the model's gradient mapping (step ``1 / (2 ||B||^2)``) is at most ``forcing`` times
     its value at ``start``, or after ``max_iter`` Newton steps.  Returns ``x``, the Newton steps and
     the reads of ``B`` (products with it, and the Gram matrices formed)."""
-    model = _Model(prox, B, start, mask)
+    model = _Model(prox, rows, start, mask)
     a, c = start[mask], gradient[mask]
-    Ba = B @ a
-    lipschitz = 2.0 * float(scipy.linalg.eigvalsh(B @ B.T, subset_by_index=[B.shape[0] - 1] * 2)[0]) \
-        if B.shape[0] else 0.0
+    Ba = transpose_product(rows, a)
+    violators = rows.shape[1]
+    lipschitz = 2.0 * float(scipy.linalg.eigvalsh(gram(rows), subset_by_index=[violators - 1] * 2,
+                                                  overwrite_a=True, check_finite=False)[0]) if violators else 0.0
     reads = 2.0
     if lipschitz <= 0.0:  # no violator: the model is linear, its optimum one prox step away
         return model.embed(model.prox(a - c, 1.0)), 0, reads
     step = 1.0 / lipschitz
 
     def mapping(x: np.ndarray, Bx: np.ndarray) -> float:
-        smooth = c + 2.0 * (B.T @ (Bx - Ba))
+        smooth = c + 2.0 * product(rows, Bx - Ba)
         return float(np.linalg.norm(x - model.prox(x - step * smooth, step)))
 
     target = forcing * float(np.linalg.norm(a - model.prox(a - step * c, step)))
     sigma = SIGMA_START * step
-    x, y, Bty = a, np.zeros(B.shape[0]), np.zeros(a.size)
+    x, y, Bty = a, np.zeros(violators), np.zeros(a.size)
     newton = 0
     for _ in range(max_iter):  # proximal points; each takes a Newton step unless its dual is solved
         centre = x
@@ -172,8 +192,9 @@ def solve_model(prox: MixedNormProx, gradient: np.ndarray, B: np.ndarray, start:
             first = size if math.isnan(first) else first
             if size <= INNER_DECREASE * first or size == 0.0 or newton >= max_iter or expired():
                 break
-            direction = scipy.linalg.cho_solve(scipy.linalg.cho_factor(model.hessian(v, sigma)), -residual)
-            Btd = B.T @ direction
+            factor = scipy.linalg.cho_factor(model.hessian(v, sigma), overwrite_a=True, check_finite=False)
+            direction = scipy.linalg.cho_solve(factor, -residual)
+            Btd = product(rows, direction)
             reads += 1
             newton += 1
             slope, t = float(np.dot(residual, direction)), 1.0

@@ -32,6 +32,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.assembly.recipe import part_with
+from kernelfuse.kernels.products import transpose_product
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
@@ -125,18 +126,18 @@ class ProximalNewton(OuterOptimizer):
         block = np.ix_(T, R)
         kernels, samples = np.nonzero(mask)
         whole = bool(mask[block].all())  # p = 2 and l2: whole groups, the block is the working set
-        rows = np.asarray(K[np.ix_(T, R, S)] if whole else K[kernels[:, None], samples[:, None], S[None, :]],
-                          dtype=float).reshape(kernels.size, S.size)
-        B = rows.T  # (|S|, entries), a view
+        # B' (entries, |S|) in the stack's dtype: the model's products cast it by blocks
+        rows = np.asarray(K[np.ix_(T, R, S)] if whole else K[kernels[:, None], samples[:, None], S[None, :]])
+        rows = rows.reshape(kernels.size, S.size)
         fraction = kernels.size * S.size / (M * N * N)
-        z, iterations, products = solve_model(prox, answer.gradient[block], B, point[block], mask[block],
+        z, iterations, products = solve_model(prox, answer.gradient[block], rows, point[block], mask[block],
                                               self.forcing, self.inner_max_iter)
         direction = np.zeros_like(point)
         direction[block] = z - point[block]
-        if whole:
-            change = np.tensordot(direction[block], np.asarray(K[np.ix_(T, R)], dtype=float), axes=2)
-        else:
-            change = direction[mask] @ np.asarray(K[kernels, samples], dtype=float)
+        change = np.zeros(N)  # f's change: sum over the working entries (t, i) of direction[t, i] K[t, i, :]
+        for t in T:
+            working = np.flatnonzero(mask[t])
+            change += transpose_product(K[t] if working.size == N else K[t][working], direction[t, working])
         state.passes += fraction * (1 + products) + kernels.size / (M * N)
         state.inner += iterations
         state.working_set, state.violators = kernels.size, S.size

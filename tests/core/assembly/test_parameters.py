@@ -39,7 +39,8 @@ SOLVE_CASES = [
     ("simplemkl", "l1_mkl_sq", {"C": True}, r"parameter C must be a number \(> 0 and finite\), got True"),
     ("cvxpy", "l1_mkl_sq", {"verbose": 1}, r"verbose must be True or False, got 1"),
     ("mirror-vskl", "l1_mkl_sq", {"A": -1.0}, r"A must be > 0 and finite, got -1.0"),
-    ("mikl", "mikl", {"accelerated": "yes"}, r"accelerated must be True or False, got 'yes'"),
+    ("mikl-forward-backward", "mikl", {"accelerated": "yes"}, r"accelerated must be True or False, got 'yes'"),
+    ("mikl", "mikl", {"working_set": "yes"}, r"working_set must be True or False, got 'yes'"),
 ]
 
 

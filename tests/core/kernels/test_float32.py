@@ -103,7 +103,12 @@ def test_no_float64_copy_of_a_float32_stack_is_made(solver):
     K32 = np.ascontiguousarray(K, dtype=np.float32)
     del K
     _, peak = traced_peak(lambda: _solve(K32, y, solver, family=family, check_psd=False, max_iter=3, **extra))
-    assert peak < K32.nbytes, f"{solver}: peak {peak / 2**20:.1f} MiB, stack {K32.nbytes / 2**20:.1f} MiB"
+    # mikl's Newton steps copy the working block against the margin violators in the stack's dtype
+    # (here 5 of 8 kernels, every sample a violator at the start) and form |S| x |S| float64
+    # systems (docs/scaling.md): four N x N float64 matrices beside the stack's bytes; a float64
+    # copy of that block alone would take 10 MiB of the 7.6 MiB stack.
+    allowed = K32.nbytes + (4 * K32.shape[1] ** 2 * 8 if solver == "mikl" else 0)
+    assert peak < allowed, f"{solver}: peak {peak / 2**20:.1f} MiB, stack {K32.nbytes / 2**20:.1f} MiB"
 
 
 def test_estimator_float32_stack_fits_the_same_model_in_half_the_bytes(tmp_path):
