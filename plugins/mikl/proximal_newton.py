@@ -135,9 +135,10 @@ class ProximalNewton(OuterOptimizer):
         direction = np.zeros_like(point)
         direction[block] = z - point[block]
         change = np.zeros(N)  # f's change: sum over the working entries (t, i) of direction[t, i] K[t, i, :]
-        for t in T:
-            working = np.flatnonzero(mask[t])
-            change += transpose_product(K[t] if working.size == N else K[t][working], direction[t, working])
+        for kernel in T:
+            working = np.flatnonzero(mask[kernel])
+            rows_of_kernel = K[kernel] if working.size == N else K[kernel][working]
+            change += transpose_product(rows_of_kernel, direction[kernel, working])
         state.passes += fraction * (1 + products) + kernels.size / (M * N)
         state.inner += iterations
         state.working_set, state.violators = kernels.size, S.size
