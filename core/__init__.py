@@ -63,13 +63,18 @@ _LAZY = {
 }
 
 
+#: Submodules read as attributes on first use (``kernelfuse.metrics`` after ``import kernelfuse``).
+_LAZY_MODULES = ("metrics",)
+
+
 def __getattr__(name: str) -> Any:
-    """The names of ``_LAZY``, imported from their module when first read."""
-    if name not in _LAZY:
+    """The names of ``_LAZY`` and the modules of ``_LAZY_MODULES``, imported when first read."""
+    if name not in _LAZY and name not in _LAZY_MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(_LAZY[name]), name)
+    value = (importlib.import_module(f"{__name__}.{name}") if name in _LAZY_MODULES
+             else getattr(importlib.import_module(_LAZY[name]), name))
     globals()[name] = value
     return value
 

@@ -17,7 +17,8 @@ from kernelfuse.frontends import estimators
 def test_import_kernelfuse_does_not_import_scikit_learn_and_the_estimators_are_flat():
     code = ("import sys, kernelfuse; heavy = [m for m in ('sklearn', 'cvxpy', 'scipy.optimize', 'joblib') "
             "if m in sys.modules]; assert not heavy, heavy; "
-            "assert kernelfuse.MKLClassifier.__name__ == 'MKLClassifier'; assert 'sklearn' in sys.modules")
+            "assert kernelfuse.MKLClassifier.__name__ == 'MKLClassifier'; assert 'sklearn' in sys.modules; "
+            "assert kernelfuse.metrics.centered_alignment.__module__ == 'kernelfuse.frontends.metrics'")
     subprocess.run([sys.executable, "-c", code], check=True)
     for name in ("MKLClassifier", "MKLRegressor", "MultiLabelMKLClassifier", "ConvergenceWarning"):
         assert name in kernelfuse.__all__ and name in dir(kernelfuse)
