@@ -197,11 +197,12 @@ def main() -> None:
         args.uci, args.sizes, args.fb_limit, args.cvxpy_limit = ["liver"], ["200x30"], 30.0, 120.0
     out = args.out or common.RESULTS_DIR / ("mikl_newton_quick.json" if args.quick else "mikl_newton.json")
     limits = {"mikl-forward-backward": args.fb_limit, "cvxpy": args.cvxpy_limit}
+    machine = common.machine_info()  # the commit and load the run starts at
     with threadpool_limits(limits=1):
         results = [measure(name, K, y, params, args.tol, limits)
                    for name, K, y, params in problems(args.uci, args.sizes)]
     payload = {"tol": args.tol, "limits": limits, "uci": args.uci, "sizes": args.sizes, "threads": 1,
-               "machine": common.machine_info(), "problems": results}
+               "machine": machine, "problems": results}
     print(speed_table(results))
     print(targets_table(results))
     print(summary(results))
