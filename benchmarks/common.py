@@ -134,6 +134,19 @@ def missing_data(name: str) -> str | None:
             f"{fetched})")
 
 
+def available_sets(names: Sequence[str]) -> list[str]:
+    """The sets of ``names`` that can be had here, in order; one printed line for each that cannot
+    (:func:`missing_data`: how to get it)."""
+    present = []
+    for name in names:
+        missing = missing_data(name)
+        if missing:
+            print(missing, file=sys.stderr, flush=True)
+        else:
+            present.append(name)
+    return present
+
+
 def data_dir(name: str | None = None) -> Path:
     """The shared data folder (holding ``name`` where given), or :class:`DataUnavailable`
     saying where it was expected and how to get it."""

@@ -76,11 +76,7 @@ def problems(uci: list[str], sizes: list[str]) -> list[tuple[str, np.ndarray, np
     import peers
 
     out = []
-    for name in uci:
-        missing = common.missing_data(name)
-        if missing:
-            print(missing)
-            continue
+    for name in common.available_sets(uci):
         data = peers.problem_data(name, None, 0)
         out.append((name, data["K"], data["y_train"], UCI_PARAMS))
     for size in sizes:

@@ -149,11 +149,7 @@ def main() -> None:
         print(f"MKLpy is not available ({status['reason']}): measuring kernelfuse alone")
     warm_up()
     runs = []
-    for name in SETS:
-        missing = common.missing_data(name)
-        if missing:
-            print(missing)
-            continue
+    for name in common.available_sets(SETS):
         for seed in range(1 if args.quick else 5):
             runs += measure(name, seed)
     payload = {"machine": common.machine_info(), "mklpy": status, "C": C, "widths": WIDTHS, "runs": runs}

@@ -51,12 +51,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
     RESULTS_DIR,
     accuracy,
+    available_sets,
     fmt,
     gaussian_kernels,
     have_matplotlib,
     machine_info,
     markdown_table,
-    missing_data,
     ratio_cell,
     save_figure,
     save_results,
@@ -102,16 +102,10 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def available_sets(cfg: dict[str, Any]) -> list[str]:
+def sets_to_run(cfg: dict[str, Any]) -> list[str]:
     """The configured sets that can be had here, one line for each that cannot (how to get
     it); the bundled fallback where none can."""
-    names = []
-    for name in cfg["sets"]:
-        missing = missing_data(name)
-        if missing:
-            log(missing)
-        else:
-            names.append(name)
+    names = available_sets(cfg["sets"])
     if not names:
         log(f"none of {', '.join(cfg['sets'])} here: running scikit-learn's bundled "
             f"{', '.join(cfg['fallback'])} instead")
@@ -428,7 +422,7 @@ def main() -> int:
     cfg = CONFIGS[mode]
     out = args.out or RESULTS_DIR / f"peers{'_quick' if args.quick else ''}.json"
     start = time.perf_counter()
-    studies = [study(name, cfg, args.seed) for name in available_sets(cfg)]
+    studies = [study(name, cfg, args.seed) for name in sets_to_run(cfg)]
     payload = {"benchmark": "peers", "mode": mode, "seed": args.seed, "config": cfg,
                "families": {k: v[0] for k, v in FAMILIES.items()}, "settings": SETTINGS,
                "levels": LEVELS, "machine": machine_info(), "studies": studies,

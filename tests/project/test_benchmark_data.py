@@ -46,11 +46,11 @@ def test_a_missing_set_says_how_to_get_it(benchmarks):
 
 def test_peers_goes_on_with_what_it_has(benchmarks, capsys):
     common, peers = benchmarks
-    assert peers.available_sets(peers.CONFIGS["quick"]) == ["breast-cancer"]
+    assert peers.sets_to_run(peers.CONFIGS["quick"]) == ["breast-cancer"]
     err = capsys.readouterr().err
     assert "liver: skipped" in err and "sonar: skipped" in err and "breast-cancer instead" in err
     (common.DATA_DIR / "sonar").mkdir(parents=True)  # one set there: it runs alone
-    assert peers.available_sets(peers.CONFIGS["quick"]) == ["sonar"]
+    assert peers.sets_to_run(peers.CONFIGS["quick"]) == ["sonar"]
 
 
 def test_a_set_on_openml_is_fetched_when_the_shared_folder_lacks_it(benchmarks, monkeypatch):
