@@ -18,7 +18,7 @@ weights have a negative entry the difference is recorded, not expected below 1e-
 
 ``python benchmarks/mklpy_algorithms.py [--quick]``: JSON in
 ``benchmarks/results/mklpy_algorithms[_quick].json``; ``--quick`` one split, the full run five.
-MKLpy is optional (``pip install --no-deps MKLpy cvxopt torch``): without it only kernelfuse's
+MKLpy is optional (``make bench-env`` installs it with a CPU build of torch): without it only kernelfuse's
 side is measured, and the JSON says why.
 """
 

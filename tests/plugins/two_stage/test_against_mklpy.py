@@ -16,7 +16,7 @@ from kernelfuse.kernels import geometry
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("MKLpy") is None,
                                 reason="MKLpy (GPL-3, with torch and cvxopt) is not installed: "
-                                       "pip install --no-deps MKLpy cvxopt torch to compare")
+                                       "`make bench-env` installs it (with a CPU build of torch) to compare")
 
 
 def mklpy_weights(name: str, K: np.ndarray, y: np.ndarray, **params: object) -> np.ndarray:
