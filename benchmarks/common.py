@@ -41,6 +41,8 @@ from kernelfuse.runtime.files import atomic_write, write_png
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO.parent / "shared" / "data"
+#: The small UCI sets shipped with the benchmarks (benchmarks/data/README.md: source, licence).
+SHIPPED_DIR = Path(__file__).resolve().parent / "data"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 UCI_SETS = ("liver", "wpbc", "ionosphere", "sonar")
@@ -120,10 +122,20 @@ def fetch_openml_set(name: str, target: str | None = None
     return _OPENML_CACHE[key]
 
 
+def set_dir(name: str) -> Path | None:
+    """The folder of the set ``name``: in ``../shared/data``, else among the sets shipped with the
+    benchmarks (:data:`SHIPPED_DIR`); None where neither has it."""
+    for root in (DATA_DIR, SHIPPED_DIR):
+        if (root / name).is_dir():
+            return root / name
+    return None
+
+
 def missing_data(name: str) -> str | None:
-    """None where the set ``name`` can be had here (``../shared/data``, scikit-learn's bundled
-    sets, or OpenML for :data:`OPENML`'s); otherwise one line saying how to get it."""
-    if name in BUNDLED or (DATA_DIR / name).is_dir():
+    """None where the set ``name`` can be had here (``../shared/data``, the sets shipped in
+    ``benchmarks/data``, scikit-learn's bundled sets, or OpenML for :data:`OPENML`'s); otherwise
+    one line saying how to get it."""
+    if name in BUNDLED or set_dir(name) is not None:
         return None
     fetched = fetch_openml_set(name) if name in OPENML else "not on OpenML under a known name"
     if not isinstance(fetched, str):
@@ -174,9 +186,11 @@ def _read_csv(path: Path) -> tuple[np.ndarray, list[str]]:
 
 def read_shared(name: str, target: str | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Features, labels +1/-1 (or the raw column ``target``, e.g. liver's ``f5``, dropped from
-    the features) and feature names ``f0 ...`` of a set of ``../shared/data``, else of its
-    OpenML copy (:data:`OPENML`); :class:`DataUnavailable` where neither can be had."""
-    if not (DATA_DIR / name).is_dir() and name in OPENML:
+    the features) and feature names ``f0 ...`` of a set of ``../shared/data`` or
+    ``benchmarks/data`` (:func:`set_dir`), else of its OpenML copy (:data:`OPENML`);
+    :class:`DataUnavailable` where none can be had."""
+    folder = set_dir(name)
+    if folder is None and name in OPENML:
         fetched = fetch_openml_set(name, None if target is None else _openml_column(name, target))
         if isinstance(fetched, str):
             raise DataUnavailable(missing_data(name))
@@ -188,7 +202,9 @@ def read_shared(name: str, target: str | None = None) -> tuple[np.ndarray, np.nd
         positive = OPENML[name][3]
         text = np.array([format(v, "g") if isinstance(v, (float, np.floating)) else str(v) for v in raw])
         return X, np.where(text == positive, 1.0, -1.0), columns
-    values, header = _read_csv(data_dir(name) / name / "data.csv")
+    if folder is None:
+        raise DataUnavailable(missing_data(name))
+    values, header = _read_csv(folder / "data.csv")
     if target is None:
         return values[:, :-1], values[:, -1], header[:-1]
     keep = [j for j, c in enumerate(header[:-1]) if c != target]

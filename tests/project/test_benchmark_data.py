@@ -29,6 +29,7 @@ def benchmarks(monkeypatch, tmp_path):
         monkeypatch.delitem(sys.modules, name, raising=False)
     common, peers = importlib.import_module("common"), importlib.import_module("peers")
     monkeypatch.setattr(common, "DATA_DIR", tmp_path / "shared" / "data")
+    monkeypatch.setattr(common, "SHIPPED_DIR", tmp_path / "shipped")  # as if nothing were shipped
     monkeypatch.setattr(sklearn.datasets, "fetch_openml", _offline)
     return common, peers
 
@@ -93,3 +94,21 @@ def test_accuracy_goes_on_with_the_bundled_sets(benchmarks, capsys):
     assert X.shape == (178, 13) and set(np.unique(y)) == {0.0, 1.0, 2.0} and task == "classification"
     assert accuracy.load_set("diabetes")[2] == "regression"
     assert set(accuracy.CONFIGS["quick"]["classification"]) >= {"wine"}  # runs on a fresh clone
+
+
+def test_the_shipped_sets_run_without_the_shared_folder(benchmarks, monkeypatch, capsys):
+    """benchmarks/data ships ionosphere, sonar, liver and wpbc (CC BY 4.0, its README): a fresh clone
+    with nothing beside it runs them, byte-identical to the shared copies where those are here."""
+    common, peers = benchmarks
+    shipped = REPO / "benchmarks" / "data"
+    monkeypatch.setattr(common, "SHIPPED_DIR", shipped)
+    assert peers.sets_to_run(peers.CONFIGS["full"]) == ["liver", "wpbc", "ionosphere", "sonar"]
+    assert "skipped" not in capsys.readouterr().err
+    X, y, columns = common.load_uci("wpbc")
+    assert X.shape == (198, 33) and np.isnan(X).sum() == 4 and set(np.unique(y)) == {-1.0, 1.0}
+    assert common.load_uci("ionosphere")[0].shape == (351, 33)  # the constant f1 dropped
+    shared = REPO.parent / "shared" / "data"
+    for name in ("ionosphere", "sonar", "liver", "wpbc"):
+        if (shared / name / "data.csv").is_file():
+            assert (shipped / name / "data.csv").read_bytes() == (shared / name / "data.csv").read_bytes()
+    assert "CC BY 4.0" in (shipped / "README.md").read_text()
