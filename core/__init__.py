@@ -7,7 +7,7 @@ family objectives (:func:`evaluate`, :func:`evaluate_parts`), the part interface
 :class:`Solver`, :class:`Recipe`), the plugin registry (:func:`get_registry`,
 :data:`hookimpl`) and what a plugin's solver needs (:class:`History`,
 :func:`relative_gap`, :func:`combined_kernel`, :func:`quadratic_forms`,
-:func:`vskl_lower_bound`): a third-party plugin needs nothing else; and the scikit-learn
+:func:`vskl_lower_bound`, :func:`svm_at_weights`): a third-party plugin needs nothing else; and the scikit-learn
 estimators :class:`MKLClassifier`, :class:`MKLRegressor`, :class:`MultiLabelMKLClassifier`.
 
 The estimators and :class:`ConvergenceWarning` (a subclass of scikit-learn's) are imported
@@ -45,6 +45,7 @@ from kernelfuse.parts.regularizer import Regularizer
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.problem.duality import vskl_lower_bound
 from kernelfuse.problem.families import FAMILIES, Family, get_family
+from kernelfuse.problem.fixed_weights import WeightedSVM, svm_at_weights
 from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.objectives import evaluate, evaluate_parts
 
@@ -91,5 +92,6 @@ __all__ = [
     "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result",
     "SVMSolution", "SVMSolver", "Solver", "SolverError", "UnknownNameError", "ValidationError",
     "check_requirements", "combined_kernel", "evaluate", "evaluate_parts", "get_family", "get_registry",
-    "hookimpl", "quadratic_forms", "relative_gap", "solve", "vskl_lower_bound", "__version__",
+    "WeightedSVM", "hookimpl", "quadratic_forms", "relative_gap", "solve", "svm_at_weights", "vskl_lower_bound",
+    "__version__",
 ]

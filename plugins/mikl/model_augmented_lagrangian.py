@@ -132,8 +132,9 @@ class _Model:
         kept = vectors != 0
         self.reads += np.count_nonzero(kept) / self.rows.shape[0]
         if self.by_group and is_float64(self.rows):
-            groups = np.flatnonzero(np.any(self.embed(vectors) != 0, axis=1 - self.axis))
-            block = np.moveaxis(self.embed(vectors), self.axis, 0)[groups]  # (groups, group size)
+            by_group = np.moveaxis(self.embed(vectors), self.axis, 0)  # (groups, group size)
+            groups = np.flatnonzero(np.any(by_group != 0, axis=1))
+            block = by_group[groups]
             out[:, groups] = np.einsum("gks,gk->sg", self._group_rows()[groups], block)
             return out
         for g in np.unique(self.groups[kept]):

@@ -29,11 +29,9 @@ import numpy as np
 
 from kernelfuse.assembly.result import History, relative_gap
 from kernelfuse.assembly.solver import Model, Solver
-from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
 from kernelfuse.parts.svm_solver import SVMSolver
-from kernelfuse.problem.duality import vskl_lower_bound
+from kernelfuse.problem.fixed_weights import svm_at_weights
 from kernelfuse.problem.instance import Problem
-from kernelfuse.problem.objectives import evaluate_parts
 from kernelfuse.validation import positive, positive_count
 
 
@@ -76,23 +74,16 @@ class TwoStageMKL(Solver):
         """The kernel weights by the method's criterion."""
 
     def run(self, problem: Problem, history: History) -> Model:
-        K, y, C = problem.K, problem.y, problem.params["C"]
         learnt = self.weights(problem)
         d, work = learnt.d, learnt.counters
-        K_d, fraction = combined_kernel(K, d)
-        solution = self.svm_solver.solve(K_d, y, C)
-        beta = solution.alpha * y
-        a = quadratic_forms(K, beta)
-        coef = d[:, None] * beta[None, :]
-        objective = evaluate_parts(problem, coef, K_d @ beta + solution.intercept, d**2 * a)
-        lower = vskl_lower_bound(solution.alpha, a, np.zeros(K.shape[0], int), 1.0)
+        fit = svm_at_weights(problem, d, self.svm_solver)
         counters: dict[str, Any] = {**work, "svm_calls": work.get("svm_calls", 0) + 1,
-                                    "kernel_passes": work.get("kernel_passes", 0) + 1 + fraction}
-        history.record(objective, lower, **counters)
-        gap = relative_gap(objective, lower)
+                                    "kernel_passes": work.get("kernel_passes", 0) + fit.kernel_passes}
+        history.record(fit.objective, fit.lower_bound, **counters)
+        gap = relative_gap(fit.objective, fit.lower_bound)
         status = "time_limit" if learnt.cut else "converged" if gap <= self.tol else "max_iter"
         criterion = f"its own criterion: {learnt.note}" if learnt.note else "its own criterion"
-        return Model(coef=coef, intercept=solution.intercept, kernel_weights=d, dual_objective=lower,
+        return Model(coef=fit.coef, intercept=fit.intercept, kernel_weights=d, dual_objective=fit.lower_bound,
                      n_iter=learnt.n_iter, status=status,
                      message=f"{self.name} kernel weights ({criterion}), then one SVM: certified gap "
                              f"{gap:.3g} to the l1_mkl_sq optimum (tol={self.tol:g})")
