@@ -48,8 +48,9 @@ def test_the_grid_point_is_chosen_inside_the_training_part_then_refitted(accurac
     X, y = _problem(90)
     K, K_test = accuracy.raw_kernels(X[:60], X[60:])
     grid = accuracy.grid_points("average-kernel SVM", {"average-kernel SVM": {"C": (1e-3, 100.0)}}, K.shape[0])
-    run = accuracy.select_and_fit("average-kernel SVM", grid, K, K_test, y[:60], y[60:],
-                                  "classification", seed=0, time_limit=10.0)
+    data = {"K": K, "K_test": K_test, "X": X[:60], "X_test": X[60:], "y": y[:60], "y_test": y[60:]}
+    run = accuracy.select_and_fit("average-kernel SVM", grid, data, "classification", seed=0,
+                                  run={"time_limit": 10.0, "tol": 1e-3})
     assert run["params"] == {"C": 100.0}  # C = 1e-3 on unit-trace kernels predicts one class
     assert run["statuses"] == {"ok": 2 * 3 + 1} and not run["timed_out"]
     assert 0.8 <= run["score"] <= 1.0 and run["kept"] == K.shape[0] and run["seconds"] > 0
@@ -106,3 +107,30 @@ def test_a_timed_out_method_stays_in_the_table_with_what_happened(accuracy):
     table = accuracy.results_table(payload)
     first, second = (line for line in table.splitlines() if "spicymkl (hinge)" in line)
     assert "0.850 ± 0.071" in first and "timed out on split 2" in second and "2 of 4 splits" in second
+
+
+def test_an_interrupted_run_goes_on_from_its_checkpoint_and_refuses_another_run(accuracy, monkeypatch, tmp_path):
+    X, y = _problem(60)
+    monkeypatch.setattr(accuracy, "load_set", lambda name: (X, y, "classification"))
+    cfg = {"n_splits": 2, "time_limit": 10.0, "budget": None, "tol": 1e-3, "seed": 0,
+           "methods": ["average-kernel SVM"], "grids": {"average-kernel SVM": {"C": (1.0, 100.0)}}}
+    checkpoint = tmp_path / "accuracy.partial" / "toy.json"
+    one_split, done = accuracy.one_split, []
+
+    def interrupted(name, k, *args):
+        if k == 1:
+            raise KeyboardInterrupt
+        done.append(k)
+        return one_split(name, k, *args)
+    monkeypatch.setattr(accuracy, "one_split", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        accuracy.run_set("toy", cfg, None, checkpoint)
+    first = accuracy.read_checkpoint(checkpoint, cfg)
+    assert done == [0] and [s["split"] for s in first] == [0]
+
+    monkeypatch.setattr(accuracy, "one_split", lambda name, k, *args: done.append(k) or one_split(name, k, *args))
+    data = accuracy.run_set("toy", cfg, None, checkpoint)
+    assert done == [0, 1] and data["resumed_splits"] == 1  # split 0 not run again
+    assert data["splits"][0] == first[0] and data["splits"][1]["runs"]["average-kernel SVM"]["score"] > 0.7
+    with pytest.raises(SystemExit, match="tol differ"):
+        accuracy.run_set("toy", {**cfg, "tol": 1e-2}, None, checkpoint)
