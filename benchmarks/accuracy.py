@@ -33,7 +33,9 @@ The full run takes hours, so it keeps a checkpoint: each finished split is writt
 (atomically) to ``benchmarks/results/accuracy.partial/<set>.json``, and the same command run
 again (same commit, clean or with the same changes, same settings) goes on from the next split;
 a checkpoint from another commit or settings is refused with the difference named.  Each
-split records its date and processor; the folder is removed once the results are written.
+split records its date and processor; the folder is removed once the results of all sets are
+written.  Runs of some sets (``--sets``) at once share the cores: their checkpoints are kept,
+and the run of all sets then gathers them into one JSON.
 
 Beside the methods with their grids, ``MKLClassifier() defaults`` and ``MKLRegressor()
 defaults`` are the estimators as a user runs them (their own kernel grid on the features, every
@@ -761,7 +763,8 @@ def main(argv: list[str] | None = None) -> int:
                "wall_seconds": time.perf_counter() - start, "machine": machine,
                "loadavg_end_1_5_15min": list(os.getloadavg())}
     write_json(out, payload)
-    shutil.rmtree(partial, ignore_errors=True)
+    if not args.sets:  # a run of some sets keeps them for the run of all that gathers them
+        shutil.rmtree(partial, ignore_errors=True)
     for table in TABLES.values():
         print(table(payload) + "\n")
     print(f"raw measurements: {out} ({payload['wall_seconds']:.0f} s)")
