@@ -630,6 +630,51 @@ def results_table(payload: dict[str, Any], task: str = "classification") -> str:
          "some fits or splits:", [5, 6, 7])])
 
 
+#: The estimators at their defaults (issue 26, item 5), one per task.
+DEFAULTS = {"classification": "MKLClassifier() defaults", "regression": "MKLRegressor() defaults"}
+
+
+def winners_table(payload: dict[str, Any]) -> str:
+    """Per set: the best method by its mean score over the splits (every split run), the methods
+    within one standard deviation of that mean, where the estimator's defaults stand against
+    it, and the best MKL method against the average-kernel baseline (difference of the means,
+    paired t-test).  A method that missed splits does not compete for best."""
+    rows = []
+    for data in payload["sets"]:
+        n_splits = len(data["splits"])
+        sign = 1.0 if data["task"] == "classification" else -1.0
+        summaries = {m: method_summary(data, m) for m in data["methods"]}
+        complete = {m: s for m, s in summaries.items() if s["n"] == n_splits and s["mean"] is not None}
+        if not complete:
+            continue
+        best = max(complete, key=lambda m: sign * complete[m]["mean"])
+        top, spread = complete[best]["mean"], complete[best]["std"] or 0.0
+        close = [m for m, s in complete.items() if m != best and abs(s["mean"] - top) <= spread]
+        digits = 3 if data["task"] == "classification" else 2
+        default = summaries.get(DEFAULTS[data["task"]])
+        if default is None or default["mean"] is None:
+            default_cell = "not run"
+        else:
+            behind = sign * (top - default["mean"])
+            default_cell = (f"{_pm(default, digits)}: {'best' if behind <= 0 else f'{behind:.3g} behind'}, "
+                            f"{'within' if behind <= spread else 'NOT within'} one std")
+        baseline = BASELINE[data["task"]]
+        mkl = [m for m in complete if m not in (baseline, DEFAULTS[data["task"]])
+               and "mean kernel" not in m and m not in ("single best kernel", "MKLpy AverageMKL")]
+        best_mkl = max(mkl, key=lambda m: sign * complete[m]["mean"]) if mkl else None
+        if best_mkl is None or baseline not in complete:
+            against = "-"
+        else:
+            diff = sign * (complete[best_mkl]["mean"] - complete[baseline]["mean"])
+            p = complete[best_mkl]["t_p"]
+            against = f"{best_mkl}: {diff:+.3g}" + ("" if p is None else f" (p = {p:.2g})")
+        rows.append([data["name"], f"{best} {_pm(complete[best], digits)}", ", ".join(close) or "none",
+                     default_cell, against])
+    return markdown_table(["set", "best (mean ± std)", "within one std of the best",
+                           "estimator defaults", "best MKL method against the mean-kernel baseline (+: better)"],
+                          rows)
+
+
 def skipped_lines(payload: dict[str, Any]) -> str:
     lines = [f"- {line}" for line in payload.get("skipped_sets", [])]
     return "\n".join(lines) if lines else "Every set of the run could be had."
@@ -671,6 +716,7 @@ def _load(loadavg: Sequence[float] | None) -> str:
 TABLES: dict[str, Callable[..., str]] = {
     "classification": lambda d: results_table(d, "classification"),
     "regression": lambda d: results_table(d, "regression"),
+    "winners": winners_table,
     "settings": settings_table,
     "skipped": skipped_lines,
 }

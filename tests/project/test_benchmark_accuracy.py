@@ -134,3 +134,20 @@ def test_an_interrupted_run_goes_on_from_its_checkpoint_and_refuses_another_run(
     assert data["splits"][0] == first[0] and data["splits"][1]["runs"]["average-kernel SVM"]["score"] > 0.7
     with pytest.raises(SystemExit, match="tol differ"):
         accuracy.run_set("toy", {**cfg, "tol": 1e-2}, None, checkpoint)
+
+
+def test_the_winners_table_names_the_best_those_within_one_std_and_the_defaults(accuracy):
+    scores = {"spicymkl (hinge)": [0.80, 0.84, 0.82], "simplemkl": [0.79, 0.83, 0.80],
+              "MKLClassifier() defaults": [0.70, 0.72, 0.71], "average-kernel SVM": [0.78, 0.80, 0.79],
+              "mikl": [0.9, None, None]}
+    splits = [{"split": k, "runs": {m: ({"score": v[k], "seconds": 1.0, "kept": 2, "statuses": {"ok": 1}}
+                                        if v[k] is not None else {"skipped": "timed out"})
+                                    for m, v in scores.items()}} for k in range(3)]
+    payload = {"sets": [{"name": "toy", "task": "classification", "M": 4, "splits": splits,
+                         "methods": list(scores)}]}
+    row = next(line for line in accuracy.winners_table(payload).splitlines() if line.startswith("| toy"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "spicymkl (hinge) 0.820 ± 0.020"  # mikl's one split does not compete
+    assert cells[2] == "simplemkl"  # 0.807 within 0.02 of 0.82, the mean kernel (0.79) not
+    assert cells[3] == "0.710 ± 0.010: 0.11 behind, NOT within one std"
+    assert cells[4].startswith("spicymkl (hinge): +0.03 (p = ")
