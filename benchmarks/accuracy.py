@@ -187,10 +187,10 @@ def unit_trace(K: np.ndarray, rows: np.ndarray, K_eval: np.ndarray, eval_rows: n
                ) -> tuple[np.ndarray, np.ndarray]:
     """The training stack on ``rows`` and the evaluation stack (``eval_rows`` of ``K_eval``
     against ``rows``), both divided by each kernel's trace on ``rows``."""
-    train = K[:, rows][:, :, rows]
+    train = np.ascontiguousarray(K[:, rows][:, :, rows])  # NumPy lays the cut out transposed
     scale = 1.0 / np.einsum("mii->m", train)
     train *= scale[:, None, None]
-    evaluation = K_eval[:, eval_rows][:, :, rows] * scale[:, None, None]
+    evaluation = np.ascontiguousarray(K_eval[:, eval_rows][:, :, rows]) * scale[:, None, None]
     return train, evaluation
 
 

@@ -73,13 +73,18 @@ def check_kernels(
     """The kernel stack as float64 (float32 when given float32) of shape (M, N, N), after all
     checks, and its largest entry in magnitude (read by the checks; the solvers' unit scale).
 
-    A single (N, N) matrix is accepted as a stack of one kernel.  Kernels must
+    A single (N, N) matrix is accepted as a stack of one kernel; an in-memory stack that is
+    not C-contiguous is copied once into C order.  Kernels must
     be finite and at most :data:`MAX_KERNEL_ENTRY` in magnitude; where
     ``require_psd``, also symmetric and PSD, as hard as ``check_psd`` says
     (see the module docstring).
     """
     check_psd = check_psd_value(check_psd)
     K = K if isinstance(K, np.ndarray) and K.dtype == np.float32 else _as_float_array(K, "K")
+    if not K.flags.c_contiguous and not isinstance(K, np.memmap):
+        # One copy in C order: a stack cut by fancy indexing (K[:, rows][:, :, rows], which NumPy
+        # lays out transposed) made every kernel pass copy it: SimpleMKL 20x slower (docs/benchmarks.md).
+        K = np.ascontiguousarray(K)
     symmetry_tol, psd_tol = (FLOAT32_TOL, FLOAT32_TOL) if K.dtype == np.float32 else (SYMMETRY_TOL, PSD_TOL)
     shape = K.shape
     if K.ndim == 2:

@@ -151,3 +151,10 @@ def test_the_winners_table_names_the_best_those_within_one_std_and_the_defaults(
     assert cells[2] == "simplemkl"  # 0.807 within 0.02 of 0.82, the mean kernel (0.79) not
     assert cells[3] == "0.710 ± 0.010: 0.11 behind, NOT within one std"
     assert cells[4].startswith("spicymkl (hinge): +0.03 (p = ")
+
+
+def test_fold_stacks_are_c_contiguous_for_every_method(accuracy):
+    X, _ = _problem(30)
+    K, _ = accuracy.raw_kernels(X[:20], X[20:])
+    train, evaluation = accuracy.unit_trace(K, np.arange(0, 20, 2), K, np.arange(1, 20, 2))
+    assert train.flags.c_contiguous and evaluation.flags.c_contiguous

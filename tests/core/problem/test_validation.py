@@ -319,3 +319,18 @@ def test_a_flagged_kernel_the_exact_check_accepts_is_accepted(monkeypatch):
     monkeypatch.setattr(validation, "sample_fails", lambda *args: True)
     K, y = good_data(m=2)
     assert create(K, y, check_psd="auto").n_kernels == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_stack_cut_by_fancy_indexing_is_copied_once_into_c_order(dtype):
+    K, y = good_data(n=16, m=3)
+    rows = np.arange(12)
+    cut = K.astype(dtype)[:, rows][:, :, rows]  # NumPy lays this out transposed
+    assert not cut.flags.c_contiguous
+    problem = create(cut, y[rows])
+    assert problem.K.flags.c_contiguous and problem.K.dtype == dtype
+    np.testing.assert_array_equal(problem.K, cut)
+    direct = kernelfuse.solve(np.ascontiguousarray(cut), y[rows], solver="simplemkl", family="l1_mkl_sq", C=1.0)
+    copied = kernelfuse.solve(cut, y[rows], solver="simplemkl", family="l1_mkl_sq", C=1.0)
+    np.testing.assert_allclose(copied.kernel_weights, direct.kernel_weights, atol=1e-12)
+    assert copied.counters["svm_calls"] == direct.counters["svm_calls"]
