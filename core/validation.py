@@ -83,7 +83,7 @@ def check_kernels(
     K = K if isinstance(K, np.ndarray) and K.dtype == np.float32 else _as_float_array(K, "K")
     if not K.flags.c_contiguous and not isinstance(K, np.memmap):
         # One copy in C order: a stack cut by fancy indexing (K[:, rows][:, :, rows], which NumPy
-        # lays out transposed) made every kernel pass copy it: SimpleMKL 20x slower (docs/benchmarks.md).
+        # lays out transposed) made every kernel pass copy it: SimpleMKL 20x slower (docs/reliability.md).
         K = np.ascontiguousarray(K)
     symmetry_tol, psd_tol = (FLOAT32_TOL, FLOAT32_TOL) if K.dtype == np.float32 else (SYMMETRY_TOL, PSD_TOL)
     shape = K.shape
