@@ -3,9 +3,11 @@
 Run: ``.venv/bin/python benchmarks/vskl_scaling.py [--quick]``
 
 Problem: family ``l1_mkl_sq`` (VSKL with one group), C = 1000, both MKL
-solvers stop on the relative objective change 1e-4
-(``stop="objective_change", tol=1e-4``) and use the same SVM solver
-(``active-set`` unless said).  Data: Liver, Wpbc, Ionosphere, Sonar,
+solvers stop at SimpleMKL's own criterion, a certified relative duality gap of 0.01 (the
+toolbox's ``seuildualitygap``; ``stop="gap", tol=1e-2``), and use the same SVM solver
+(``active-set`` unless said).  The papers' stop on the relative objective change 1e-4 is
+not used: under the library's status promise such a run ends ``stalled`` wherever its gap
+is above ``tol``, which left no case where both runs were certified, so no ratio.  Data: Liver, Wpbc, Ionosphere, Sonar,
 standardised, seeded 70/30 stratified split (see ``common.py``).
 
 Kernels for a target count M (the same rule on every data set, d features):
@@ -57,7 +59,7 @@ import common  # noqa: E402
 from common import fmt, markdown_table, ratio, ratio_cell, speed_ratio  # noqa: E402
 
 C = 1000.0
-TOL = 1e-4
+TOL = 1e-2
 WIDTH_RANGE = (0.5, 20.0)
 SINGLE_WIDTH = 2.0
 
@@ -106,7 +108,7 @@ def mkl(K: np.ndarray, y: np.ndarray, key: str, svm: str, time_limit: float,
         certified: bool = False) -> dict[str, Any]:
     solver, extra = MKL_RUNS[key]
     stop = {"stop": "gap", "tol": CERTIFIED_TOL, "max_iter": 2000} if certified else \
-        {"stop": "objective_change", "tol": TOL}
+        {"stop": "gap", "tol": TOL}
     return common.timed_runs(K, y, solver, family="l1_mkl_sq", C=C, svm_solver=svm,
                              check_psd=False, time_limit=time_limit, **stop, **extra)
 
@@ -388,7 +390,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> Path | None:
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"l1_mkl_sq, C={C:g}, stop on objective change {TOL:g}")
+    fig.suptitle(f"l1_mkl_sq, C={C:g}, stop at a certified relative gap of {TOL:g}")
     return common.save_figure(fig, path)
 
 
@@ -413,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - t_start
 
     mode = "quick" if args.quick else "full"
-    print(f"## vskl_scaling ({mode}): l1_mkl_sq, C = {C:g}, stop = objective_change, "
+    print(f"## vskl_scaling ({mode}): l1_mkl_sq, C = {C:g}, stop = gap, "
           f"tol = {TOL:g}, SVM solver active-set, seed {args.seed}\n")
     print("### mirror-vskl (m) vs simplemkl (s) per data set and M\n")
     print(scaling_tables(scaling))
@@ -429,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
 
     payload = {
         "benchmark": "vskl_scaling", "mode": mode, "seed": args.seed,
-        "settings": {"C": C, "tol": TOL, "stop": "objective_change", "svm_solver": "active-set",
+        "settings": {"C": C, "tol": TOL, "stop": "gap", "svm_solver": "active-set",
                      "width_range": WIDTH_RANGE, "single_width": SINGLE_WIDTH,
                      "kernel_rule": "first M of [all features x widths] + [feature j x widths], "
                                     "n_w = ceil(M / (d + 1)) geometric widths in width_range",
