@@ -5,7 +5,11 @@ the largest weight: ``D_m = g_mu - g_m`` except at ``d_m = 0`` with ``g_m > g_mu
 ``D_mu = -sum_{m != mu} D_m``).  The step first goes as far as the simplex allows while that
 lowers ``J``, dropping each weight that reaches 0 from ``D``; then a golden-section search on
 ``[0, gamma_max]`` to ``line_search_tol`` of the bracket (the SimpleMKL toolbox's default is 0.1),
-backing off geometrically (at most ``max_backtracks`` times) when no step lowered ``J``.  Every
+backing off geometrically (at most ``max_backtracks`` times) when no step lowered ``J``.  As
+the toolbox's numerical cleaning (``option.numericalprecision``, 1e-8 in its examples), a weight
+at most ``numerical_precision`` does not bound a step (its falling direction is dropped) and is
+set to 0 after each step, the others renormalised: left at a residue such as 8e-12 it capped
+every later step near 1e-14 and the search stalled far from the optimum.  Every
 trial asks the oracle for ``J`` alone (one SVM on ``K(d)``, no quadratic form) and the gradient
 is asked for once per step, at the point taken, as in the SimpleMKL toolbox (``mklsvm``: the
 line search of ``mklsvmupdate`` compares SVM costs; ``gradsvmclass`` runs after it on the
@@ -23,7 +27,7 @@ from kernelfuse.errors import IncompatiblePartsError
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer, ValueAnswer
 from kernelfuse.problem.instance import Problem
-from kernelfuse.validation import count, positive
+from kernelfuse.validation import Domain, count, positive
 
 GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 
@@ -32,11 +36,12 @@ GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 Value = OracleAnswer | ValueAnswer
 
 
-def reduced_direction(d: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, int]:
-    """SimpleMKL's descent direction on the simplex at ``d`` (sums to 0), and ``mu``."""
+def reduced_direction(d: np.ndarray, g: np.ndarray, precision: float = 0.0) -> tuple[np.ndarray, int]:
+    """SimpleMKL's descent direction on the simplex at ``d`` (sums to 0), and ``mu``; a weight
+    at most ``precision`` counts as 0."""
     mu = int(np.argmax(d))
     D = g[mu] - g
-    D[(d <= 0.0) & (g > g[mu])] = 0.0
+    D[(d <= precision) & (g > g[mu])] = 0.0
     D[mu] = 0.0
     D[mu] = -D.sum()
     return D, mu
@@ -73,6 +78,9 @@ class ReducedGradient(OuterOptimizer):
     line_search_tol: float = positive.field(0.1)
     #: Steps of 10x back-off after a golden search that found no decrease.
     max_backtracks: int = count.field(10)
+    #: Weights at most this are 0 to the search and after each step (the toolbox's
+    #: ``numericalprecision``).
+    numerical_precision: float = Domain("in [0, 1e-3]", lambda v: 0 <= v <= 1e-3).field(1e-8)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> Any:
         if problem.groups is not None and int(problem.groups.max()) > 0:
@@ -92,7 +100,16 @@ class ReducedGradient(OuterOptimizer):
             return new, found, state
         # The gradient (every kernel's quadratic form) at the step taken only, as SimpleMKL's
         # toolbox computes it after its line search: the oracle completes the value it gave there.
+        new = self._cleaned(new)
         return new, evaluate(new), state
+
+    def _cleaned(self, d: np.ndarray) -> np.ndarray:
+        """``d`` with the weights at most ``numerical_precision`` set to 0, renormalised."""
+        small = d <= self.numerical_precision
+        if not np.any(small & (d > 0)):
+            return d
+        cleaned = np.where(small, 0.0, d)
+        return cleaned / cleaned.sum()
 
     def _search(
         self, point: np.ndarray, answer: OracleAnswer, evaluate: Evaluate
@@ -101,7 +118,7 @@ class ReducedGradient(OuterOptimizer):
         every trial asks for the value alone."""
         d, moved = point, False
         current: Value = answer
-        D, mu = reduced_direction(d, answer.gradient)
+        D, mu = reduced_direction(d, answer.gradient, self.numerical_precision)
         if not np.any(D):
             return d, None
         # Go to the boundary while that lowers J.
@@ -116,9 +133,11 @@ class ReducedGradient(OuterOptimizer):
                 if edge_answer.value >= current.value:
                     break
                 d, current, moved = edge, edge_answer, True
-            # The weight nu is at 0 (reached, or already there): drop it from the direction.
+            # The weight nu is at 0 (reached, or already there): drop it from the direction, with
+            # any other falling weight the step left at most numerical_precision.
             D = D.copy()
             D[nu] = 0.0
+            D[(d <= self.numerical_precision) & (D < 0)] = 0.0
             if nu == mu:  # the balancing weight itself hit 0: rebalance on the largest
                 mu = int(np.argmax(d))
             D[mu] = 0.0

@@ -260,3 +260,36 @@ def test_simplemkl_refuses_several_groups():
     K, y = breast_cancer_kernels(n=30, m=4, seed=0)
     with pytest.raises(kernelfuse.IncompatiblePartsError, match="one simplex"):
         kernelfuse.solve(K, y, solver="simplemkl", family="vskl", groups=[0, 0, 1, 1])
+
+
+def _random_subset_gaussians(N, M, seed, d=20):
+    """Gaussian kernels on random feature subsets of two overlapping classes (unit trace)."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(N) % 2 == 0, 1.0, -1.0)
+    X = rng.standard_normal((N, d)) * np.where(y[:, None] > 0, 1.0, 2.0) + (y[:, None] > 0) * 0.3
+    K = np.empty((M, N, N))
+    for m in range(M):
+        cols = rng.choice(d, size=rng.integers(1, d + 1), replace=False)
+        width = 5.0 * rng.chisquare(1) + 0.1
+        K[m] = np.exp(-((X[:, None, cols] - X[None, :, cols]) ** 2).sum(-1) / (2 * width**2))
+        K[m] /= np.trace(K[m])
+    return K, y
+
+
+def test_simplemkl_cleans_tiny_weights_as_its_toolbox_does():
+    # Without the toolbox's numerical cleaning a weight left near 1e-11 capped every step near
+    # 1e-14 and the search stalled at a certified gap of 0.11 (this problem, found by search).
+    K, y = _random_subset_gaussians(80, 30, seed=5)
+    kw = dict(solver="simplemkl", family="l1_mkl_sq", C=1000.0, stop="gap", tol=1e-3, check_psd=False)
+    with pytest.warns(ConvergenceWarning):
+        raw = kernelfuse.solve(K, y, **kw, **{"optimizer.numerical_precision": 0.0})
+    assert raw.status == "stalled" and raw.gap > 0.05
+    clean = kernelfuse.solve(K, y, **kw)
+    assert clean.status == "converged" and clean.gap <= 1e-3
+    weights = np.asarray(clean.kernel_weights)
+    assert np.all((weights == 0) | (weights > 1e-8)) and weights.sum() == pytest.approx(1.0)
+    reference = kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", C=1000.0, tol=1e-6,
+                                 check_psd=False)
+    assert reference.dual_objective <= clean.objective <= reference.objective * (1 + 2e-3)
+    D, _ = reduced_direction(np.array([0.5, 0.5 - 1e-11, 1e-11]), np.array([-1.0, -2.0, 0.0]), 1e-8)
+    assert D[2] == 0.0 and D.sum() == pytest.approx(0.0)
