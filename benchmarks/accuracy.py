@@ -195,8 +195,9 @@ def unit_trace(K: np.ndarray, rows: np.ndarray, K_eval: np.ndarray, eval_rows: n
 
 
 # ------------------------------------------------------------------------- methods
-# Each method: ``fit(params, K, y, K_eval, y_eval, time_limit, X, X_eval) -> dict`` with ``score``
-# (accuracy, or minus the RMSE), ``seconds`` (fit and predict), ``status``, ``kept`` (kernels).
+# Each method: ``fit(params, K, y, K_eval, y_eval, run, X, X_eval) -> dict`` with ``score``
+# (accuracy, or minus the RMSE), ``seconds`` (fit and predict), ``status``, ``kept`` (kernels);
+# ``run`` holds the solvers' ``time_limit`` and ``tol``.
 # ``X`` and ``X_eval`` are the standardised features of the same rows (the estimators' defaults
 # build their own kernels from them; the other methods take the grid's kernels).
 
