@@ -80,10 +80,11 @@ from common import (  # noqa: E402
     standardise,
     write_json,
 )
+from kernelfuse.frontends.kernel_grid import POLYNOMIAL_DEGREES, SIMPLEMKL_WIDTHS  # noqa: E402
 
 #: SimpleMKL's kernel grid (Rakotomamonjy et al. 2008, section 5.1).
-WIDTHS = (0.5, 1.0, 2.0, 5.0, 7.0, 10.0, 12.0, 15.0, 17.0, 20.0)
-DEGREES = (1, 2, 3)
+WIDTHS = SIMPLEMKL_WIDTHS
+DEGREES = POLYNOMIAL_DEGREES
 #: Every solver's certified relative duality gap: 0.01, SimpleMKL's stop in its toolbox's examples
 #: (``options.seuildualitygap``), the setting of the paper's experiments.  On ionosphere (split
 #: 0) 1e-3 chose the same grid points and gave the same test accuracy for spicymkl, mirror-vskl
@@ -694,7 +695,7 @@ def settings_table(payload: dict[str, Any]) -> str:
             f"load average {_load(payload['machine'].get('loadavg_1_5_15min'))} at the start, "
             f"{_load(payload.get('loadavg_end_1_5_15min'))} at the end; "
             f"MKLpy {payload['mklpy'].get('version') or 'absent'}, torch {payload['mklpy'].get('torch') or 'absent'}."
-            f"{_span(payload)}")
+            f"{_span(payload)}{_reruns(payload)}")
     return lead + "\n\n" + markdown_table(["method", "grid searched"], rows)
 
 
@@ -708,6 +709,12 @@ def _span(payload: dict[str, Any]) -> str:
     resumed = sum(1 for data in payload["sets"] if data.get("resumed_splits"))
     return (f" The splits ran from {dates[0]} to {dates[-1]} on {' and '.join(cpus)}"
             f"{f' ({resumed} set(s) resumed from a checkpoint)' if resumed else ''}.")
+
+
+def _reruns(payload: dict[str, Any]) -> str:
+    """The rows rerun into the file (``--merge-into``), with their commit and date."""
+    return "".join(f" Rerun on the same splits at git {str(r['git_commit'])[:8]}, {r['date']}, {r['cpu']}: "
+                   f"{', '.join(r['methods'])}." for r in payload.get("reruns", []))
 
 
 def _load(loadavg: Sequence[float] | None) -> str:
@@ -724,6 +731,24 @@ TABLES: dict[str, Callable[..., str]] = {
 
 
 # ---------------------------------------------------------------------------- main
+
+
+def merge_rows(into: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
+    """``into`` with the rows of ``rerun`` (the same splits: seed, ``n_splits``) replacing its
+    rows of the same methods, split by split; ``into["reruns"]`` records which methods were
+    rerun, when, where and at which commit."""
+    sets = {data["name"]: data for data in into["sets"]}
+    for data in rerun["sets"]:
+        for old, new in zip(sets[data["name"]]["splits"], data["splits"], strict=True):
+            old["runs"].update(new["runs"])
+    machine = rerun["machine"]
+    into.setdefault("reruns", []).append({
+        "methods": rerun["methods"], "sets": [data["name"] for data in rerun["sets"]],
+        "git_commit": machine["git_commit"], "date": machine["date"], "cpu": machine["cpu"],
+        "tol": rerun["tol"], "wall_seconds": rerun["wall_seconds"]})
+    return into
+
+
 
 
 def check_mklpy() -> int:
@@ -760,6 +785,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the solvers' certified relative duality gap")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--merge-into", type=Path, default=None, metavar="JSON",
+                        help="rerun --methods on the splits of this results file and replace their "
+                             "rows in it (the file records the rerun's commit and date)")
     parser.add_argument("--check-mklpy", action="store_true",
                         help="only check that MKLpy fits on the CPU here (make bench-env)")
     args = parser.parse_args(argv)
@@ -776,6 +804,13 @@ def main(argv: list[str] | None = None) -> int:
     names = [*cfg["classification"], *cfg["regression"]]
     if args.sets:
         names = list(args.sets)
+    if args.merge_into:
+        if not args.methods:
+            parser.error("--merge-into needs --methods: the rows to rerun")
+        merged = json.loads(args.merge_into.read_text())
+        cfg.update(n_splits=merged["n_splits"], seed=merged["seed"], time_limit=merged["time_limit"])
+        names = [data["name"] for data in merged["sets"] if data["name"] in (args.sets or [data["name"]])
+                 and any(METHODS[m][0] == data["task"] for m in cfg["methods"])]
     from mklpy_peer import mklpy_status
 
     mklpy = mklpy_status()  # imports MKLpy and torch here, before any child is forked
@@ -790,8 +825,8 @@ def main(argv: list[str] | None = None) -> int:
             skipped.append(line)
     machine = machine_info()
     machine["versions"].update({"MKLpy": mklpy["version"], "torch": mklpy["torch"]})
-    out = args.out or RESULTS_DIR / f"accuracy{'_quick' if args.quick else ''}.json"
-    partial = out.with_name(out.stem + ".partial")
+    out = args.merge_into or args.out or RESULTS_DIR / f"accuracy{'_quick' if args.quick else ''}.json"
+    partial = out.with_name(out.stem + (".rerun.partial" if args.merge_into else ".partial"))
     start = time.perf_counter()
     if args.jobs > 1:
         from joblib import Parallel, delayed
@@ -809,6 +844,8 @@ def main(argv: list[str] | None = None) -> int:
                "skipped_sets": skipped, "sets": sets,
                "wall_seconds": time.perf_counter() - start, "machine": machine,
                "loadavg_end_1_5_15min": list(os.getloadavg())}
+    if args.merge_into:
+        payload = merge_rows(merged, payload)
     write_json(out, payload)
     if not args.sets:  # a run of some sets keeps them for the run of all that gathers them
         shutil.rmtree(partial, ignore_errors=True)

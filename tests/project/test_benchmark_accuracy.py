@@ -158,3 +158,23 @@ def test_fold_stacks_are_c_contiguous_for_every_method(accuracy):
     K, _ = accuracy.raw_kernels(X[:20], X[20:])
     train, evaluation = accuracy.unit_trace(K, np.arange(0, 20, 2), K, np.arange(1, 20, 2))
     assert train.flags.c_contiguous and evaluation.flags.c_contiguous
+
+
+def test_rerun_rows_replace_theirs_on_the_same_splits_and_are_recorded(accuracy):
+    def payload(score, methods):
+        splits = [{"split": k, "runs": {m: {"score": score + k, "seconds": 1.0} for m in methods}}
+                  for k in range(2)]
+        return {"sets": [{"name": "toy", "task": "classification", "splits": splits}], "methods": methods}
+
+    saved = payload(0.5, ["average-kernel SVM", "MKLClassifier() defaults"])
+    rerun = {**payload(0.7, ["MKLClassifier() defaults"]), "tol": 1e-2, "wall_seconds": 3.0,
+             "machine": {"git_commit": "abcdef0123", "date": "2026-11-27 20:00:00 UTC", "cpu": "a CPU"}}
+    merged = accuracy.merge_rows(saved, rerun)
+    runs = [split["runs"] for split in merged["sets"][0]["splits"]]
+    assert [r["MKLClassifier() defaults"]["score"] for r in runs] == [0.7, 1.7]
+    assert [r["average-kernel SVM"]["score"] for r in runs] == [0.5, 1.5]  # the other rows kept
+    assert merged["reruns"] == [{"methods": ["MKLClassifier() defaults"], "sets": ["toy"],
+                                 "git_commit": "abcdef0123", "date": "2026-11-27 20:00:00 UTC",
+                                 "cpu": "a CPU", "tol": 1e-2, "wall_seconds": 3.0}]
+    assert accuracy._reruns(merged) == (" Rerun on the same splits at git abcdef01, 2026-11-27 20:00:00 UTC, "
+                                        "a CPU: MKLClassifier() defaults.")

@@ -11,7 +11,15 @@ from sklearn.model_selection import train_test_split
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.frontends.estimators import MKLClassifier, scaled_default
-from kernelfuse.frontends.kernel_grid import GAUSSIAN_WIDTHS, GRID_BYTES, POLYNOMIAL_DEGREES, kernel_grid, sized_grid
+from kernelfuse.frontends.kernel_grid import (
+    GRID_BYTES,
+    POLYNOMIAL_DEGREES,
+    RIDGE_WIDTH,
+    SIMPLEMKL_WIDTHS,
+    default_grid,
+    kernel_grid,
+    sized_grid,
+)
 
 
 def test_scaled_default_follows_the_scaling_law():
@@ -52,21 +60,24 @@ def test_default_parameter_beats_the_majority_class(data, settings):
 
 @pytest.mark.parametrize("n_features, n_samples", [(30, 455), (30, 569), (8, 1000), (8, 2000), (4, 150)])
 def test_sized_grid_fits_its_bytes(n_features, n_samples):
-    """The whole grid where it fits, else fewer widths (the ends kept) on every feature set, else
-    the kernels on all features only; the stack within the bytes given."""
+    """The whole default grid where it fits, else fewer widths (the ends kept) on every feature
+    set, else the kernels on all features only; the ridge kernel first; within the bytes given."""
     specs = sized_grid(n_features, n_samples, GRID_BYTES)
-    full = kernel_grid(n_features)
+    full = default_grid(n_features)
+    assert len(full) == 1 + (len(SIMPLEMKL_WIDTHS) + 3) * (n_features + 1)
     assert len(specs) * n_samples**2 * 8 <= GRID_BYTES
+    ridge = specs[0]
+    assert ridge.features is None and ridge.function.name == "gaussian" and ridge.function.width == RIDGE_WIDTH
     if len(full) * n_samples**2 * 8 <= GRID_BYTES:
         assert [s.label for s in specs] == [s.label for s in full]
         return
-    widths = sorted({s.function.width for s in specs if s.function.name == "gaussian"})
+    widths = sorted({s.function.width for s in specs[1:] if s.function.name == "gaussian"})
     degrees = sorted({s.function.degree for s in specs if s.function.name == "polynomial"})
-    assert degrees == list(POLYNOMIAL_DEGREES) and set(widths) <= set(GAUSSIAN_WIDTHS)
+    assert degrees == list(POLYNOMIAL_DEGREES) and set(widths) <= set(SIMPLEMKL_WIDTHS)
     feature_sets = {s.features for s in specs}
     if len(feature_sets) > 1:  # every feature set, the widths thinned
-        assert len(feature_sets) == n_features + 1 and widths[0] == 0.1 and widths[-1] == 20.0
-        assert (len(widths) + 4) * (n_features + 1) * n_samples**2 * 8 > GRID_BYTES  # the most that fit
+        assert len(feature_sets) == n_features + 1 and widths[0] == 0.5 and widths[-1] == 20.0
+        assert (1 + (len(widths) + 4) * (n_features + 1)) * n_samples**2 * 8 > GRID_BYTES  # the most that fit
     else:
         assert feature_sets == {None}
 
@@ -74,11 +85,11 @@ def test_sized_grid_fits_its_bytes(n_features, n_samples):
 def test_default_grid_follows_the_memory_budget():
     X, y = load_breast_cancer(return_X_y=True)
     X, y = X[:100, :4], y[:100]
-    budget = 40 * 100**2 * 8  # 40 kernels' stack: 5 feature sets of 5 widths + 3 degrees
+    budget = 41 * 100**2 * 8  # 41 kernels' stack: the ridge kernel, 5 feature sets of 5 widths + 3 degrees
     clf = MKLClassifier(memory_budget=budget, standardize=True).fit(X, y)
-    assert len(clf.kernels_) == 40 == len(sized_grid(4, 100, budget))
+    assert len(clf.kernels_) == 41 == len(sized_grid(4, 100, budget))
     assert {s.features for s in clf.kernels_} == {None, (0,), (1,), (2,), (3,)}
-    assert len(MKLClassifier(standardize=True).fit(X, y).kernels_) == 27 * 5  # the whole grid fits
+    assert len(MKLClassifier(standardize=True).fit(X, y).kernels_) == 1 + 13 * 5  # the whole grid fits
     for bad in (0, -1, 1.5, "1GB"):
         with pytest.raises(ValidationError, match="memory_budget"):
             MKLClassifier(memory_budget=bad).fit(X, y)
