@@ -240,6 +240,14 @@ def load_uci(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return X, y, columns
 
 
+def ida_realisation(name: str, realisation: int) -> tuple[np.ndarray, np.ndarray]:
+    """Training and test rows of realisation ``realisation`` (1-10) of an IDA set of
+    ``../shared/data`` (its ``splits.csv``: ``split,is_train,index``)."""
+    splits = np.loadtxt(data_dir(name) / name / "splits.csv", delimiter=",", skiprows=1, dtype=int)
+    rows = splits[splits[:, 0] == realisation]
+    return rows[rows[:, 1] == 1, 2], rows[rows[:, 1] == 0, 2]
+
+
 def stratified_split(y: np.ndarray, test_size: float = 0.3, seed: int = 0
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Seeded stratified train/test indices (70/30 by default)."""

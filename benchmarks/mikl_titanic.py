@@ -57,11 +57,8 @@ TARGET_SPEEDUP = 5.0
 
 
 def titanic(split: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    folder = common.data_dir() / "titanic"
-    data = np.loadtxt(folder / "data.csv", delimiter=",", skiprows=1)
-    splits = np.loadtxt(folder / "splits.csv", delimiter=",", skiprows=1, dtype=int)
-    rows = splits[splits[:, 0] == split]
-    train, test = rows[rows[:, 1] == 1, 2], rows[rows[:, 1] == 0, 2]
+    data = np.loadtxt(common.data_dir("titanic") / "titanic" / "data.csv", delimiter=",", skiprows=1)
+    train, test = common.ida_realisation("titanic", split)
     X, y = data[:, :-1], data[:, -1]
     return X[train], y[train], X[test], y[test]
 

@@ -178,3 +178,27 @@ def test_rerun_rows_replace_theirs_on_the_same_splits_and_are_recorded(accuracy)
                                  "cpu": "a CPU", "tol": 1e-2, "wall_seconds": 3.0}]
     assert accuracy._reruns(merged) == (" Rerun on the same splits at git abcdef01, 2026-11-27 20:00:00 UTC, "
                                         "a CPU: MKLClassifier() defaults.")
+
+
+def test_heldout_splits_are_the_ida_realisations_with_a_cut_test_part(accuracy):
+    try:
+        _, y, _ = accuracy.load_set("titanic")
+    except accuracy.DataUnavailable as exc:
+        pytest.skip(f"needs ../shared/data: {exc}")
+    first = accuracy.split_indices("titanic", y, "classification", 0, 0)
+    again = accuracy.split_indices("titanic", y, "classification", 0, 0)
+    second = accuracy.split_indices("titanic", y, "classification", 0, 1)
+    train, test = first
+    assert train.size == 150 and test.size == accuracy.HELDOUT_TEST  # 2051 test rows, cut
+    assert not set(train) & set(test) and test.max() < y.size
+    assert np.array_equal(train, np.sort(accuracy.ida_realisation("titanic", 1)[0]))
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))  # seeded
+    assert not np.array_equal(train, second[0])  # realisation 2
+
+
+def test_random_splits_are_stratified_70_30_and_seeded_by_split(accuracy):
+    _, y = _problem(100)
+    train, test = accuracy.split_indices("toy", y, "classification", 3, 1)
+    assert (train.size, test.size) == (70, 30) and not set(train) & set(test)
+    assert np.array_equal(test, accuracy.split_indices("other", y, "classification", 4, 0)[1])  # seed + k
+    assert abs(np.mean(y[test] > 0) - np.mean(y > 0)) <= 0.02
