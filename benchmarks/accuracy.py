@@ -309,18 +309,22 @@ def single_kernel(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: 
             "seconds": time.perf_counter() - start, "status": "ok", "kept": 1}
 
 
-def estimator_defaults(task: str) -> Callable[..., dict[str, Any]]:
+def estimator_defaults(task: str, grid: Callable[[int], list[Any]] | None = None,
+                       C: float | None = None) -> Callable[..., dict[str, Any]]:
     """``MKLClassifier()`` or ``MKLRegressor()`` as a user runs it: on the standardised features,
     every setting at its default (its own kernel grid and normalisation, solver, family and C;
-    only ``time_limit`` set), so a one-point grid: no selection."""
+    only ``time_limit`` set), so a one-point grid: no selection.  With ``grid`` (the kernel
+    specs for a number of features) or ``C``: the same estimator with those (the candidates of
+    ``benchmarks/default_choice.py``)."""
     def fit(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
             y_eval: np.ndarray, run: dict[str, float], X: np.ndarray, X_eval: np.ndarray
             ) -> dict[str, Any]:
         from kernelfuse import MKLClassifier, MKLRegressor
 
         start = time.perf_counter()
+        chosen = {"kernels": grid(X.shape[1])} if grid else {}
         model = (MKLClassifier if task == "classification" else MKLRegressor)(
-            time_limit=run["time_limit"])
+            time_limit=run["time_limit"], C=C, **chosen)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             predicted = model.fit(X, y).predict(X_eval)
@@ -468,19 +472,27 @@ def _finite(seconds: float) -> float:
     return seconds if math.isfinite(seconds) else 0.0
 
 
-def one_split(name: str, k: int, cfg: dict[str, Any], methods: list[str],
-              skip: dict[str, str]) -> dict[str, Any]:
-    """Every method of ``methods`` (not in ``skip``) on split ``k`` of the set ``name``."""
+def split_data(name: str, k: int, seed: int) -> tuple[str, dict[str, np.ndarray], float]:
+    """The task, the standardised features ``X``, ``X_test`` and targets ``y``, ``y_test`` of split
+    ``k`` of the set ``name`` (regression targets standardised on the training part), and the
+    factor that gives a regression score back in the target's units."""
     X, y, task = load_set(name)
-    train, test = split_indices(name, y, task, cfg["seed"], k)
+    train, test = split_indices(name, y, task, seed, k)
     X_train, X_test = standardise(X[train], X[test])
     y_train, y_test = y[train], y[test]
     shift, scale = (y_train.mean(), y_train.std()) if task == "regression" else (0.0, 1.0)
+    return task, {"X": X_train, "X_test": X_test, "y": (y_train - shift) / scale,
+                  "y_test": (y_test - shift) / scale}, float(scale)
+
+
+def one_split(name: str, k: int, cfg: dict[str, Any], methods: list[str],
+              skip: dict[str, str]) -> dict[str, Any]:
+    """Every method of ``methods`` (not in ``skip``) on split ``k`` of the set ``name``."""
+    task, data, scale = split_data(name, k, cfg["seed"])
     start = time.perf_counter()
-    K, K_test = raw_kernels(X_train, X_test)
+    K, K_test = raw_kernels(data["X"], data["X_test"])
     kernel_seconds = time.perf_counter() - start
-    data = {"K": K, "K_test": K_test, "X": X_train, "X_test": X_test,
-            "y": (y_train - shift) / scale, "y_test": (y_test - shift) / scale}
+    data.update(K=K, K_test=K_test)
     runs: dict[str, Any] = {}
     for method in methods:
         if method in skip:
@@ -494,7 +506,7 @@ def one_split(name: str, k: int, cfg: dict[str, Any], methods: list[str],
         runs[method] = run
         log(f"  {name} split {k}: {method:26s} score {fmt(run.get('score'))}, "
             f"{fmt(run['seconds'])} s{' TIMED OUT' if run['timed_out'] else ''}")
-    return {"split": k, "n_train": int(train.size), "n_test": int(test.size),
+    return {"split": k, "n_train": int(data["y"].size), "n_test": int(data["y_test"].size),
             "kernel_seconds": kernel_seconds, "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "cpu": machine_info()["cpu"], "runs": runs}
 
@@ -657,6 +669,19 @@ def results_table(payload: dict[str, Any], task: str = "classification") -> str:
 DEFAULTS = {"classification": "MKLClassifier() defaults", "regression": "MKLRegressor() defaults"}
 
 
+def _complete(data: dict[str, Any], summaries: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The summaries of the methods that ran on every split of the set."""
+    return {m: s for m, s in summaries.items() if s["n"] == len(data["splits"]) and s["mean"] is not None}
+
+
+def best_method(data: dict[str, Any], summaries: dict[str, dict[str, Any]]) -> str | None:
+    """The method of the set ``data`` with the best mean score over the splits, among those run
+    on all of them (``summaries``: :func:`method_summary` by method); None where none was."""
+    sign = 1.0 if data["task"] == "classification" else -1.0
+    complete = _complete(data, summaries)
+    return max(complete, key=lambda m: sign * complete[m]["mean"]) if complete else None
+
+
 def winners_table(payload: dict[str, Any]) -> str:
     """Per set: the best method by its mean score over the splits (every split run), the methods
     within one standard deviation of that mean, where the estimator's defaults stand against
@@ -664,13 +689,12 @@ def winners_table(payload: dict[str, Any]) -> str:
     paired t-test).  A method that missed splits does not compete for best."""
     rows = []
     for data in payload["sets"]:
-        n_splits = len(data["splits"])
         sign = 1.0 if data["task"] == "classification" else -1.0
         summaries = {m: method_summary(data, m) for m in data["methods"]}
-        complete = {m: s for m, s in summaries.items() if s["n"] == n_splits and s["mean"] is not None}
-        if not complete:
+        best = best_method(data, summaries)
+        if best is None:
             continue
-        best = max(complete, key=lambda m: sign * complete[m]["mean"])
+        complete = _complete(data, summaries)
         top, spread = complete[best]["mean"], complete[best]["std"] or 0.0
         close = [m for m, s in complete.items() if m != best and abs(s["mean"] - top) <= spread]
         digits = 3 if data["task"] == "classification" else 2

@@ -46,6 +46,7 @@ REGION = re.compile(r"(<!-- generated: (\S+) (\S+) -->\n)(.*?)(<!-- end generate
 def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     """Benchmark (the JSON name before ``_quick`` / ``_10splits``) -> table name -> renderer."""
     import accuracy
+    import default_choice
     import default_solver
     import gpu
     import input_checks
@@ -86,6 +87,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
         "mlmkl_labels": mlmkl_labels.TABLES,
         "mklpy_algorithms": mklpy_algorithms.TABLES,
         "default_solver": default_solver.TABLES,
+        "default_choice": default_choice.TABLES,
         "gpu": gpu.TABLES,
         "obscure_pendigits": obscure_pendigits.TABLES,
         "obscure_factors": obscure_factors.TABLES,
