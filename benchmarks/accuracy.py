@@ -682,12 +682,11 @@ def best_method(data: dict[str, Any], summaries: dict[str, dict[str, Any]]) -> s
     return max(complete, key=lambda m: sign * complete[m]["mean"]) if complete else None
 
 
-def winners_table(payload: dict[str, Any]) -> str:
-    """Per set: the best method by its mean score over the splits (every split run), the methods
-    within one standard deviation of that mean, where the estimator's defaults stand against
-    it, and the best MKL method against the average-kernel baseline (difference of the means,
-    paired t-test).  A method that missed splits does not compete for best."""
-    rows = []
+def _standings(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per set with a method run on every split: its summaries (:func:`method_summary`), those
+    of the methods run on every split, the best of them, the estimator's defaults, the
+    mean-kernel baseline and the best MKL method (neither of those two nor a single kernel)."""
+    out = []
     for data in payload["sets"]:
         sign = 1.0 if data["task"] == "classification" else -1.0
         summaries = {m: method_summary(data, m) for m in data["methods"]}
@@ -695,31 +694,61 @@ def winners_table(payload: dict[str, Any]) -> str:
         if best is None:
             continue
         complete = _complete(data, summaries)
+        baseline, defaults = BASELINE[data["task"]], DEFAULTS[data["task"]]
+        mkl = [m for m in complete if m not in (baseline, defaults)
+               and "mean kernel" not in m and m not in ("single best kernel", "MKLpy AverageMKL")]
+        out.append({"data": data, "sign": sign, "summaries": summaries, "complete": complete,
+                    "best": best, "defaults": summaries.get(defaults), "baseline": complete.get(baseline),
+                    "best_mkl": max(mkl, key=lambda m: sign * complete[m]["mean"]) if mkl else None,
+                    "digits": 3 if data["task"] == "classification" else 2})
+    return out
+
+
+def _against(standing: dict[str, Any]) -> str:
+    """The best MKL method against the mean-kernel baseline: difference of the means and p."""
+    best_mkl, baseline, complete = standing["best_mkl"], standing["baseline"], standing["complete"]
+    if best_mkl is None or baseline is None:
+        return "-"
+    diff = standing["sign"] * (complete[best_mkl]["mean"] - baseline["mean"])
+    p = complete[best_mkl]["t_p"]
+    return f"{best_mkl}: {diff:+.3g}" + ("" if p is None else f" (p = {p:.2g})")
+
+
+def winners_table(payload: dict[str, Any]) -> str:
+    """Per set: the best method by its mean score over the splits (every split run), the methods
+    within one standard deviation of that mean, where the estimator's defaults stand against
+    it, and the best MKL method against the average-kernel baseline (difference of the means,
+    paired t-test).  A method that missed splits does not compete for best."""
+    rows = []
+    for st in _standings(payload):
+        complete, best, digits = st["complete"], st["best"], st["digits"]
         top, spread = complete[best]["mean"], complete[best]["std"] or 0.0
         close = [m for m, s in complete.items() if m != best and abs(s["mean"] - top) <= spread]
-        digits = 3 if data["task"] == "classification" else 2
-        default = summaries.get(DEFAULTS[data["task"]])
+        default = st["defaults"]
         if default is None or default["mean"] is None:
             default_cell = "not run"
         else:
-            behind = sign * (top - default["mean"])
+            behind = st["sign"] * (top - default["mean"])
             default_cell = (f"{_pm(default, digits)}: {'best' if behind <= 0 else f'{behind:.3g} behind'}, "
                             f"{'within' if behind <= spread else 'NOT within'} one std")
-        baseline = BASELINE[data["task"]]
-        mkl = [m for m in complete if m not in (baseline, DEFAULTS[data["task"]])
-               and "mean kernel" not in m and m not in ("single best kernel", "MKLpy AverageMKL")]
-        best_mkl = max(mkl, key=lambda m: sign * complete[m]["mean"]) if mkl else None
-        if best_mkl is None or baseline not in complete:
-            against = "-"
-        else:
-            diff = sign * (complete[best_mkl]["mean"] - complete[baseline]["mean"])
-            p = complete[best_mkl]["t_p"]
-            against = f"{best_mkl}: {diff:+.3g}" + ("" if p is None else f" (p = {p:.2g})")
-        rows.append([data["name"], f"{best} {_pm(complete[best], digits)}", ", ".join(close) or "none",
-                     default_cell, against])
+        rows.append([st["data"]["name"], f"{best} {_pm(complete[best], digits)}", ", ".join(close) or "none",
+                     default_cell, _against(st)])
     return markdown_table(["set", "best (mean ± std)", "within one std of the best",
                            "estimator defaults", "best MKL method against the mean-kernel baseline (+: better)"],
                           rows)
+
+
+def headline_table(payload: dict[str, Any]) -> str:
+    """The README's short form of :func:`winners_table`: per set the best method, the defaults,
+    the mean-kernel baseline, and the best MKL method against that baseline."""
+    rows = []
+    for st in _standings(payload):
+        digits, best = st["digits"], st["best"]
+        rows.append([st["data"]["name"], f"{best} {_pm(st['complete'][best], digits)}",
+                     "-" if st["defaults"] is None or st["defaults"]["mean"] is None else _pm(st["defaults"], digits),
+                     "-" if st["baseline"] is None else _pm(st["baseline"], digits), _against(st)])
+    return markdown_table(["set", "best", "estimator defaults", "mean kernel (SVC / SVR)",
+                           "best MKL method against the mean kernel (+: better)"], rows)
 
 
 def skipped_lines(payload: dict[str, Any]) -> str:
@@ -770,6 +799,7 @@ TABLES: dict[str, Callable[..., str]] = {
     "classification": lambda d: results_table(d, "classification"),
     "regression": lambda d: results_table(d, "regression"),
     "winners": winners_table,
+    "headline": headline_table,
     "settings": settings_table,
     "skipped": skipped_lines,
 }
