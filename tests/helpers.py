@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import tracemalloc
 import warnings
 from collections.abc import Callable
@@ -17,6 +18,13 @@ T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def interruptible() -> None:
+    """``preexec_fn`` of a child process a test sends SIGINT: SIGINT at its default, so that the
+    child's Python raises KeyboardInterrupt.  A shell's background job (``make test &`` in a
+    script) starts with SIGINT ignored, and its children inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def breast_cancer_kernels(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

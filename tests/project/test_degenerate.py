@@ -27,6 +27,7 @@ import pytest
 
 import kernelfuse
 from degenerate import CASES, degenerate_problem
+from helpers import interruptible
 from kernelfuse.assembly.result import STATUSES
 from kernelfuse.parts.registry import get_registry
 
@@ -134,7 +135,8 @@ def test_an_interrupt_is_served_within_a_second() -> None:
     inner call (SVM, sweep, line-search trial) is bounded well under it."""
     tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     process = subprocess.Popen([sys.executable, "-c", LONG_SOLVE.format(tests=tests)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=interruptible)
     try:
         assert process.stdout.readline().strip() == "running"
         time.sleep(0.5)

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 import kernelfuse
 from fuzzing import check_result, is_clear_error, outcome
+from helpers import interruptible
 from kernelfuse.assembly.result import Result
 from kernelfuse.parts.registry import get_registry
 from kernelfuse.problem.families import get_family
@@ -616,7 +617,8 @@ def test_an_interrupted_command_line_solve_ends_cleanly(tmp_path, solver, delay)
     argv = [sys.executable, "-m", "kernelfuse", "solve", str(problem), "--solver", solver,
             *INTERRUPTED_SOLVES[solver], "--tol", "1e-15", "--max-iter", "100000000",
             "--output", str(out)]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=interruptible)
     try:
         line = process.stderr.readline()  # the first progress line: the solve has started
         time.sleep(delay)

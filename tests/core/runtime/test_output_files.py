@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import kernelfuse
-from helpers import breast_cancer_kernels
+from helpers import breast_cancer_kernels, interruptible
 from kernelfuse.assembly.result import Result, roundoff
 from kernelfuse.errors import FileWriteError, ValidationError
 from kernelfuse.frontends.cli import main
@@ -328,7 +328,7 @@ def test_sigint_during_solve_writes_the_best_model_and_exits_130(tmp_path):
     process = subprocess.Popen(
         [str(KERNELFUSE), "solve", str(problem), "--solver", "mlmkl-max-md", "--C", "1e6",
          "--tol", "1e-12", "--max-iter", "1000000000", "--output", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     try:
         for line in process.stderr:  # progress: "kernelfuse: iter N ..." lines
             if line.split()[:3] == ["kernelfuse:", "iter", "3"]:
@@ -356,6 +356,7 @@ def test_sigint_outside_the_outer_loop_is_one_line_and_130(tmp_path):
         kernelfuse.frontends.cli.load_problem_file = lambda *a: os.kill(os.getpid(), signal.SIGINT)
         raise SystemExit(kernelfuse.frontends.cli.main())
     """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False,
+                          preexec_fn=interruptible)
     assert done.returncode == 130 and done.stderr.strip() == "kernelfuse: interrupted", done.stderr
     assert not (tmp_path / "r.npz").exists()
