@@ -70,7 +70,8 @@ def test_one_vs_rest_with_two_workers_is_the_serial_fit(wine):
     serial = MKLClassifier(kernels=SPECS, n_jobs=1).fit(X, y)
     before = shared_files()
     parallel = MKLClassifier(kernels=SPECS, n_jobs=2).fit(X, y)
-    assert shared_files() == before  # the stack's shared file is removed after the fit
+    # the stack's shared file is removed after the fit (another run's files may come and go)
+    assert not shared_files() - before
     assert len(parallel.results_) == 3
     assert_same_fit(parallel, serial)
     assert np.array_equal(parallel.decision_function(X), serial.decision_function(X))
