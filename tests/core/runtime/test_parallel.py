@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from pathlib import Path
 
 import joblib
 import numpy as np
@@ -16,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_info
 
 import kernelfuse
+from kernelfuse.frontends import estimators
 from kernelfuse.frontends.estimators import MKLClassifier, MultiLabelMKLClassifier
 from kernelfuse.frontends.kernel_grid import kernel_grid
 from kernelfuse.frontends.persistence import load_model
@@ -60,18 +60,19 @@ def assert_same_search(a, b):
     assert_same_fit(a.best_estimator_, b.best_estimator_)
 
 
-def shared_files() -> set[Path]:
-    return {p for folder in ("/dev/shm", os.environ.get("TMPDIR", "/tmp")) if os.path.isdir(folder)
-            for p in Path(folder).glob("kernelfuse-shared-*")}
-
-
-def test_one_vs_rest_with_two_workers_is_the_serial_fit(wine):
+def test_one_vs_rest_with_two_workers_is_the_serial_fit(wine, monkeypatch):
     X, y = wine
     serial = MKLClassifier(kernels=SPECS, n_jobs=1).fit(X, y)
-    before = shared_files()
+    created: list[str] = []
+
+    def recorded(*args, **kwargs):  # the fit's own shared files (another run's may come and go)
+        array, path = shared_empty(*args, **kwargs)
+        created.append(path)
+        return array, path
+
+    monkeypatch.setattr(estimators, "shared_empty", recorded)
     parallel = MKLClassifier(kernels=SPECS, n_jobs=2).fit(X, y)
-    # the stack's shared file is removed after the fit (another run's files may come and go)
-    assert not shared_files() - before
+    assert created and not any(os.path.exists(path) for path in created)  # shared, then removed
     assert len(parallel.results_) == 3
     assert_same_fit(parallel, serial)
     assert np.array_equal(parallel.decision_function(X), serial.decision_function(X))
