@@ -580,6 +580,17 @@ def read_checkpoint(path: Path, cfg: dict[str, Any]) -> list[dict[str, Any]]:
 # -------------------------------------------------------------------------- tables
 
 
+def score_sign(task: str) -> float:
+    """+1 where a higher score is better (accuracy), -1 for the scores of regression (minus the
+    RMSE, reported as the RMSE)."""
+    return 1.0 if task == "classification" else -1.0
+
+
+def score_digits(task: str) -> int:
+    """Significant digits of a reported score: accuracy 3, RMSE 2."""
+    return 3 if task == "classification" else 2
+
+
 def method_summary(data: dict[str, Any], method: str) -> dict[str, Any]:
     """Mean and std of the test score over the splits where the method ran, its kernels kept,
     its selection's seconds, its non-converged fits, and the paired tests against the
@@ -588,7 +599,7 @@ def method_summary(data: dict[str, Any], method: str) -> dict[str, Any]:
 
     runs = [split["runs"][method] for split in data["splits"]]
     done = [r for r in runs if r.get("score") is not None]
-    sign = 1.0 if data["task"] == "classification" else -1.0
+    sign = score_sign(data["task"])
     scores = np.array([sign * r["score"] for r in done])
     baseline = BASELINE[data["task"]]
     pairs = [(sign * r["score"], sign * split["runs"][baseline]["score"])
@@ -652,7 +663,7 @@ def results_table(payload: dict[str, Any], task: str = "classification") -> str:
         n_splits = len(data["splits"])
         for method in data["methods"]:
             s = method_summary(data, method)
-            digits = 3 if task == "classification" else 2
+            digits = score_digits(task)
             rows.append([f"{data['name']} (M = {data['M']})", method, _pm(s, digits), s["kept"],
                          s["seconds"], s["t_p"], s["wilcoxon_p"], _outcome(s, n_splits)])
     baseline = BASELINE[task]
@@ -674,33 +685,37 @@ def _complete(data: dict[str, Any], summaries: dict[str, dict[str, Any]]) -> dic
     return {m: s for m, s in summaries.items() if s["n"] == len(data["splits"]) and s["mean"] is not None}
 
 
+def _best_of(methods: Sequence[str], complete: dict[str, dict[str, Any]], task: str) -> str | None:
+    """The one of ``methods`` with the best mean score (None where there are none)."""
+    sign = score_sign(task)
+    return max(methods, key=lambda m: sign * complete[m]["mean"]) if methods else None
+
+
 def best_method(data: dict[str, Any], summaries: dict[str, dict[str, Any]]) -> str | None:
     """The method of the set ``data`` with the best mean score over the splits, among those run
     on all of them (``summaries``: :func:`method_summary` by method); None where none was."""
-    sign = 1.0 if data["task"] == "classification" else -1.0
     complete = _complete(data, summaries)
-    return max(complete, key=lambda m: sign * complete[m]["mean"]) if complete else None
+    return _best_of(list(complete), complete, data["task"])
 
 
 def _standings(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per set with a method run on every split: its summaries (:func:`method_summary`), those
-    of the methods run on every split, the best of them, the estimator's defaults, the
+    """Per set with a method run on every split: the summaries (:func:`method_summary`) of the
+    methods run on every split, the best of them, the estimator's defaults, the
     mean-kernel baseline and the best MKL method (neither of those two nor a single kernel)."""
     out = []
     for data in payload["sets"]:
-        sign = 1.0 if data["task"] == "classification" else -1.0
+        task = data["task"]
         summaries = {m: method_summary(data, m) for m in data["methods"]}
-        best = best_method(data, summaries)
+        complete = _complete(data, summaries)
+        best = _best_of(list(complete), complete, task)
         if best is None:
             continue
-        complete = _complete(data, summaries)
-        baseline, defaults = BASELINE[data["task"]], DEFAULTS[data["task"]]
+        baseline, defaults = BASELINE[task], DEFAULTS[task]
         mkl = [m for m in complete if m not in (baseline, defaults)
                and "mean kernel" not in m and m not in ("single best kernel", "MKLpy AverageMKL")]
-        out.append({"data": data, "sign": sign, "summaries": summaries, "complete": complete,
-                    "best": best, "defaults": summaries.get(defaults), "baseline": complete.get(baseline),
-                    "best_mkl": max(mkl, key=lambda m: sign * complete[m]["mean"]) if mkl else None,
-                    "digits": 3 if data["task"] == "classification" else 2})
+        out.append({"data": data, "sign": score_sign(task), "complete": complete, "best": best,
+                    "defaults": summaries.get(defaults), "baseline": complete.get(baseline),
+                    "best_mkl": _best_of(mkl, complete, task), "digits": score_digits(task)})
     return out
 
 
@@ -822,8 +837,6 @@ def merge_rows(into: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
         "git_commit": machine["git_commit"], "date": machine["date"], "cpu": machine["cpu"],
         "tol": rerun["tol"], "wall_seconds": rerun["wall_seconds"]})
     return into
-
-
 
 
 def check_mklpy() -> int:

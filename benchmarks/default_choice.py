@@ -70,19 +70,14 @@ def bars(payload: dict[str, Any]) -> dict[str, tuple[str, float, float]]:
     return out
 
 
-def _sign(task: str) -> float:
-    """+1 for accuracy (higher is better), -1 for RMSE (a score of minus the RMSE)."""
-    return 1.0 if task == "classification" else -1.0
-
-
 def _clears(task: str, mean: float, bar: tuple[str, float, float]) -> bool:
     """Whether ``mean`` (accuracy or RMSE) is within the bar's one standard deviation of its best."""
-    return _sign(task) * (bar[1] - mean) <= bar[2]
+    return accuracy.score_sign(task) * (bar[1] - mean) <= bar[2]
 
 
 def _summary(task: str, runs: list[dict[str, Any]]) -> tuple[float, float]:
     """Mean and std over the splits, as accuracy or RMSE."""
-    scores = _sign(task) * np.array([r["score"] for r in runs])
+    scores = accuracy.score_sign(task) * np.array([r["score"] for r in runs])
     return float(scores.mean()), float(scores.std(ddof=1)) if scores.size > 1 else 0.0
 
 
@@ -108,7 +103,7 @@ def by_set_table(payload: dict[str, Any]) -> str:
     rows = []
     for data in payload["sets"]:
         task, bar = data["task"], tuple(payload["bars"][data["name"]])
-        digits = 3 if task == "classification" else 2
+        digits = accuracy.score_digits(task)
         for grid_name in GRIDS:
             cells = []
             for C in CS[task]:

@@ -363,9 +363,10 @@ class MKLEstimator(BaseEstimator):
                 )
             specs = sized_grid(X.shape[1], X.shape[0], min(GRID_BYTES, self._budget_bytes()),
                                self._kernel_dtype().itemsize)
-            full = len(default_grid(X.shape[1]))
-            logger.info("kernel grid: %d of the full grid's %d kernels, a stack within %s",
-                        len(specs), full, readable_bytes(min(GRID_BYTES, self._budget_bytes())))
+            if logger.isEnabledFor(logging.INFO):  # the whole grid's size, for the log only
+                logger.info("kernel grid: %d of the full grid's %d kernels, a stack within %s",
+                            len(specs), len(default_grid(X.shape[1])),
+                            readable_bytes(min(GRID_BYTES, self._budget_bytes())))
         else:
             kernels = self.kernels
             specs = list(kernels) if isinstance(kernels, Sequence) else []
