@@ -201,7 +201,10 @@ class OuterLoop(Solver):
                     with suppress(KeyboardInterrupt):
                         record(self.optimizer.estimate(point, state), answer)
         estimate = self.optimizer.estimate(point, state)
-        if not best or (status != "interrupted" and not np.array_equal(estimate, point)):
+        # a model certified within tol needs no other (an average of iterates, say)
+        certified = status == "converged" and bool(best) and relative_gap(
+            units * best[0].objective, units * lower) <= self.tol
+        if not best or (status != "interrupted" and not certified and not np.array_equal(estimate, point)):
             try:
                 final, oracle_state = self.oracle.model(estimate, oracle_state)
             except NUMERICAL_ERRORS as exc:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 
 from kernelfuse.kernels.factors import FactorKernels
@@ -157,31 +158,53 @@ def weighted_lower_bound(sums: np.ndarray, A: np.ndarray, gamma: np.ndarray) -> 
     return float(gamma @ sums - 0.5 * np.max(A @ gamma))
 
 
-def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
-    """The best :func:`weighted_lower_bound` over the simplex: a lower bound on ``mlmkl_max``.
+@attrs.frozen(eq=False)
+class CuttingPlaneBound:
+    """The linear programme of :func:`max_family_cutting_plane`: its certified ``bound``, the
+    ``weights`` it puts on the planes and the kernel weights ``p`` minimising the planes' max
+    (its multipliers); ``weights`` and ``p`` are None when the programme failed."""
 
-    ``max_{gamma, t} sums' gamma - 0.5 t`` s.t. ``A gamma <= t``, ``gamma`` in
-    the simplex: a linear programme (HiGHS).  The bound is re-evaluated
-    exactly at the programme's gamma (clipped and renormalised), so its
-    certificate never rests on the programme's tolerance; the best single
-    label is the fallback.
+    bound: float
+    weights: np.ndarray | None
+    p: np.ndarray | None
+
+
+def max_family_cutting_plane(sums: np.ndarray, A: np.ndarray) -> CuttingPlaneBound:
+    """``min_p max_j (sums_j - 0.5 p' A[:, j])`` over the simplex, a lower bound on ``mlmkl_max``.
+
+    Each column ``j`` is a plane below some label's ``SVM_k(p)`` (any feasible dual gives one),
+    so the planes' max is below ``max_k SVM_k``, whatever points the duals were solved at.  By
+    linear programming duality the bound is the best :func:`weighted_lower_bound` over weights
+    ``gamma`` on the planes: ``max_{gamma, t} sums' gamma - 0.5 t`` s.t. ``A gamma <= t``
+    (HiGHS); twice the multipliers of ``A gamma <= t`` are the minimising p (Kelley's
+    cutting-plane point, 1960).  The bound is re-evaluated exactly at the programme's gamma
+    (clipped and renormalised), so its certificate never rests on the programme's tolerance;
+    the best single plane is the fallback.
     """
-    L = sums.size
-    single = max(weighted_lower_bound(sums, A, np.eye(L)[k]) for k in range(L))
-    if L == 1:
-        return single
-    cost = np.r_[-sums, 0.5]
-    rows = np.c_[A, -np.ones(A.shape[0])]
+    single = float(np.max(sums - 0.5 * A.max(axis=0)))
+    n = sums.size
+    if n == 1:
+        return CuttingPlaneBound(single, np.ones(1), None)
     import scipy.optimize
 
     result = scipy.optimize.linprog(
-        cost, A_ub=rows, b_ub=np.zeros(A.shape[0]), A_eq=np.r_[np.ones(L), 0.0][None, :],
-        b_eq=[1.0], bounds=[(0, None)] * L + [(None, None)], method="highs",
+        np.r_[-sums, 0.5], A_ub=np.c_[A, -np.ones(A.shape[0])], b_ub=np.zeros(A.shape[0]),
+        A_eq=np.r_[np.ones(n), 0.0][None, :], b_eq=[1.0], bounds=[(0, None)] * n + [(None, None)],
+        method="highs",
     )
     if result.status != 0:
-        return single
-    gamma = np.maximum(result.x[:L], 0.0)
-    return max(single, weighted_lower_bound(sums, A, gamma / gamma.sum()))
+        return CuttingPlaneBound(single, None, None)
+    gamma = np.maximum(result.x[:n], 0.0)
+    gamma /= gamma.sum()
+    p = np.maximum(-np.asarray(result.ineqlin.marginals), 0.0)
+    bound = max(single, weighted_lower_bound(sums, A, gamma))
+    return CuttingPlaneBound(bound, gamma, p / p.sum() if p.sum() > 0 else None)
+
+
+def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
+    """:func:`max_family_cutting_plane`'s bound for one plane per label (``sums[k] = 1'a_k``,
+    ``A[:, k]`` its forms): a certified lower bound on ``mlmkl_max``."""
+    return max_family_cutting_plane(sums, A).bound
 
 
 def mikl_penalty(problem: Problem) -> NormPower:

@@ -139,7 +139,7 @@ def coef_penalised(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, 
     return p.family.loss_weight(p.params, p.n_samples) * p.loss.total(p.y, f) + p.regularizer.value(coef.T)
 
 
-def _mlmkl_terms(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> np.ndarray:
+def label_objectives(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> np.ndarray:
     """P_k = 0.5 sum_m ||f_mk||^2 / d_m + C sum_i hinge(Y_ik, f_k(x_i)) per label.
 
     The primal of SVM_k(d) (OBJECTIVES.md family 6) at the returned expansion:
@@ -155,12 +155,12 @@ def _mlmkl_terms(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d:
 
 def mlmkl_sum(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
     """Family 6, sum: sum_k P_k(d, coef)."""
-    return float(_mlmkl_terms(p, coef, f, sq, d).sum())
+    return float(label_objectives(p, coef, f, sq, d).sum())
 
 
 def mlmkl_max(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:
     """Family 6, worst label: max_k P_k(d, coef)."""
-    return float(_mlmkl_terms(p, coef, f, sq, d).max())
+    return float(label_objectives(p, coef, f, sq, d).max())
 
 
 def check_model(

@@ -45,7 +45,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
                       "oracle.label_svms": ("oracle", "label-svms"),
                       "oracle.label_svms.svm_solver": svm},
                families=frozenset({"mlmkl_max"}),
-               defaults={"stop": "estimate_change", "tol": 1e-4, "max_iter": 100_000,
+               defaults={"stop": "gap", "tol": 1e-4, "max_iter": 100_000,
                          "optimizer.decay": 3.0},
                description="ML-MKL-SA: one sampled label's SVM per iteration, multiplicative "
                            "updates of kernel and label weights, averaged iterates"),

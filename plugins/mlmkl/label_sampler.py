@@ -9,9 +9,12 @@ averages their estimates (a mini-batch: still unbiased, 1/B of the variance), so
 one ``K(p)`` with their forms in one pass, so the two passes a query reads are shared by B
 SVMs.  By default the estimates use control variates (every label's
 last value and quadratic forms, in the manner of SAGA; our addition): still unbiased and one
-SVM per query, without eq. 9's importance-weight variance.  An answer carries no model
-(:meth:`LabelSampler.model` solves every label); its gauge ``saddle_gap_estimate`` bounds the
-gap of the averaged iterates (eq. 11).  Formulas and measurements: docs/methods/ml-mkl-sa.md.
+SVM per query, without eq. 9's importance-weight variance.  Every ``certify_every`` queries
+an answer carries a certified model and lower bound from a cutting-plane step over every dual
+the run has solved (:mod:`~kernelfuse.plugins.mlmkl.certificate`; our addition), so the gap
+rule can stop the run; the other answers carry no model (:meth:`LabelSampler.model` solves
+every label).  The gauge ``saddle_gap_estimate`` bounds the gap of the averaged iterates
+(eq. 11).  Formulas and measurements: docs/methods/ml-mkl-sa.md.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ import numpy as np
 
 from kernelfuse.assembly.recipe import part_with
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
+from kernelfuse.plugins.mlmkl.certificate import DualTable, certify
 from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs
 from kernelfuse.problem.instance import Problem
-from kernelfuse.validation import Domain, flag, positive_count, random_seed
+from kernelfuse.validation import Domain, count, flag, positive_count, random_seed
 
 
 def smoothed(gamma: np.ndarray, delta: float) -> np.ndarray:
@@ -58,6 +62,7 @@ class _State:
     regret: _Regret
     values: np.ndarray  # the last SVM_k seen of every label (0 before its first draw)
     forms: np.ndarray   # its A[:, k] (M, L)
+    table: DualTable    # every label's last duals and every plane solved, for the certificate
 
 
 @attrs.define
@@ -66,7 +71,7 @@ class LabelSampler(Oracle):
 
     name = "label-sampler"
     families = frozenset({"mlmkl_max"})
-    label_svms: LabelSVMs = attrs.field(validator=part_with("solve", "query"))
+    label_svms: LabelSVMs = attrs.field(validator=part_with("solve", "query", "truncated"))
     #: Exploration: every label is drawn with probability at least delta / L.
     delta: float = Domain("in (0, 1]", lambda v: 0 < v <= 1).field(0.2)
     seed: int | None = random_seed.field(None)
@@ -75,6 +80,11 @@ class LabelSampler(Oracle):
     control_variates: bool = flag.field(True)
     #: Labels drawn per query (independently, duplicates solved once), their estimates averaged.
     batch: int = positive_count.field(1)
+    #: Every ``certify_every`` queries (once every label has been solved) the answer carries a
+    #: certified model and bound: a cutting-plane step over every dual the run has solved
+    #: (:mod:`~kernelfuse.plugins.mlmkl.certificate`; a few SVMs there).  0: no model until the
+    #: final one (the paper's method).
+    certify_every: int = count.field(5)
 
     def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
         p, svms = self.label_svms.init(problem)
@@ -82,7 +92,7 @@ class LabelSampler(Oracle):
         point = np.r_[p, np.full(L, 1.0 / L)]
         regret = _Regret(np.zeros(L), np.zeros(M))
         return point, _State(problem, np.random.default_rng(self.seed), svms, regret,
-                             np.zeros(L), np.zeros((M, L)))
+                             np.zeros(L), np.zeros((M, L)), DualTable.empty(problem))
 
     def query(self, point: np.ndarray, state: _State) -> tuple[OracleAnswer, _State]:
         M = state.problem.n_kernels
@@ -91,11 +101,14 @@ class LabelSampler(Oracle):
         draws = state.rng.choice(gamma.size, size=self.batch, p=drawn / drawn.sum())
         labels, times = np.unique(draws, return_counts=True)
         svms, values, forms, calls, passes = state.svms, state.values, state.forms, labels.size, 0.0
+        table = state.table
         if self.control_variates and state.regret.count == 0:
             # The table starts complete: every label's SVM at the first point (SAGA's start).
             full, svms = self.label_svms.solve(p, range(gamma.size), svms)
             values, forms, calls, passes = full.values, full.A, calls + gamma.size, full.passes
+            table.record(full)
         s, svms = self.label_svms.solve(p, labels.tolist(), svms)
+        table.record(s)
         # each drawn label's importance weight, over the batch: E of the sum is one draw's
         weight = times / (self.batch * drawn[labels])
         if self.control_variates:
@@ -104,16 +117,25 @@ class LabelSampler(Oracle):
             v_hat = values.copy()
             v_hat[labels] += (s.values - values[labels]) * weight
             g_p = -0.5 * (forms @ gamma + (s.A - forms[:, labels]) @ (gamma[labels] * weight))
-            values, forms = values.copy(), forms.copy()
-            values[labels], forms[:, labels] = s.values, s.A
         else:
             v_hat = np.zeros(gamma.size)
             v_hat[labels] = s.values * weight
             g_p = -0.5 * s.A @ (gamma[labels] * weight)
+        values, forms = values.copy(), forms.copy()  # every label's last value and forms
+        values[labels], forms[:, labels] = s.values, s.A
         regret = state.regret.add(p, gamma, v_hat, g_p)
+        counters = {"svm_calls": calls, "kernel_passes": passes + s.passes, "oracle_calls": 1}
+        model: dict[str, Any] = {"coef": None, "objective": np.nan}
+        if self.certify_every and state.regret.count % self.certify_every == 0 and table.seen.all():
+            certificate, svms = certify(self.label_svms, state.problem, p, table, svms)
+            model = {"coef": certificate.coef, "objective": certificate.objective,
+                     "kernel_weights": certificate.kernel_weights, "lower_bound": certificate.lower}
+            counters["svm_calls"] += certificate.svm_calls
+            counters["kernel_passes"] += certificate.kernel_passes
+            counters["certificate_svm_calls"] = certificate.svm_calls
+            counters["svm_truncated"] = self.label_svms.truncated(svms)
         answer = OracleAnswer(
-            value=float(s.values.max()), gradient=np.r_[g_p, -v_hat], coef=None, objective=np.nan,
-            counters={"svm_calls": calls, "kernel_passes": passes + s.passes, "oracle_calls": 1},
+            value=float(s.values.max()), gradient=np.r_[g_p, -v_hat], **model, counters=counters,
             gauges={"saddle_gap_estimate": regret.gap()},
         )
         return answer, attrs.evolve(state, svms=svms, regret=regret, values=values, forms=forms)

@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.assembly.recipe import part_with
-from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
+from kernelfuse.kernels.combined import combined_kernel, expansion_products
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.problem import objectives
@@ -51,15 +51,28 @@ def solve_label_svm(svm_solver: SVMSolver, K_p: np.ndarray, y: np.ndarray, C: fl
 @attrs.frozen(eq=False)
 class LabelSolutions:
     """The SVMs of some labels at one point: duals ``alpha`` (N, n), ``beta = alpha * Y``,
-    ``A`` (M, n) the quadratic forms, ``values`` the SVM optima, and the kernel passes read."""
+    ``A`` (M, n) the quadratic forms, ``products`` (M, N, n) the ``K_m beta`` of the same pass,
+    ``values`` the SVM optima, and the kernel passes read."""
 
     labels: np.ndarray
     alpha: np.ndarray
     beta: np.ndarray
     A: np.ndarray
+    products: np.ndarray
     values: np.ndarray
     K_p: np.ndarray
     passes: float
+
+
+def expansion_model(problem: Problem, p: np.ndarray, beta: np.ndarray, products: np.ndarray,
+                    A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The model ``coef[m, k] = p_m beta_k`` at the kernel weights ``p``, its decision values and
+    squared norms (the parts :func:`~kernelfuse.problem.objectives.evaluate_parts` reads), from
+    the products ``K_m beta_k`` (M, N, L) and forms ``A`` (M, L): no pass over the stack.  The
+    duals may come from other weights than ``p`` (solved earlier): the model is still feasible,
+    so each label's objective is an upper bound on its ``SVM_k(p)``."""
+    coef = p[:, None, None] * beta.T[None, :, :]
+    return coef, np.einsum("m,mnk->nk", p, products), p[:, None] ** 2 * A
 
 
 @attrs.define
@@ -102,10 +115,14 @@ class LabelSVMs(Oracle):
             warm[k] = solution
         alpha = np.stack([warm[k].alpha for k in index], axis=1)
         beta = alpha * problem.y[:, index]
-        A = quadratic_forms(problem.K, beta)
+        products, A = expansion_products(problem.K, beta)
         values = alpha.sum(axis=0) - 0.5 * (p @ A)
-        solutions = LabelSolutions(index, alpha, beta, A, values, K_p, fraction + 1.0)
+        solutions = LabelSolutions(index, alpha, beta, A, products, values, K_p, fraction + 1.0)
         return solutions, attrs.evolve(state, warm=warm)
+
+    def truncated(self, state: _State) -> int:
+        """How many labels' last solutions stopped short (their iteration bound or the deadline)."""
+        return sum(w is not None and not w.converged for w in state.warm)
 
     def query(self, point: np.ndarray, state: _State) -> tuple[OracleAnswer, _State]:
         problem = state.problem
@@ -119,15 +136,14 @@ class LabelSVMs(Oracle):
             worst = int(np.argmax(s.values))
             value, gradient = float(s.values[worst]), -0.5 * s.A[:, worst]
             lower = max_family_lower_bound(sums, s.A)
-        coef = point[:, None, None] * s.beta.T[None, :, :]
-        objective = objectives.evaluate_parts(problem, coef, s.K_p @ s.beta, point[:, None] ** 2 * s.A,
-                                              point)
+        coef, f, sq = expansion_model(problem, point, s.beta, s.products, s.A)
+        objective = objectives.evaluate_parts(problem, coef, f, sq, point)
         top = point.max()
         answer = OracleAnswer(
             value=value, gradient=gradient, coef=coef, objective=objective,
             kernel_weights=point.copy(), lower_bound=lower if math.isfinite(lower) else math.nan,
             counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1,
-                      "svm_truncated": sum(w is not None and not w.converged for w in state.warm)},
+                      "svm_truncated": self.truncated(state)},
             active_kernels=int(np.sum(point > 1e-6 * top)),
         )
         return answer, state

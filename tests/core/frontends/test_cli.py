@@ -144,7 +144,7 @@ def test_plugins_recipes_show_each_solvers_parts(capsys):
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert "optimizer=mirror-descent" in lines["mirror-vskl"]
     assert "oracle.svm_solver=active-set" in lines["mirror-vskl"]
-    assert "oracle=label-sampler" in lines["mlmkl-sa"] and "stop='estimate_change'" in lines["mlmkl-sa"]
+    assert "oracle=label-sampler" in lines["mlmkl-sa"] and "stop='gap'" in lines["mlmkl-sa"]
     assert "optimizer=reduced-gradient, oracle=label-svms" in lines["mlmkl-simplemkl"]
 
 
