@@ -9,7 +9,7 @@ averages their estimates (a mini-batch: still unbiased, 1/B of the variance), so
 one ``K(p)`` with their forms in one pass, so the two passes a query reads are shared by B
 SVMs.  By default the estimates use control variates (every label's
 last value and quadratic forms, in the manner of SAGA; our addition): still unbiased and one
-SVM per query, without eq. 9's importance-weight variance.  Every ``certify_every`` queries
+SVM per query, without eq. 9's importance-weight variance.  Every query (``certify_every``)
 an answer carries a certified model and lower bound from a cutting-plane step over every dual
 the run has solved (:mod:`~kernelfuse.plugins.mlmkl.certificate`; our addition), so the gap
 rule can stop the run; the other answers carry no model (:meth:`LabelSampler.model` solves
@@ -82,9 +82,9 @@ class LabelSampler(Oracle):
     batch: int = positive_count.field(1)
     #: Every ``certify_every`` queries (once every label has been solved) the answer carries a
     #: certified model and bound: a cutting-plane step over every dual the run has solved
-    #: (:mod:`~kernelfuse.plugins.mlmkl.certificate`; a few SVMs there).  0: no model until the
-    #: final one (the paper's method).
-    certify_every: int = count.field(5)
+    #: (:mod:`~kernelfuse.plugins.mlmkl.certificate`; a few SVMs there, and every label's at
+    #: most once per tenfold cut of the gap).  0: no model until the final one (the paper's method).
+    certify_every: int = count.field(1)
 
     def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
         p, svms = self.label_svms.init(problem)
