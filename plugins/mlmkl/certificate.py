@@ -123,7 +123,7 @@ def certify(label_svms: LabelSVMs, problem: Problem, p: np.ndarray, table: DualT
             coef, terms = table.upper(problem, cut.p)
             top = terms[solved].max()
             if relative_gap(top, cut.bound) > table.gap / GAIN:
-                break  # the other labels' checks could not cut the certified gap GAIN-fold
+                break  # too early for the other labels: the check would not cut the gap fivefold
             above = terms > top + table.gap / GAIN * max(1.0, abs(top))
             labels = np.setdiff1d(np.flatnonzero(above), solved)
             if labels.size == 0:

@@ -83,7 +83,7 @@ class LabelSampler(Oracle):
     #: Every ``certify_every`` queries (once every label has been solved) the answer carries a
     #: certified model and bound: a cutting-plane step over every dual the run has solved
     #: (:mod:`~kernelfuse.plugins.mlmkl.certificate`; a few SVMs there, and every label's at
-    #: most once per tenfold cut of the gap).  0: no model until the final one (the paper's method).
+    #: most once per fivefold cut of the gap).  0: no model until the final one (the paper's method).
     certify_every: int = count.field(1)
 
     def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
