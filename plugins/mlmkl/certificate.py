@@ -50,16 +50,16 @@ class DualTable:
     products: np.ndarray  # (M, N, L)
     forms: np.ndarray     # (M, L)
     seen: np.ndarray      # (L,) bool
-    plane_sums: np.ndarray = attrs.field(factory=lambda: np.zeros(0))
-    plane_forms: np.ndarray | None = None
-    plane_labels: np.ndarray = attrs.field(factory=lambda: np.zeros(0, int))
-    gap: float = np.inf
+    plane_sums: np.ndarray    # (P,)
+    plane_forms: np.ndarray   # (M, P)
+    plane_labels: np.ndarray  # (P,)
+    gap: float = np.inf       # the best certified gap so far
 
     @classmethod
     def empty(cls, problem: Problem) -> DualTable:
         M, N, L = problem.n_kernels, problem.n_samples, problem.n_outputs
         return cls(np.zeros(L), np.zeros((N, L)), np.zeros((M, N, L)), np.zeros((M, L)),
-                   np.zeros(L, dtype=bool), plane_forms=np.zeros((M, 0)))
+                   np.zeros(L, dtype=bool), np.zeros(0), np.zeros((M, 0)), np.zeros(0, dtype=int))
 
     def record(self, s: LabelSolutions) -> None:
         """The solutions' duals become their labels' last, and their planes are added."""
@@ -67,7 +67,6 @@ class DualTable:
         self.sums[s.labels], self.betas[:, s.labels] = sums, s.beta
         self.products[:, :, s.labels], self.forms[:, s.labels] = s.products, s.A
         self.seen[s.labels] = True
-        assert self.plane_forms is not None
         self.plane_sums = np.r_[self.plane_sums, sums]
         self.plane_forms = np.c_[self.plane_forms, s.A]
         self.plane_labels = np.r_[self.plane_labels, s.labels]
@@ -77,7 +76,6 @@ class DualTable:
         n = self.plane_sums.size
         if n <= MAX_PLANES:
             return
-        assert self.plane_forms is not None
         keep = (weights > 0) | (np.arange(n) >= n - MAX_PLANES // 2)
         self.plane_sums, self.plane_forms = self.plane_sums[keep], self.plane_forms[:, keep]
         self.plane_labels = self.plane_labels[keep]
@@ -108,7 +106,6 @@ def certify(label_svms: LabelSVMs, problem: Problem, p: np.ndarray, table: DualT
     bound, after solving the labels at the cutting-plane point (module docstring)."""
     coef, terms = table.upper(problem, p)
     best = (coef, float(terms.max()), p)
-    assert table.plane_forms is not None
     cut = max_family_cutting_plane(table.plane_sums, table.plane_forms)
     table.gap = min(table.gap, relative_gap(best[1], cut.bound))
     calls, passes = 0, 0.0

@@ -60,7 +60,6 @@ class LabelSolutions:
     A: np.ndarray
     products: np.ndarray
     values: np.ndarray
-    K_p: np.ndarray
     passes: float
 
 
@@ -117,7 +116,7 @@ class LabelSVMs(Oracle):
         beta = alpha * problem.y[:, index]
         products, A = expansion_products(problem.K, beta)
         values = alpha.sum(axis=0) - 0.5 * (p @ A)
-        solutions = LabelSolutions(index, alpha, beta, A, products, values, K_p, fraction + 1.0)
+        solutions = LabelSolutions(index, alpha, beta, A, products, values, fraction + 1.0)
         return solutions, attrs.evolve(state, warm=warm)
 
     def truncated(self, state: _State) -> int:

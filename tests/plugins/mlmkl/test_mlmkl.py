@@ -146,7 +146,7 @@ def test_dual_table_prunes_the_oldest_planes_without_weight():
     weights[[0, 5]] = 0.5
     table.prune(weights)
     assert table.plane_sums.size == MAX_PLANES // 2 + 2
-    assert table.plane_forms is not None and table.plane_forms.shape == (4, MAX_PLANES // 2 + 2)
+    assert table.plane_forms.shape == (4, MAX_PLANES // 2 + 2)
     np.testing.assert_array_equal(table.plane_labels[:2], [0, 2])
 
 
@@ -270,6 +270,7 @@ def test_iterate_averaging_wraps_any_optimiser():
         np.testing.assert_allclose(averaging.estimate(point, state), expected)
 
 
+@pytest.mark.filterwarnings("ignore::kernelfuse.errors.ConvergenceWarning")  # stalled: checked below
 def test_sa_stops_on_the_averaged_weights_and_warm_starts_labels():
     K, Y = problem_data(4, L=3)
     result = kernelfuse.solve(K, Y, solver="mlmkl-sa", family="mlmkl_max", C=1.0, seed=0,
