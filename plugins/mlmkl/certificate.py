@@ -82,7 +82,7 @@ class DualTable:
 
     def upper(self, problem: Problem, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The model of every label's last duals at ``p`` and each label's objective there
-        (an upper bound on its ``SVM_k(p)``)."""
+        (an upper bound on its ``SVM_k(p)``; ``C N``, the zero model's, for a label not yet solved)."""
         coef, f, sq = expansion_model(problem, p, self.betas, self.products, self.forms)
         return coef, objectives.label_objectives(problem, coef, f, sq, p)
 
