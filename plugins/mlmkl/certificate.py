@@ -49,7 +49,6 @@ class DualTable:
     betas: np.ndarray     # (N, L)
     products: np.ndarray  # (M, N, L)
     forms: np.ndarray     # (M, L)
-    seen: np.ndarray      # (L,) bool
     plane_sums: np.ndarray    # (P,)
     plane_forms: np.ndarray   # (M, P)
     plane_labels: np.ndarray  # (P,)
@@ -59,14 +58,13 @@ class DualTable:
     def empty(cls, problem: Problem) -> DualTable:
         M, N, L = problem.n_kernels, problem.n_samples, problem.n_outputs
         return cls(np.zeros(L), np.zeros((N, L)), np.zeros((M, N, L)), np.zeros((M, L)),
-                   np.zeros(L, dtype=bool), np.zeros(0), np.zeros((M, 0)), np.zeros(0, dtype=int))
+                   np.zeros(0), np.zeros((M, 0)), np.zeros(0, dtype=int))
 
     def record(self, s: LabelSolutions) -> None:
         """The solutions' duals become their labels' last, and their planes are added."""
         sums = s.alpha.sum(axis=0)
         self.sums[s.labels], self.betas[:, s.labels] = sums, s.beta
         self.products[:, :, s.labels], self.forms[:, s.labels] = s.products, s.A
-        self.seen[s.labels] = True
         self.plane_sums = np.r_[self.plane_sums, sums]
         self.plane_forms = np.c_[self.plane_forms, s.A]
         self.plane_labels = np.r_[self.plane_labels, s.labels]

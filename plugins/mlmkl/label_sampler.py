@@ -78,13 +78,13 @@ class LabelSampler(Oracle):
     #: Control variates from every label's last SVM (SAGA-style): still unbiased, far less
     #: variance; False gives the plain estimates of eq. 9.
     control_variates: bool = flag.field(True)
-    #: Fill the control-variate table with every label's SVM at the first point (SAGA's start);
+    #: With control variates, fill their table with every label's SVM at the first point (SAGA's start);
     #: False starts it empty (still unbiased), each label entering when first solved: the
     #: first point is far from the optimum, and the certificate solves every label anyway.
     fill: bool = flag.field(False)
     #: Labels drawn per query (independently, duplicates solved once), their estimates averaged.
     batch: int = positive_count.field(1)
-    #: Every ``certify_every`` queries (once a label has been solved) the answer carries a
+    #: Every ``certify_every`` queries (from the first) the answer carries a
     #: certified model and bound: a cutting-plane step over every dual the run has solved
     #: (:mod:`~kernelfuse.plugins.mlmkl.certificate`; a few SVMs there, and every label's at
     #: most once per fivefold cut of the gap).  0: no model until the final one (the paper's method).
@@ -130,7 +130,7 @@ class LabelSampler(Oracle):
         regret = state.regret.add(p, gamma, v_hat, g_p)
         counters = {"svm_calls": calls, "kernel_passes": passes + s.passes, "oracle_calls": 1}
         model: dict[str, Any] = {"coef": None, "objective": np.nan}
-        if self.certify_every and state.regret.count % self.certify_every == 0 and table.seen.any():
+        if self.certify_every and state.regret.count % self.certify_every == 0:
             certificate, svms = certify(self.label_svms, state.problem, p, table, svms)
             model = {"coef": certificate.coef, "objective": certificate.objective,
                      "kernel_weights": certificate.kernel_weights, "lower_bound": certificate.lower}
