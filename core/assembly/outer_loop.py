@@ -159,6 +159,11 @@ class OuterLoop(Solver):
                            **self.optimizer.readings(state))
 
         units = history.objective_factor  # the rule reads the problem's units, not the solve's
+
+        def best_gap() -> float:
+            """The certified gap of the best model so far, in the problem's units."""
+            return relative_gap(units * best[0].objective, units * lower)
+
         steps = 0
         answer = evaluate(point)
         state = self.optimizer.init(problem, point, answer)
@@ -202,8 +207,7 @@ class OuterLoop(Solver):
                         record(self.optimizer.estimate(point, state), answer)
         estimate = self.optimizer.estimate(point, state)
         # a model certified within tol needs no other (an average of iterates, say)
-        certified = status == "converged" and bool(best) and relative_gap(
-            units * best[0].objective, units * lower) <= self.tol
+        certified = status == "converged" and bool(best) and best_gap() <= self.tol
         if not best or (status != "interrupted" and not certified and not np.array_equal(estimate, point)):
             try:
                 final, oracle_state = self.oracle.model(estimate, oracle_state)
@@ -216,7 +220,7 @@ class OuterLoop(Solver):
                 record(estimate, attrs.evolve(final, gauges={**answer.gauges, **final.gauges}))
         top = best[0]
         assert top.coef is not None  # best keeps answers with a model only (account)
-        gap = relative_gap(units * top.objective, units * lower)
+        gap = best_gap()
         if status == "converged" and not gap <= self.tol:
             status, failure = "stalled", (
                 f"the {rule.name} rule held at tol={self.tol:g}, but the certified gap of the model "
