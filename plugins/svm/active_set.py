@@ -157,8 +157,40 @@ class ActiveSetSVM(SVMSolver):
                 warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
                 solution = scipy.linalg.solve(system, rhs, assume_a="sym", check_finite=False)
         except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
-            # Rank-deficient kernels (duplicate points): the minimum-norm solution.
-            solution = scipy.linalg.lstsq(system, rhs, check_finite=False)[0]
+            solution = singular_solve(system, rhs, free.size)
         beta = solution[: free.size]
         alpha[free] = beta * y[free]
         return alpha, (float(solution[-1]) if intercept else 0.0)
+
+
+#: Ridge on a singular kernel block, relative to its largest diagonal entry (:func:`singular_solve`).
+RIDGE = 1e-10
+#: Refinement steps against the exact system: one reached roundoff on every scene block measured.
+REFINEMENTS = 3
+
+
+def singular_solve(system: np.ndarray, rhs: np.ndarray, n_kernel: int) -> np.ndarray:
+    """A solution of ``system x = rhs`` whose leading ``n_kernel`` block is a singular kernel
+    block (duplicate points): the ridge system (``RIDGE`` times its largest diagonal entry on
+    that block), refined against the exact one (iterated Tikhonov).  On a consistent system it
+    reaches roundoff in a step, within ``RIDGE / lambda_min + eps / RIDGE`` (relative; the
+    smallest nonzero eigenvalue, the roundoff of the null-space part) of the minimum-norm
+    solution, and about 5x faster than the SVD least squares (scene's free blocks,
+    docs/methods/ml-mkl-sa.md).  A component along the null space (duplicate points' share of
+    their weight) leaves the objective unchanged.  Where it does not reach roundoff (an
+    inconsistent system) the least-squares solution answers (QR with column pivoting, ``gelsy``)."""
+    ridged = system.copy()
+    diagonal = np.arange(n_kernel)
+    ridged[diagonal, diagonal] += RIDGE * max(float(np.abs(system[diagonal, diagonal]).max(initial=0.0)), 1.0)
+    scale = float(np.abs(system).sum(axis=1).max())
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        factors = scipy.linalg.lu_factor(ridged, check_finite=False)
+        x = np.zeros_like(rhs)
+        residual = rhs
+        for _ in range(REFINEMENTS):
+            x = x + scipy.linalg.lu_solve(factors, residual, check_finite=False)
+            residual = rhs - system @ x
+            if np.abs(residual).max() <= 1e-12 * (scale * np.abs(x).max() + np.abs(rhs).max()):
+                return x
+    return scipy.linalg.lstsq(system, rhs, lapack_driver="gelsy", check_finite=False)[0]

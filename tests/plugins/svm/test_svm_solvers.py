@@ -8,7 +8,7 @@ import pytest
 from helpers import breast_cancer_kernels
 from kernelfuse import get_registry
 from kernelfuse.parts.svm_solver import intercept_from_alpha, margins, svm_dual_value, svm_primal_value
-from kernelfuse.plugins.svm.active_set import ActiveSetSVM
+from kernelfuse.plugins.svm.active_set import RIDGE, ActiveSetSVM, singular_solve
 
 
 def exact_dual(K, y, C, intercept):
@@ -121,6 +121,39 @@ def test_duplicate_points_make_singular_systems_and_still_solve():
     assert svm_dual_value(K, y, solution.alpha) == pytest.approx(optimum, rel=1e-8)
     primal = svm_primal_value(K, y, 2.0, solution.alpha, solution.intercept)
     assert primal == pytest.approx(optimum, rel=1e-8)
+
+
+def bordered(seed, n=40, copies=5):
+    """The active-set step's system on a Gaussian block with duplicate points: ``[[K, 1], [1', 0]]``."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n - copies, 3))
+    X = np.r_[X, X[:copies]]
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    return np.block([[K, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_singular_solve_finds_the_minimum_norm_solution_of_a_consistent_system(seed):
+    system = bordered(seed)
+    minimum_norm = np.linalg.pinv(system, rcond=1e-12) @ np.random.default_rng(seed).normal(size=41)
+    rhs = system @ minimum_norm  # consistent: in the range
+    x = singular_solve(system, rhs, 40)
+    assert np.abs(system @ x - rhs).max() <= 1e-11 * np.abs(rhs).max()
+    # The docstring's bound, a factor 10 spare: RIDGE over the smallest nonzero eigenvalue, plus
+    # the roundoff of the right-hand side's null-space part over RIDGE.
+    eigenvalues = np.abs(np.linalg.eigvalsh(system))
+    smallest = eigenvalues[eigenvalues > 1e-12 * eigenvalues.max()].min()
+    bound = RIDGE / smallest + np.finfo(float).eps / RIDGE
+    assert np.linalg.norm(x - minimum_norm) <= 10 * bound * np.linalg.norm(minimum_norm)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_singular_solve_answers_an_inconsistent_system_by_least_squares(seed):
+    system = bordered(seed)
+    rhs = np.random.default_rng(seed).normal(size=41)  # duplicate rows, different entries
+    x = singular_solve(system, rhs, 40)
+    expected = np.linalg.lstsq(system, rhs, rcond=None)[0]
+    assert np.linalg.norm(system @ x - rhs) == pytest.approx(np.linalg.norm(system @ expected - rhs), rel=1e-8)
 
 
 def test_libsvm_bounded_steps_report_a_feasible_unconverged_answer():
