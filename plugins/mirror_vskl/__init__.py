@@ -4,9 +4,9 @@
   simplices (section 4), kind ``optimizer``;
 * ``vskl_bca``: the block-coordinate-ascent oracle and its certified bound, kind ``oracle``;
 * ``local_quadratic``: projected Newton steps as a mirror map, kind ``mirror_map``
-  (``mirror_map="entropic"`` is the paper's entropic map, ``plugins/mirror_maps``);
-* ``svm_curvature``: the numerics only this method uses (its simplex QP is
-  :mod:`kernelfuse.kernels.simplex_qp`, shared with the kernel geometry).
+  (``mirror_map="entropic"`` is the paper's entropic map, ``plugins/mirror_maps``), from the
+  SVM curvature of :mod:`kernelfuse.parts.svm_curvature` (shared with ML-MKL's oracle) and the
+  simplex QP of :mod:`kernelfuse.kernels.simplex_qp` (shared with the kernel geometry).
 
 The solver ``mirror-vskl`` is the recipe assembling them in an ``OuterLoop``
 (families ``vskl`` and ``l1_mkl_sq``).

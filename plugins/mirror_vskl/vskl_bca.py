@@ -24,8 +24,8 @@ import numpy as np
 from kernelfuse.assembly.recipe import part_with
 from kernelfuse.kernels.combined import combined_kernel, expansion_products, included_kernels
 from kernelfuse.parts.oracle import Oracle, OracleAnswer, ValueAnswer
+from kernelfuse.parts.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
-from kernelfuse.plugins.mirror_vskl.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.problem import objectives
 from kernelfuse.problem.duality import exponents, vskl_lower_bound
 from kernelfuse.problem.instance import Problem
@@ -36,7 +36,7 @@ from kernelfuse.validation import below_one, positive, positive_count
 def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarray,
                scale: np.ndarray) -> Callable[[], np.ndarray]:
     """The factor of ``G``'s Hessian in ``lam`` at fixed gamma, on demand
-    (:mod:`kernelfuse.plugins.mirror_vskl.svm_curvature`).
+    (:mod:`kernelfuse.parts.svm_curvature`).
 
     With gamma held, ``w = lam * scale``; the gamma-block's own response
     only adds curvature (G is the maximum over gamma too), so for q > 1 the

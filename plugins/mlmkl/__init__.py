@@ -8,7 +8,8 @@
 
 With the shared parts (``mirror_map`` ``entropic``, ``svm_solver`` ``active-set``, ``stopping``
 ``estimate-change``) they make the solvers ``mlmkl-sa`` (family ``mlmkl_max``) and the baseline
-``mlmkl-sum`` (family ``mlmkl_sum``: mirror descent, every label's SVM per query).
+``mlmkl-sum`` (family ``mlmkl_sum``: every label's SVM per query, projected Newton steps with
+mirror-vskl's ``local-quadratic`` map, or entropic mirror descent with ``mirror_map="entropic"``).
 """
 
 from __future__ import annotations
@@ -51,11 +52,11 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
                            "updates of kernel and label weights, averaged iterates"),
         Recipe("mlmkl-sum", OuterLoop,
                parts={"optimizer": ("optimizer", "mirror-descent"),
-                      "optimizer.mirror_map": ("mirror_map", "entropic"),
+                      "optimizer.mirror_map": ("mirror_map", "local-quadratic"),
                       "oracle": ("oracle", "label-svms"),
                       "oracle.svm_solver": svm},
                families=frozenset({"mlmkl_sum"}),
-               description="ML-MKL-Sum: entropic mirror descent on the shared kernel weights, "
-                           "every label's SVM per step"),
+               description="ML-MKL-Sum: projected Newton steps on the shared kernel weights "
+                           "(mirror_map='entropic': entropic mirror descent), every label's SVM per step"),
     ):
         registry.add("solver", recipe.name, recipe, description=recipe.description)

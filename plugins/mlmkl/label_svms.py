@@ -6,7 +6,9 @@ Family 6 of OBJECTIVES.md: at a point p of the simplex the oracle solves every l
 (sub)gradient from ``A[m, k] = beta_k' K_m beta_k``, the primal model ``d = p``,
 ``coef[m, k] = p_m beta_k``, and the certified bound ``sum_k gamma_k 1'a_k - 0.5 max_m sum_k
 gamma_k A[m, k]`` (``gamma = 1`` for the sum, the best gamma by a linear programme for the max,
-:func:`kernelfuse.problem.duality.max_family_lower_bound`).  A query is two passes over the stack and L SVMs, which
+:func:`kernelfuse.problem.duality.max_family_lower_bound`), and for the sum its Hessian as a
+factor on demand (:func:`sum_curvature`: ``mlmkl-sum``'s projected Newton steps).  A query is
+two passes over the stack and L SVMs, which
 ``n_jobs`` solves at once, in threads by default (they share ``K(p)``; measured in
 docs/parallel.md).  :meth:`LabelSVMs.solve` is the step the class sampler shares.
 """
@@ -18,10 +20,12 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
+import scipy.linalg
 
 from kernelfuse.assembly.recipe import part_with
 from kernelfuse.kernels.combined import combined_kernel, expansion_products
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
+from kernelfuse.parts.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.problem import objectives
 from kernelfuse.problem.duality import max_family_lower_bound, weighted_lower_bound
@@ -61,6 +65,8 @@ class LabelSolutions:
     products: np.ndarray
     values: np.ndarray
     passes: float
+    #: ``K(p)``, for the curvature a second-order step may ask for.
+    kernel: np.ndarray = attrs.field(repr=False)
 
 
 def expansion_model(problem: Problem, p: np.ndarray, beta: np.ndarray, products: np.ndarray,
@@ -116,7 +122,7 @@ class LabelSVMs(Oracle):
         beta = alpha * problem.y[:, index]
         products, A = expansion_products(problem.K, beta)
         values = alpha.sum(axis=0) - 0.5 * (p @ A)
-        solutions = LabelSolutions(index, alpha, beta, A, products, values, fraction + 1.0)
+        solutions = LabelSolutions(index, alpha, beta, A, products, values, fraction + 1.0, K_p)
         return solutions, attrs.evolve(state, warm=warm)
 
     def truncated(self, state: _State) -> int:
@@ -138,11 +144,26 @@ class LabelSVMs(Oracle):
         coef, f, sq = expansion_model(problem, point, s.beta, s.products, s.A)
         objective = objectives.evaluate_parts(problem, coef, f, sq, point)
         top = point.max()
+        sum_family = problem.family.name == "mlmkl_sum"
         answer = OracleAnswer(
             value=value, gradient=gradient, coef=coef, objective=objective,
             kernel_weights=point.copy(), lower_bound=lower if math.isfinite(lower) else math.nan,
             counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1,
                       "svm_truncated": self.truncated(state)},
             active_kernels=int(np.sum(point > 1e-6 * top)),
+            curvature=(lambda: sum_curvature(s, problem.params["C"])) if sum_family else None,
         )
         return answer, state
+
+
+def sum_curvature(s: LabelSolutions, C: float) -> np.ndarray:
+    """A factor ``R`` (at most M x M) of the Hessian of ``sum_k SVM_k(p)``: each label's
+    (:func:`~kernelfuse.parts.svm_curvature.svm_curvature_factor`, no intercept) stacked, reduced
+    by a QR decomposition.  The maximum of ``mlmkl_max`` has none (it is not smooth where labels tie)."""
+    factors = []
+    for j in range(s.labels.size):
+        free = margin_support_vectors(s.alpha[:, j], C)
+        factors.append(svm_curvature_factor(s.kernel[np.ix_(free, free)], s.products[:, free, j],
+                                            intercept=False))
+    R = np.vstack(factors)
+    return R if R.shape[0] <= R.shape[1] else scipy.linalg.qr(R, mode="r", check_finite=False)[0][: R.shape[1]]

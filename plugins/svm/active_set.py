@@ -7,8 +7,10 @@ system on the free set (Hintermueller, Ito and Kunisch, SIAM J. Optim. 13(3), 20
 stop changing exactly when the KKT conditions hold: a few steps from a warm start on a nearby
 kernel.  Dense double precision makes weights spread over many orders of magnitude harmless.
 A step pattern that repeats, or runs past ``max_iter``, restarts from libsvm's solution
-polished by the same steps, and where that fails a globally convergent solver answers (libsvm
-with an intercept, OSQP without).  With an intercept the steps work on the centred kernel.
+polished by the same steps, and where that fails a globally convergent solver answers: libsvm
+with an intercept; without one, projected Newton steps with a line search (Bertsekas, SIAM J.
+Control Optim. 20(2), 1982) polished by the same steps, and OSQP only where those run out.  With
+an intercept the steps work on the centred kernel.
 """
 
 from __future__ import annotations
@@ -81,9 +83,59 @@ class ActiveSetSVM(SVMSolver):
             return attrs.evolve(polished, n_iter=polished.n_iter + start.n_iter)
         if intercept:
             return start
+        descended = self._projected_newton(K, y, C, start.alpha)
+        if descended is not None:
+            polished = self._newton(K, y, C, False, descended, 0.0)
+            if polished is not None:
+                return attrs.evolve(polished, n_iter=polished.n_iter + start.n_iter)
         solution = self._fallback(K, y, C)
         polished = self._newton(K, y, C, intercept, solution.alpha, solution.intercept)
         return polished if polished is not None else solution
+
+    def _projected_newton(self, K: np.ndarray, y: np.ndarray, C: float, alpha: np.ndarray) -> np.ndarray | None:
+        """``min 0.5 a'Qa - 1'a`` over ``[0, C]^N`` (``Q = Y K Y``, no intercept) from ``alpha`` by
+        projected Newton steps (Bertsekas 1982): Newton on the coordinates not held at a bound, a
+        scaled gradient step on those held (within ``eps`` of a bound, pushed outward), the step
+        backtracked along the projection arc until Armijo's decrease holds.  Globally convergent
+        where the active-set steps cycle (their start, libsvm's, solves the problem with an
+        intercept: 6-31 steps, 5-10x faster than OSQP on Pendigits, docs/methods/ml-mkl-sa.md).
+        None after ``max_iter`` steps."""
+        a = np.clip(alpha, 0.0, C)
+        Qa = y * (K @ (a * y))
+        value = 0.5 * a @ Qa - a.sum()
+        diagonal = np.maximum(np.diag(K), np.finfo(float).tiny)
+        for _ in range(self.max_iter):
+            g = Qa - 1.0
+            width = float(np.linalg.norm(a - np.clip(a - g, 0.0, C)))
+            if width <= self.kkt_tol * max(1.0, float(np.abs(g).max())):
+                return a
+            eps = min(1e-3 * C, width)
+            held = ((a <= eps) & (g > 0)) | ((a >= C - eps) & (g < 0))
+            free = np.flatnonzero(~held)
+            d = -g / diagonal
+            if free.size:
+                block = K[np.ix_(free, free)]
+                rhs = y[free] * g[free]
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+                        step = scipy.linalg.solve(block, rhs, assume_a="pos", check_finite=False)
+                except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
+                    step = singular_solve(block, rhs, free.size)
+                d[free] = -y[free] * step
+            t = 1.0
+            for _ in range(MAX_BACKTRACKS):
+                trial = np.clip(a + t * d, 0.0, C)
+                Q_trial = y * (K @ (trial * y))
+                trial_value = 0.5 * trial @ Q_trial - trial.sum()
+                decrease = -t * (g[free] @ d[free]) + g[held] @ (a[held] - trial[held])
+                if value - trial_value >= ARMIJO * decrease:
+                    break
+                t *= 0.5
+            else:
+                return None  # no decrease along the arc: numerically stuck
+            a, Qa, value = trial, Q_trial, trial_value
+        return None
 
     def _fallback(self, K: np.ndarray, y: np.ndarray, C: float) -> SVMSolution:
         """The globally convergent solver without an intercept, where libsvm's start does not polish."""
@@ -163,6 +215,9 @@ class ActiveSetSVM(SVMSolver):
         return alpha, (float(solution[-1]) if intercept else 0.0)
 
 
+#: Armijo's sufficient decrease and the halvings of a projected Newton step (:meth:`ActiveSetSVM._projected_newton`).
+ARMIJO = 1e-4
+MAX_BACKTRACKS = 40
 #: Ridge on a singular kernel block, relative to its largest diagonal entry (:func:`singular_solve`).
 RIDGE = 1e-10
 #: Refinement steps against the exact system: one reached roundoff on every scene block measured.

@@ -152,11 +152,19 @@ def test_newton_steps_need_few_svm_calls_whatever_the_number_of_kernels():
 
 
 def test_an_oracle_without_curvature_is_named():
+    """The worst label's SVM (``mlmkl_max``) is not smooth where labels tie: no curvature."""
+    from kernelfuse import Recipe
+    from kernelfuse.assembly.outer_loop import OuterLoop
+
     K, y = breast_cancer_kernels(n=30, m=3, seed=0)
     Y = np.stack([y, -y, y], axis=1)
+    recipe = Recipe("newton-worst-label", OuterLoop,
+                    parts={"optimizer": ("optimizer", "mirror-descent"),
+                           "optimizer.mirror_map": ("mirror_map", "local-quadratic"),
+                           "oracle": ("oracle", "label-svms"),
+                           "oracle.svm_solver": ("svm_solver", "active-set")})
     with pytest.raises(IncompatiblePartsError, match="reports its curvature.*entropic"):
-        kernelfuse.solve(K, Y, solver="mlmkl-sum", family="mlmkl_sum", C=1.0,
-                         mirror_map="local-quadratic")
+        kernelfuse.solve(K, Y, solver=recipe.build(), family="mlmkl_max", C=1.0)
 
 
 def test_paper_step_rules_need_the_entropic_map():

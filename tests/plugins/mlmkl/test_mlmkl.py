@@ -70,6 +70,37 @@ def test_sum_reaches_the_cvxpy_optimum(seed, C):
     assert result.gap <= 1e-6
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_sum_curvature_is_the_hessian_of_the_sum_of_svms(seed):
+    """R'R of ``label-svms`` (``mlmkl_sum``) equals central differences of its gradient."""
+    K, Y = problem_data(seed, N=40, L=3)
+    problem = Problem.create(K, Y, "mlmkl_sum", C=2.0)
+    oracle = LabelSVMs(svm_solver=ActiveSetSVM(kkt_tol=1e-12), warm_start=False)
+
+    def answer(p):  # type: ignore[no-untyped-def]
+        return oracle.query(p, oracle.init(problem)[1])[0]
+
+    point = np.random.default_rng(seed).dirichlet(np.ones(4))
+    R = answer(point).curvature()
+    assert R.shape == (4, 4)  # the labels' factors, reduced to M x M
+    hessian, h = R.T @ R, 1e-6
+    for j in range(4):
+        step = np.zeros(4)
+        step[j] = h
+        difference = (answer(point + step).gradient - answer(point - step).gradient) / (2 * h)
+        np.testing.assert_allclose(hessian[:, j], difference, rtol=1e-5, atol=1e-5 * np.abs(hessian).max())
+
+
+def test_sum_takes_newton_steps_and_entropic_ones_on_request():
+    """The default (projected Newton) needs fewer SVM calls than the entropic steps, same optimum."""
+    K, Y = problem_data(7, N=60, L=4)
+    newton = kernelfuse.solve(K, Y, solver="mlmkl-sum", family="mlmkl_sum", C=1.0)
+    entropic = kernelfuse.solve(K, Y, solver="mlmkl-sum", family="mlmkl_sum", C=1.0, mirror_map="entropic")
+    assert newton.converged and entropic.converged
+    assert newton.counters["svm_calls"] < entropic.counters["svm_calls"]
+    assert abs(newton.objective - entropic.objective) <= 2e-6 * abs(entropic.objective)
+
+
 @fixed_iterations
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("C", [0.5, 5.0])

@@ -123,6 +123,40 @@ def test_duplicate_points_make_singular_systems_and_still_solve():
     assert primal == pytest.approx(optimum, rel=1e-8)
 
 
+def digit_pairs(seed, gamma):
+    """200 digits, two classes against the rest: libsvm's intercept is far from 0."""
+    from sklearn.datasets import load_digits
+
+    X, target = load_digits(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    index = rng.choice(target.size, 200, replace=False)
+    y = np.where(np.isin(target[index], rng.choice(10, 2, replace=False)), 1.0, -1.0)
+    X = X[index] / 16
+    return np.exp(-gamma * ((X[:, None] - X[None]) ** 2).sum(-1)), y
+
+
+@pytest.mark.parametrize("seed, gamma, C", [(0, 0.05, 10.0), (4, 0.01, 10.0), (6, 0.05, 1.0)])
+def test_without_intercept_a_cycling_polish_hands_over_to_projected_newton(seed, gamma, C, monkeypatch):
+    """From libsvm's start (a problem with an intercept) the active-set steps cycle; projected
+    Newton steps solve the problem exactly, and OSQP is not needed."""
+    from kernelfuse.plugins.svm.libsvm import LibSVM
+
+    K, y = digit_pairs(seed, gamma)
+    solver = ActiveSetSVM()
+    start = LibSVM().solve(K, y, C)
+    assert solver._newton(K, y, C, False, start.alpha, start.intercept) is None  # the steps cycle
+
+    def no_osqp(*args):
+        raise AssertionError("OSQP fallback used")
+
+    monkeypatch.setattr(ActiveSetSVM, "_fallback", no_osqp)
+    solution = solver.solve(K, y, C, intercept=False)
+    optimum = exact_dual(K, y, C, intercept=False)
+    assert svm_dual_value(K, y, solution.alpha) == pytest.approx(optimum, rel=1e-9)
+    G = margins(K, y, solution.alpha, 0.0)
+    assert (G[solution.alpha < 1e-9 * C] >= -1e-7).all() and (G[solution.alpha > C * (1 - 1e-9)] <= 1e-7).all()
+
+
 def bordered(seed, n=40, copies=5):
     """The active-set step's system on a Gaussian block with duplicate points: ``[[K, 1], [1', 0]]``."""
     rng = np.random.default_rng(seed)

@@ -8,7 +8,8 @@ Danskin gives ``dG/dw_m = -0.5 beta'K_m beta``.  While the sets of the dual solu
 ``(K_m beta)_F``, ``u`` the intercept's direction), of rank at most ``|F|``.  Weights that are
 a fixed multiple of the outer variables scale the columns.  The model is exact while no example
 changes set; the outer line search catches a step that crosses one.  The derivation:
-docs/methods/mirror-vskl.md.
+docs/methods/mirror-vskl.md.  Read by mirror-vskl's oracle and by ML-MKL's label SVMs (a sum of
+SVMs: the labels' factors stacked).
 """
 
 from __future__ import annotations
