@@ -41,7 +41,7 @@ class LocalQuadraticSimplices(MirrorMap):
         if answer.curvature is None:
             raise IncompatiblePartsError(
                 f"mirror map {self.name!r} needs an oracle that reports its curvature "
-                "(vskl-bca does); use mirror_map='entropic' with this oracle")
+                "(vskl-bca does, and label-svms for mlmkl_sum); use mirror_map='entropic' with this oracle")
         R = np.atleast_2d(np.asarray(answer.curvature(), dtype=float))
         top = float(np.max(np.einsum("ij,ij->j", R, R), initial=0.0))
         if top > 0:

@@ -65,8 +65,6 @@ class LabelSolutions:
     products: np.ndarray
     values: np.ndarray
     passes: float
-    #: ``K(p)``, for the curvature a second-order step may ask for.
-    kernel: np.ndarray = attrs.field(repr=False)
 
 
 def expansion_model(problem: Problem, p: np.ndarray, beta: np.ndarray, products: np.ndarray,
@@ -122,7 +120,7 @@ class LabelSVMs(Oracle):
         beta = alpha * problem.y[:, index]
         products, A = expansion_products(problem.K, beta)
         values = alpha.sum(axis=0) - 0.5 * (p @ A)
-        solutions = LabelSolutions(index, alpha, beta, A, products, values, fraction + 1.0, K_p)
+        solutions = LabelSolutions(index, alpha, beta, A, products, values, fraction + 1.0)
         return solutions, attrs.evolve(state, warm=warm)
 
     def truncated(self, state: _State) -> int:
@@ -151,19 +149,22 @@ class LabelSVMs(Oracle):
             counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1,
                       "svm_truncated": self.truncated(state)},
             active_kernels=int(np.sum(point > 1e-6 * top)),
-            curvature=(lambda: sum_curvature(s, problem.params["C"])) if sum_family else None,
+            curvature=(lambda: sum_curvature(problem, point, s)) if sum_family else None,
         )
         return answer, state
 
 
-def sum_curvature(s: LabelSolutions, C: float) -> np.ndarray:
+def sum_curvature(problem: Problem, p: np.ndarray, s: LabelSolutions) -> np.ndarray:
     """A factor ``R`` (at most M x M) of the Hessian of ``sum_k SVM_k(p)``: each label's
     (:func:`~kernelfuse.parts.svm_curvature.svm_curvature_factor`, no intercept) stacked, reduced
-    by a QR decomposition.  The maximum of ``mlmkl_max`` has none (it is not smooth where labels tie)."""
+    by a QR decomposition.  ``K(p)`` is formed again (one pass, only when a second-order step
+    asks: keeping the query's would raise its peak memory by N x N).  The maximum of
+    ``mlmkl_max`` has none (it is not smooth where labels tie)."""
+    K_p, _ = combined_kernel(problem.K, p)
     factors = []
     for j in range(s.labels.size):
-        free = margin_support_vectors(s.alpha[:, j], C)
-        factors.append(svm_curvature_factor(s.kernel[np.ix_(free, free)], s.products[:, free, j],
+        free = margin_support_vectors(s.alpha[:, j], problem.params["C"])
+        factors.append(svm_curvature_factor(K_p[np.ix_(free, free)], s.products[:, free, j],
                                             intercept=False))
     R = np.vstack(factors)
     return R if R.shape[0] <= R.shape[1] else scipy.linalg.qr(R, mode="r", check_finite=False)[0][: R.shape[1]]
