@@ -87,7 +87,7 @@ class LabelSampler(Oracle):
     #: Every ``certify_every`` queries (from the first) the answer carries a
     #: certified model and bound: a cutting-plane step over every dual the run has solved
     #: (:mod:`~kernelfuse.plugins.mlmkl.certificate`; a few SVMs there, and every label's at
-    #: most once per fivefold cut of the gap).  0: no model until the final one (the paper's method).
+    #: most once per fifteenfold cut of the gap).  0: no model until the final one (the paper's method).
     certify_every: int = count.field(1)
 
     def init(self, problem: Problem) -> tuple[np.ndarray, _State]:
