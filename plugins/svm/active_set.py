@@ -121,14 +121,7 @@ class ActiveSetSVM(SVMSolver):
             free = np.flatnonzero(~held)
             d = -g / diagonal
             if free.size:
-                block = K[np.ix_(free, free)]
-                rhs = y[free] * g[free]
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
-                        newton = scipy.linalg.solve(block, rhs, assume_a="pos", check_finite=False)
-                except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
-                    newton = singular_solve(block, rhs, free.size)
+                newton = solve_free_system(K[np.ix_(free, free)], y[free] * g[free], free.size, "pos")
                 d[free] = -y[free] * newton
             t = 1.0
             for _ in range(MAX_BACKTRACKS):
@@ -211,12 +204,7 @@ class ActiveSetSVM(SVMSolver):
             n = free.size
             system = np.block([[system, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
             rhs = np.r_[rhs, -C * y[at_c].sum()]
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
-                solution = scipy.linalg.solve(system, rhs, assume_a="sym", check_finite=False)
-        except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
-            solution = singular_solve(system, rhs, free.size)
+        solution = solve_free_system(system, rhs, free.size, "sym")
         beta = solution[: free.size]
         alpha[free] = beta * y[free]
         return alpha, (float(solution[-1]) if intercept else 0.0)
@@ -225,6 +213,18 @@ class ActiveSetSVM(SVMSolver):
 #: Armijo's sufficient decrease and the halvings of a projected Newton step (:meth:`ActiveSetSVM._projected_newton`).
 ARMIJO = 1e-4
 MAX_BACKTRACKS = 40
+def solve_free_system(system: np.ndarray, rhs: np.ndarray, n_kernel: int, assume_a: str) -> np.ndarray:
+    """``system x = rhs`` for a step on the free set (its leading ``n_kernel`` block a kernel
+    block; ``assume_a`` LAPACK's structure, "pos" or "sym"); :func:`singular_solve` where LAPACK
+    finds it singular or ill-conditioned."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+            return scipy.linalg.solve(system, rhs, assume_a=assume_a, check_finite=False)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
+        return singular_solve(system, rhs, n_kernel)
+
+
 #: Ridge on a singular kernel block, relative to its largest diagonal entry (:func:`singular_solve`).
 RIDGE = 1e-10
 #: Refinement steps against the exact system: one reached roundoff on every scene block measured.
