@@ -213,6 +213,8 @@ class ActiveSetSVM(SVMSolver):
 #: Armijo's sufficient decrease and the halvings of a projected Newton step (:meth:`ActiveSetSVM._projected_newton`).
 ARMIJO = 1e-4
 MAX_BACKTRACKS = 40
+
+
 def solve_free_system(system: np.ndarray, rhs: np.ndarray, n_kernel: int, assume_a: str) -> np.ndarray:
     """``system x = rhs`` for a step on the free set (its leading ``n_kernel`` block a kernel
     block; ``assume_a`` LAPACK's structure, "pos" or "sym"); :func:`singular_solve` where LAPACK
@@ -243,7 +245,8 @@ def singular_solve(system: np.ndarray, rhs: np.ndarray, n_kernel: int) -> np.nda
     inconsistent system) the least-squares solution answers (QR with column pivoting, ``gelsy``)."""
     ridged = system.copy()
     diagonal = np.arange(n_kernel)
-    ridged[diagonal, diagonal] += RIDGE * max(float(np.abs(system[diagonal, diagonal]).max(initial=0.0)), 1.0)
+    largest = float(np.abs(system[diagonal, diagonal]).max(initial=0.0))
+    ridged[diagonal, diagonal] += RIDGE * max(largest, np.finfo(float).tiny)
     scale = float(np.abs(system).sum(axis=1).max())
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
