@@ -9,7 +9,7 @@ kernel.  Dense double precision makes weights spread over many orders of magnitu
 A step pattern that repeats, or runs past ``max_iter``, restarts from libsvm's solution
 polished by the same steps, and where that fails a globally convergent solver answers: libsvm
 with an intercept; without one, projected Newton steps with a line search (Bertsekas, SIAM J.
-Control Optim. 20(2), 1982) polished by the same steps, and OSQP only where those run out.  With
+Control Optim. 20(2), 1982) that the same steps take over from, and OSQP only where those run out.  With
 an intercept the steps work on the centred kernel.
 """
 
