@@ -16,7 +16,7 @@ docs/parallel.md).  :meth:`LabelSVMs.solve` is the step the class sampler shares
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
@@ -132,9 +132,11 @@ class LabelSVMs(Oracle):
         L = problem.n_outputs
         s, state = self.solve(point, range(L), state)
         sums = s.alpha.sum(axis=0)
+        curvature: Callable[[], np.ndarray] | None = None
         if problem.family.name == "mlmkl_sum":
             value, gradient = float(s.values.sum()), -0.5 * s.A.sum(axis=1)
             lower = weighted_lower_bound(sums, s.A, np.ones(L))
+            curvature = lambda: sum_curvature(problem, point, s)  # noqa: E731
         else:
             worst = int(np.argmax(s.values))
             value, gradient = float(s.values[worst]), -0.5 * s.A[:, worst]
@@ -142,14 +144,13 @@ class LabelSVMs(Oracle):
         coef, f, sq = expansion_model(problem, point, s.beta, s.products, s.A)
         objective = objectives.evaluate_parts(problem, coef, f, sq, point)
         top = point.max()
-        sum_family = problem.family.name == "mlmkl_sum"
         answer = OracleAnswer(
             value=value, gradient=gradient, coef=coef, objective=objective,
             kernel_weights=point.copy(), lower_bound=lower if math.isfinite(lower) else math.nan,
             counters={"svm_calls": L, "kernel_passes": s.passes, "oracle_calls": 1,
                       "svm_truncated": self.truncated(state)},
             active_kernels=int(np.sum(point > 1e-6 * top)),
-            curvature=(lambda: sum_curvature(problem, point, s)) if sum_family else None,
+            curvature=curvature,
         )
         return answer, state
 
