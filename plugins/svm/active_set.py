@@ -16,6 +16,7 @@ an intercept the steps work on the centred kernel.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -207,7 +208,8 @@ class ActiveSetSVM(SVMSolver):
             n = free.size
             system = np.block([[system, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
             rhs = np.r_[rhs, -C * y[at_c].sum()]
-        solution = solve_free_system(system, rhs, free.size, "sym")
+        # without the intercept's border the block is a kernel's: Cholesky (half LU's work)
+        solution = solve_free_system(system, rhs, free.size, "sym" if intercept else "pos")
         beta = solution[: free.size]
         alpha[free] = beta * y[free]
         return alpha, (float(solution[-1]) if intercept else 0.0)
@@ -224,12 +226,31 @@ def solve_free_system(system: np.ndarray, rhs: np.ndarray, n_kernel: int, assume
     """``system x = rhs`` for a step on the free set (its leading ``n_kernel`` block a kernel
     block; ``assume_a`` LAPACK's structure, "pos" or "sym"); :func:`singular_solve` where LAPACK
     finds it singular or ill-conditioned."""
+    if assume_a == "pos":
+        solution = _positive_definite_solve(system, rhs)
+        return solution if solution is not None else singular_solve(system, rhs, n_kernel)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
             return scipy.linalg.solve(system, rhs, assume_a=assume_a, check_finite=False)
     except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
         return singular_solve(system, rhs, n_kernel)
+
+
+def _positive_definite_solve(system: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    """``system^-1 rhs`` by LAPACK's Cholesky (``potrf``, ``pocon``, ``potrs``); None where the
+    factor fails or the reciprocal condition is below machine epsilon (scipy's ill-conditioning
+    rule).  scipy's ``solve(assume_a="pos")`` does the same in about 1.3x the time (600 x 600)."""
+    lapack = scipy.linalg.lapack
+    norm = float(np.abs(system).sum(axis=0).max())
+    factor, info = lapack.dpotrf(system.T, lower=True, clean=False)  # symmetric: .T is Fortran order
+    if info != 0:
+        return None
+    rcond, info = lapack.dpocon(factor, norm, uplo="L")
+    if info != 0 or not rcond >= np.finfo(float).eps:
+        return None
+    solution, info = lapack.dpotrs(factor, rhs, lower=True)
+    return solution if info == 0 else None
 
 
 #: Ridge on a singular kernel block, relative to its largest diagonal entry (:func:`singular_solve`).
@@ -255,12 +276,25 @@ def singular_solve(system: np.ndarray, rhs: np.ndarray, n_kernel: int) -> np.nda
     scale = float(np.abs(system).sum(axis=1).max())
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-        factors = scipy.linalg.lu_factor(ridged, check_finite=False)
+        solve = _factorised(ridged, positive=n_kernel == system.shape[0])
         x = np.zeros_like(rhs)
         residual = rhs
         for _ in range(REFINEMENTS):
-            x = x + scipy.linalg.lu_solve(factors, residual, check_finite=False)
+            x = x + solve(residual)
             residual = rhs - system @ x
             if np.abs(residual).max() <= 1e-12 * (scale * np.abs(x).max() + np.abs(rhs).max()):
                 return x
     return scipy.linalg.lstsq(system, rhs, lapack_driver="gelsy", check_finite=False)[0]
+
+
+def _factorised(matrix: np.ndarray, positive: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """``b -> matrix^-1 b`` from one factorisation: Cholesky where ``positive`` (a ridged kernel
+    block) and it exists, else LU."""
+    if positive:
+        try:
+            factors = scipy.linalg.cho_factor(matrix, check_finite=False)
+            return lambda b: scipy.linalg.cho_solve(factors, b, check_finite=False)
+        except np.linalg.LinAlgError:
+            pass
+    lu = scipy.linalg.lu_factor(matrix, check_finite=False)
+    return lambda b: scipy.linalg.lu_solve(lu, b, check_finite=False)
