@@ -10,7 +10,8 @@ A step pattern that repeats, or runs past ``max_iter``, restarts from libsvm's s
 polished by the same steps, and where that fails a globally convergent solver answers: libsvm
 with an intercept; without one, projected Newton steps with a line search (Bertsekas, SIAM J.
 Control Optim. 20(2), 1982) that the same steps take over from, and OSQP only where those run out.  With
-an intercept the steps work on the centred kernel.
+an intercept the steps work on the centred kernel; without one the free block is a kernel's,
+solved by Cholesky, one factor reused while the free set moves little (:class:`KernelBlockFactor`).
 """
 
 from __future__ import annotations
