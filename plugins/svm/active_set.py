@@ -6,7 +6,10 @@ step guesses which ``a_i`` sit at 0, at C or in between, and solves the equality
 system on the free set (Hintermueller, Ito and Kunisch, SIAM J. Optim. 13(3), 2002).  The sets
 stop changing exactly when the KKT conditions hold: a few steps from a warm start on a nearby
 kernel.  Dense double precision makes weights spread over many orders of magnitude harmless.
-A step pattern that repeats, or runs past ``max_iter``, restarts from libsvm's solution
+From a warm start the first sets are read off the stale duals on the new kernel; where those
+steps cycle (far apart kernels: the sets flip between all at 0 and all at C), the steps start once
+more from the stale duals' own sets.  A step pattern that repeats, or runs past ``max_iter``,
+restarts from libsvm's solution
 polished by the same steps, and where that fails a globally convergent solver answers: libsvm
 with an intercept; without one, projected Newton steps with a line search (Bertsekas, SIAM J.
 Control Optim. 20(2), 1982) that the same steps take over from, and OSQP only where those run out.  With
@@ -67,6 +70,10 @@ class ActiveSetSVM(SVMSolver):
         if result is not None:
             return result
         self.fallbacks += 1
+        result = self._newton(K, y, C, intercept, warm_start.alpha, warm_start.intercept,
+                              self.warm_max_iter, own_sets=True)
+        if result is not None:
+            return result
         return self._cold_start(K, y, C, intercept)
 
     def _cold_start(self, K: np.ndarray, y: np.ndarray, C: float, intercept: bool) -> SVMSolution:
@@ -154,11 +161,14 @@ class ActiveSetSVM(SVMSolver):
 
     def _newton(
         self, K: np.ndarray, y: np.ndarray, C: float, intercept: bool,
-        alpha: np.ndarray, b: float, max_iter: int | None = None,
+        alpha: np.ndarray, b: float, max_iter: int | None = None, own_sets: bool = False,
     ) -> SVMSolution | None:
         """Active-set steps from ``(alpha, b)``; None when they cycle or run out
         (``max_iter`` steps, :attr:`max_iter` unless given)."""
-        lower, upper = self._sets(alpha, margins(K, y, alpha, b if intercept else 0.0), C)
+        if own_sets:
+            lower, upper = alpha <= self.set_tol * C, alpha >= C * (1.0 - self.set_tol)
+        else:
+            lower, upper = self._sets(alpha, margins(K, y, alpha, b if intercept else 0.0), C)
         seen: set[bytes] = set()
         blocks = None if intercept else KernelBlockFactor(K)
         for step in range(1, (max_iter or self.max_iter) + 1):
@@ -323,6 +333,7 @@ class KernelBlockFactor:
         self.free = np.zeros(0, dtype=int)
         self.factor: np.ndarray | None = None
         self.updated = False
+        self.singular = False
 
     def solve(self, free: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """``K[free, free]^-1 rhs`` (``free`` sorted)."""
@@ -335,9 +346,10 @@ class KernelBlockFactor:
                     self.updated = True
                     return solution
         block = self.K[np.ix_(free, free)]
-        factor = _cholesky_factor(block)
-        self.updated = factor is None
-        if factor is None:  # singular (duplicate points): the ridged block's factor, refined
+        # once a block was singular (duplicate points), the next ones likely are: ridged at once
+        factor = None if self.singular else _cholesky_factor(block)
+        self.updated = self.singular = factor is None
+        if factor is None:  # singular: the ridged block's factor, refined
             ridged = block.copy()
             diagonal = np.arange(free.size)
             ridged[diagonal, diagonal] += RIDGE * max(float(block[diagonal, diagonal].max()),

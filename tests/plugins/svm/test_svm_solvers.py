@@ -172,6 +172,33 @@ def test_without_intercept_block_updates_and_duplicate_points_reach_the_exact_op
         assert np.abs(G[free]).max() < 1e-8
 
 
+@pytest.mark.parametrize("seed", [5, 19, 23])
+def test_a_warm_start_that_cycles_retries_from_its_own_sets_before_the_cold_start(seed, monkeypatch):
+    """ML-MKL-like weights far apart: the sets read off the stale duals on the new kernel flip
+    between all at 0 and all at C; from the stale duals' own sets the steps converge."""
+    from sklearn.datasets import load_digits
+
+    digits, target = load_digits(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    index = rng.choice(target.size, 200, replace=False)
+    X, y = digits[index] / 16, np.where(target[index] < rng.integers(3, 8), 1.0, -1.0)
+    distances = ((X[:, None] - X[None]) ** 2).sum(-1)
+    kernels = np.stack([np.exp(-w * distances / distances.mean()) for w in (0.125, 0.25, 0.5, 1, 2, 4)])
+    before, after = rng.dirichlet(np.full(6, 0.3)), rng.dirichlet(np.full(6, 0.3))
+    solver = ActiveSetSVM()
+    start = solver.solve(np.tensordot(before, kernels, 1), y, 1.0, intercept=False)
+
+    def no_cold_start(*args):
+        raise AssertionError("the retry from the warm start's own sets should have converged")
+
+    monkeypatch.setattr(solver, "_cold_start", no_cold_start)
+    K = np.tensordot(after, kernels, 1)
+    solution = solver.solve(K, y, 1.0, intercept=False, warm_start=start)
+    assert solver.fallbacks == 1
+    optimum = exact_dual(K, y, 1.0, intercept=False)
+    assert svm_dual_value(K, y, solution.alpha) == pytest.approx(optimum, rel=1e-8)
+
+
 def digit_pairs(seed, gamma):
     """200 digits, two classes against the rest: libsvm's intercept is far from 0."""
     from sklearn.datasets import load_digits
