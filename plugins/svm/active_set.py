@@ -175,7 +175,7 @@ class ActiveSetSVM(SVMSolver):
             try:
                 alpha, b = self._solve_on_sets(K, y, C, intercept, lower, upper, b, blocks)
                 G = margins(K, y, alpha, b)
-                if blocks is not None and blocks.updated:
+                if blocks is not None and blocks.approximate:
                     alpha, G = blocks.refine(K, y, alpha, G, lower, upper)
             except np.linalg.LinAlgError:
                 return None  # a numerically broken system: hand over to the fallback
@@ -277,10 +277,7 @@ def singular_solve(system: np.ndarray, rhs: np.ndarray, n_kernel: int) -> np.nda
     docs/methods/ml-mkl-sa.md).  A component along the null space (duplicate points' share of
     their weight) leaves the objective unchanged.  Where it does not reach roundoff (an
     inconsistent system) the least-squares solution answers (QR with column pivoting, ``gelsy``)."""
-    ridged = system.copy()
-    diagonal = np.arange(n_kernel)
-    largest = float(np.abs(system[diagonal, diagonal]).max(initial=0.0))
-    ridged[diagonal, diagonal] += RIDGE * max(largest, np.finfo(float).tiny)
+    ridged = _ridged(system, n_kernel)
     scale = float(np.abs(system).sum(axis=1).max())
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
@@ -295,27 +292,35 @@ def singular_solve(system: np.ndarray, rhs: np.ndarray, n_kernel: int) -> np.nda
     return scipy.linalg.lstsq(system, rhs, lapack_driver="gelsy", check_finite=False)[0]
 
 
+def _ridged(system: np.ndarray, n_kernel: int) -> np.ndarray:
+    """A copy of ``system`` with :data:`RIDGE` times the largest diagonal entry of its leading
+    ``n_kernel`` (kernel) block added to that block's diagonal."""
+    ridged = system.copy()
+    diagonal = np.arange(n_kernel)
+    largest = float(np.abs(system[diagonal, diagonal]).max(initial=0.0))
+    ridged[diagonal, diagonal] += RIDGE * max(largest, np.finfo(float).tiny)
+    return ridged
+
+
 def _factorised(matrix: np.ndarray, positive: bool) -> Callable[[np.ndarray], np.ndarray]:
     """``b -> matrix^-1 b`` from one factorisation: Cholesky where ``positive`` (a ridged kernel
     block) and it exists, else LU."""
-    if positive:
-        try:
-            factors = scipy.linalg.cho_factor(matrix, check_finite=False)
-            return lambda b: scipy.linalg.cho_solve(factors, b, check_finite=False)
-        except np.linalg.LinAlgError:
-            pass
+    factor = _cholesky_factor(matrix) if positive else None
+    if factor is not None:
+        return lambda b: scipy.linalg.lapack.dpotrs(factor, b, lower=True)[0]
     lu = scipy.linalg.lu_factor(matrix, check_finite=False)
     return lambda b: scipy.linalg.lu_solve(lu, b, check_finite=False)
 
 
 #: A factor is updated while the free set differs from its block by at most this share of the
 #: block's points (each differing point costs two triangular solves with the old factor, a new
-#: factor a third of n of them); past it, or from a singular block, the block is factorised anew.
+#: factor a third of n of them); past it the block is factorised anew.
 UPDATE_SHARE = 1.0 / 8.0
 #: Blocks smaller than this are factorised anew at every step: cheaper than the update's
 #: bookkeeping and its refinement's extra margins.
 UPDATE_MIN = 500
-#: An updated solve is refined once where a free point's margin residual exceeds this.
+#: A solve from an updated or ridged factor is refined (up to :data:`REFINEMENTS` times) while a
+#: free point's margin residual exceeds this.
 REFINE_TOL = 1e-10
 
 
@@ -332,7 +337,7 @@ class KernelBlockFactor:
         self.K = K
         self.free = np.zeros(0, dtype=int)
         self.factor: np.ndarray | None = None
-        self.updated = False
+        self.approximate = False  # the last solve came from an update or a ridged factor: refine it
         self.singular = False
 
     def solve(self, free: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -343,18 +348,14 @@ class KernelBlockFactor:
             if self.free.size >= UPDATE_MIN and removed.size + added.size <= UPDATE_SHARE * self.free.size:
                 solution = self._updated_solve(free, removed, added, rhs)
                 if solution is not None:
-                    self.updated = True
+                    self.approximate = True
                     return solution
         block = self.K[np.ix_(free, free)]
         # once a block was singular (duplicate points), the next ones likely are: ridged at once
         factor = None if self.singular else _cholesky_factor(block)
-        self.updated = self.singular = factor is None
+        self.approximate = self.singular = factor is None
         if factor is None:  # singular: the ridged block's factor, refined
-            ridged = block.copy()
-            diagonal = np.arange(free.size)
-            ridged[diagonal, diagonal] += RIDGE * max(float(block[diagonal, diagonal].max()),
-                                                      np.finfo(float).tiny)
-            factor = _cholesky_factor(ridged)
+            factor = _cholesky_factor(_ridged(block, free.size))
             if factor is None:
                 self.factor = None
                 return singular_solve(block, rhs, free.size)
@@ -363,9 +364,9 @@ class KernelBlockFactor:
 
     def refine(self, K: np.ndarray, y: np.ndarray, alpha: np.ndarray, G: np.ndarray,
                lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One step of iterative refinement on the free set, where its margins' residual
-        (``K[F, F] beta_F`` should give ``y_F f_F = 1``: the residual is ``-y_F G_F``) exceeds
-        :data:`REFINE_TOL`."""
+        """Iterative refinement on the free set while its margins' residual (``K[F, F] beta_F``
+        should give ``y_F f_F = 1``: the residual is ``-y_F G_F``) exceeds :data:`REFINE_TOL`, up
+        to :data:`REFINEMENTS` steps, then the block's own :func:`singular_solve` of the residual."""
         free = np.flatnonzero(~(lower | upper))
         alpha = alpha.copy()
         for _ in range(REFINEMENTS):

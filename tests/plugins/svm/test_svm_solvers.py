@@ -135,19 +135,19 @@ def test_a_block_factor_solves_nearby_free_sets_by_updates(seed, monkeypatch):
     blocks = KernelBlockFactor(K)
     base = np.sort(rng.choice(120, 90, replace=False))
     blocks.solve(base, rng.normal(size=90))
-    assert not blocks.updated
+    assert not blocks.approximate
     outside = np.setdiff1d(np.arange(120), base)
     for removed, added in ((4, 3), (0, 5), (6, 0), (5, 6)):
         free = np.sort(np.r_[rng.choice(base, 90 - removed, replace=False),
                              rng.choice(outside, added, replace=False)])
         rhs = rng.normal(size=free.size)
         x = blocks.solve(free, rhs)
-        assert blocks.updated
+        assert blocks.approximate
         direct = np.linalg.solve(K[np.ix_(free, free)], rhs)
         assert np.abs(x - direct).max() <= 1e-6 * np.abs(direct).max()
     far = np.sort(np.r_[base[20:], outside[:10]])
     blocks.solve(far, np.ones(far.size))
-    assert not blocks.updated
+    assert not blocks.approximate
 
 
 def test_without_intercept_block_updates_and_duplicate_points_reach_the_exact_optimum(monkeypatch):
