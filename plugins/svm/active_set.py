@@ -165,18 +165,17 @@ class ActiveSetSVM(SVMSolver):
     ) -> SVMSolution | None:
         """Active-set steps from ``(alpha, b)``; None when they cycle or run out
         (``max_iter`` steps, :attr:`max_iter` unless given)."""
-        if own_sets:
-            lower, upper = alpha <= self.set_tol * C, alpha >= C * (1.0 - self.set_tol)
-        else:
-            lower, upper = self._sets(alpha, margins(K, y, alpha, b if intercept else 0.0), C)
+        # own_sets: the duals' own sets (the rule at zero margins), not those read on this kernel
+        G = np.zeros_like(alpha) if own_sets else margins(K, y, alpha, b if intercept else 0.0)
+        lower, upper = self._sets(alpha, G, C)
         seen: set[bytes] = set()
         blocks = None if intercept else KernelBlockFactor(K)
         for step in range(1, (max_iter or self.max_iter) + 1):
             try:
-                alpha, b = self._solve_on_sets(K, y, C, intercept, lower, upper, b, blocks)
+                alpha, b = self._solve_on_sets(K, y, C, lower, upper, blocks)
                 G = margins(K, y, alpha, b)
                 if blocks is not None and blocks.approximate:
-                    alpha, G = blocks.refine(K, y, alpha, G, lower, upper)
+                    alpha, G = blocks.refine(y, alpha, G, lower, upper)
             except np.linalg.LinAlgError:
                 return None  # a numerically broken system: hand over to the fallback
             new_lower, new_upper = self._sets(alpha, G, C)
@@ -207,28 +206,27 @@ class ActiveSetSVM(SVMSolver):
 
     @staticmethod
     def _solve_on_sets(
-        K: np.ndarray, y: np.ndarray, C: float, intercept: bool,
-        lower: np.ndarray, upper: np.ndarray, b: float, blocks: KernelBlockFactor | None = None,
+        K: np.ndarray, y: np.ndarray, C: float, lower: np.ndarray, upper: np.ndarray,
+        blocks: KernelBlockFactor | None,
     ) -> tuple[np.ndarray, float]:
+        """The duals and intercept on the sets: without an intercept (``blocks``, the kernel
+        blocks' factor) ``K_FF beta_F = rhs``; with one (``blocks`` None) that system bordered by
+        ``y'a = 0``."""
         free = np.flatnonzero(~(lower | upper))
         at_c = np.flatnonzero(upper)
         alpha = np.zeros(y.shape[0])
         alpha[at_c] = C
         if free.size == 0:
-            return alpha, (intercept_from_alpha(K, y, C, alpha) if intercept else 0.0)
+            return alpha, (0.0 if blocks is not None else intercept_from_alpha(K, y, C, alpha))
         rhs = y[free] - C * (K[np.ix_(free, at_c)] @ y[at_c])
         if blocks is not None:
             alpha[free] = blocks.solve(free, rhs) * y[free]
             return alpha, 0.0
-        system = K[np.ix_(free, free)]
-        if intercept:
-            n = free.size
-            system = np.block([[system, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
-            rhs = np.r_[rhs, -C * y[at_c].sum()]
-        solution = solve_free_system(system, rhs, free.size, "sym")
-        beta = solution[: free.size]
-        alpha[free] = beta * y[free]
-        return alpha, (float(solution[-1]) if intercept else 0.0)
+        n = free.size
+        system = np.block([[K[np.ix_(free, free)], np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
+        solution = solve_free_system(system, np.r_[rhs, -C * y[at_c].sum()], n, "sym")
+        alpha[free] = solution[:n] * y[free]
+        return alpha, float(solution[-1])
 
 
 #: Armijo's sufficient decrease and the halvings of a projected Newton step (:meth:`ActiveSetSVM._projected_newton`).
@@ -362,7 +360,7 @@ class KernelBlockFactor:
         self.free, self.factor = free, factor
         return scipy.linalg.lapack.dpotrs(factor, rhs, lower=True)[0]
 
-    def refine(self, K: np.ndarray, y: np.ndarray, alpha: np.ndarray, G: np.ndarray,
+    def refine(self, y: np.ndarray, alpha: np.ndarray, G: np.ndarray,
                lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Iterative refinement on the free set while its margins' residual (``K[F, F] beta_F``
         should give ``y_F f_F = 1``: the residual is ``-y_F G_F``) exceeds :data:`REFINE_TOL`, up
@@ -373,11 +371,11 @@ class KernelBlockFactor:
             if free.size == 0 or np.abs(G[free]).max() <= REFINE_TOL:
                 return alpha, G
             alpha[free] -= self.solve(free, y[free] * G[free]) * y[free]
-            G = margins(K, y, alpha, 0.0)
+            G = margins(self.K, y, alpha, 0.0)
         if free.size and np.abs(G[free]).max() > REFINE_TOL:
             # not converging (an inconsistent block): the correction by the block's own solve
-            alpha[free] -= singular_solve(K[np.ix_(free, free)], y[free] * G[free], free.size) * y[free]
-            G = margins(K, y, alpha, 0.0)
+            alpha[free] -= singular_solve(self.K[np.ix_(free, free)], y[free] * G[free], free.size) * y[free]
+            G = margins(self.K, y, alpha, 0.0)
         return alpha, G
 
     def _updated_solve(self, free: np.ndarray, removed: np.ndarray, added: np.ndarray,
