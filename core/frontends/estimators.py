@@ -20,7 +20,7 @@ import os
 import reprlib
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.assembly.result import Result
 from kernelfuse.errors import IncompatiblePartsError, KernelfuseError, SolverError, ValidationError
-from kernelfuse.frontends.kernel_grid import GRID_BYTES, default_grid, sized_grid
+from kernelfuse.frontends.kernel_grid import default_grid, sized_grid, view_grid
 from kernelfuse.frontends.progress import ProgressPrinter
 from kernelfuse.kernels.factors import FactorKernels, has_features
 from kernelfuse.kernels.functions import (
@@ -58,7 +58,7 @@ from kernelfuse.problem.families import FAMILIES, get_family
 from kernelfuse.runtime.logs import log_to_stderr, verbose_level
 from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory, readable_bytes
 from kernelfuse.runtime.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
-from kernelfuse.validation import check_psd_value, count, flag, positive, positive_count, random_seed, seconds
+from kernelfuse.validation import check_psd_value, count, positive, positive_count, random_seed, seconds
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +99,10 @@ _SETTINGS = {
     "time_limit": seconds.or_none("no limit"),
     "memory_budget": positive_count.or_none("the default budget"),
     "random_state": random_seed,
-    "standardize": flag,
 }
+#: Values of ``standardize``: "auto" standardises the features whenever kernels are computed
+#: from them (not for ``kernels="precomputed"``).
+STANDARDIZE = ("auto", True, False)
 
 
 #: Tile of :func:`kernels_first`: entries x kernels moved at a time (256 x 128 float64, 256 KiB,
@@ -134,6 +136,48 @@ def stacked(X: Any) -> Any:
     if len(shapes) > 1:
         raise ValidationError(f"a list of precomputed kernels needs matrices of one shape, got {sorted(shapes)}")
     return np.stack([np.asarray(Km, dtype=np.float64) for Km in X], axis=2)
+
+
+def _columns_of(view: str, columns: Any, n_features: int, names: Sequence[str]) -> tuple[int, ...]:
+    """The column indices of the view ``view``: ``columns`` as indices, column names of the
+    fitted DataFrame (``names``), or a boolean mask of ``n_features`` entries; checked."""
+    if isinstance(columns, (str, bytes, int, np.integer)) or not hasattr(columns, "__iter__"):
+        raise ValidationError(f"views[{view!r}] must be a list of columns, got {columns!r}: "
+                              f"write [{columns!r}] for a view of one column")
+    entries = list(columns)
+    if not entries:
+        raise ValidationError(f"views[{view!r}] has no columns")
+    if all(isinstance(c, (bool, np.bool_)) for c in entries):
+        if len(entries) != n_features:
+            raise ValidationError(f"views[{view!r}] is a boolean mask of {len(entries)} entries; "
+                                  f"X has {n_features} columns")
+        indices = [j for j, keep in enumerate(entries) if keep]
+        if not indices:
+            raise ValidationError(f"views[{view!r}] selects no column")
+        return tuple(indices)
+    out = []
+    for column in entries:
+        if isinstance(column, str):
+            if column not in names:
+                where = "X has no column names (fit a DataFrame to use them)" if not names \
+                    else f"X's columns are {reprlib.repr(list(names))}"
+                raise ValidationError(f"views[{view!r}]: no column named {column!r}; {where}")
+            out.append(names.index(column))
+        elif isinstance(column, (int, np.integer)) and not isinstance(column, (bool, np.bool_)):
+            if not -n_features <= column < n_features:
+                raise ValidationError(f"views[{view!r}]: column {column} is out of range for X of "
+                                      f"{n_features} columns")
+            out.append(int(column) % n_features)
+        else:
+            raise ValidationError(f"views[{view!r}]: a column is an index or a column name, got {column!r}")
+    return tuple(out)
+
+
+def _view_totals(values: np.ndarray | None, groups: np.ndarray, n_views: int) -> np.ndarray | None:
+    """Per-kernel ``values`` (..., M) summed over each view's kernels: (..., n_views)."""
+    if values is None:
+        return None
+    return np.stack([np.asarray(values)[..., groups == v].sum(axis=-1) for v in range(n_views)], axis=-1)
 
 
 def _solve_one(K: np.ndarray, target: np.ndarray, label: str = "", **kwargs: Any) -> Result:
@@ -174,9 +218,15 @@ class MKLEstimator(BaseEstimator):
     Parameters
     ----------
     kernels : "grid" (the estimators' grid sized to the data,
-        :func:`~kernelfuse.frontends.kernel_grid.sized_grid` within
-        :data:`~kernelfuse.frontends.kernel_grid.GRID_BYTES` and ``memory_budget``), a sequence
-        of :class:`~kernelfuse.kernels.functions.KernelSpec`, or "precomputed"
+        :func:`~kernelfuse.frontends.kernel_grid.sized_grid` within ``memory_budget``; with
+        ``views``, :func:`~kernelfuse.frontends.kernel_grid.view_grid` on each view), a sequence
+        of :class:`~kernelfuse.kernels.functions.KernelSpec` (with ``views``: specs without
+        ``features``, each applied to every view), or "precomputed"
+    views : None, or the feature views of multi-view data: a mapping from a view's name to its
+        columns (indices, or the column names of a DataFrame ``X``), or a sequence of column
+        lists or boolean masks (views named "view 0", "view 1", ...).  Each view gets the
+        kernels of ``kernels`` on its columns, in its own group (the groups of ``vskl``); the
+        fit reports ``view_names_``, ``view_weights_`` and ``view_norm_shares_``
     solver : a registered solver name (see ``kernelfuse plugins --kind solver``) or a
         built :class:`~kernelfuse.assembly.solver.Solver`
     family : problem family of OBJECTIVES.md (None: the solver's, :meth:`family_name`)
@@ -188,8 +238,10 @@ class MKLEstimator(BaseEstimator):
     loss : registered loss name for family ``l1_mkl`` (None: the estimator's default)
     groups : group of each kernel for ``vskl`` (None: the specs' groups)
     normalization : "unit-trace", "spherical" or "none"
-    standardize : scale every feature to zero mean and unit variance on the
-        training set first (the kernel grid's widths assume it)
+    standardize : "auto" (the default), True or False: scale every feature to zero mean and
+        unit variance on the training set first; "auto" does whenever kernels are computed from
+        the features (the grid's widths are in standard deviations), so the defaults do not
+        depend on the features' units
     tol : relative duality gap at which the solver stops (1e-3, as scikit-learn's
         SVC; the solvers' own default is 1e-6); None keeps the solver's default
     max_iter : passed to the solver when set
@@ -243,7 +295,13 @@ class MKLEstimator(BaseEstimator):
     ``f = sum_m d_m K_m alpha``: on the simplex for the l1 families and vskl, Kloft et al.'s
     ``||d||_(p/(2-p)) = 1`` for pnorm_mkl, None for mikl; the mean over the problems),
     norm_shares_ (``||f_m|| / sum_k ||f_k||``, the mean over the problems), n_iter_
-    (the most iterations any problem recorded, the starting point included).
+    (the most iterations any problem recorded, the starting point included); with ``views``:
+    view_names_, view_weights_ (n_views,): the kernel weights summed over each view's kernels,
+    the mean over the problems (None for mikl), problem_view_weights_ (n_problems, n_views):
+    the same per problem (per one-vs-rest class), and view_norm_shares_ (n_views,): each view's
+    share of the model's norm.  Where the family fixes each group's total weight (``vskl``,
+    whose weights lie on one simplex per group: every view's total is 1 / n_views), the view
+    weights carry no information and ``view_norm_shares_`` says which view the model uses.
     """
 
     #: The loss used when ``loss`` is None (None: the family's default).
@@ -261,6 +319,7 @@ class MKLEstimator(BaseEstimator):
     def __init__(
         self,
         kernels: str | Sequence[KernelSpec] = "grid",
+        views: Any = None,
         solver: Any = "spicymkl",
         family: str | None = None,
         C: float | None = None,
@@ -273,7 +332,7 @@ class MKLEstimator(BaseEstimator):
         loss: str | None = None,
         groups: Sequence[int] | None = None,
         normalization: str = "unit-trace",
-        standardize: bool = False,
+        standardize: bool | str = "auto",
         tol: float | None = 1e-3,
         max_iter: int | None = None,
         time_limit: float | None = None,
@@ -288,6 +347,7 @@ class MKLEstimator(BaseEstimator):
         n_jobs: int | None = None,
     ) -> None:
         self.kernels = kernels
+        self.views = views
         self.solver = solver
         self.family = family
         self.C = C
@@ -332,8 +392,13 @@ class MKLEstimator(BaseEstimator):
                 and all(isinstance(key, str) for key in self.solver_params)):
             raise ValidationError("solver_params must be a dict of solver parameters by name "
                                   f"(e.g. {{'svm_solver': 'libsvm'}}) or None, got {self.solver_params!r}")
-        if self.standardize and self._precomputed():
+        if not any(self.standardize is value or self.standardize == value for value in STANDARDIZE):
+            raise ValidationError(f"standardize must be 'auto', True or False, got {self.standardize!r}")
+        if self.standardize is True and self._precomputed():
             raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
+        if self.views is not None and self._precomputed():
+            raise ValidationError("views name columns of features; kernels='precomputed' has none: "
+                                  "leave views=None, or pass the features and a kernel grid")
         if not self._precomputed():
             return validate_data(self, X, y, dtype=np.float64, multi_output=self._multi_output())
         X = np.asarray(stacked(X), dtype=np.float64)
@@ -346,33 +411,78 @@ class MKLEstimator(BaseEstimator):
     def _multi_output(self) -> bool:
         return False
 
-    def _train_stack(self, X: np.ndarray) -> np.ndarray | SpecKernelRows | FactorKernels:
-        if self._precomputed():
-            if X.shape[0] != X.shape[1]:
-                raise ValidationError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
-            return self._normalized_precomputed(kernels_first(X))
-        if self.standardize:
-            self.feature_mean_ = X.mean(axis=0)
-            scale = X.std(axis=0)
-            self.feature_scale_ = np.where(scale > 0, scale, 1.0)
-            X = (X - self.feature_mean_) / self.feature_scale_
+    def _standardizes(self) -> bool:
+        """Whether the features are standardised: ``standardize``, "auto" resolved (True
+        unless the kernels are precomputed)."""
+        if isinstance(self.standardize, str):
+            return not self._precomputed()
+        return bool(self.standardize)
+
+    def _view_columns(self, n_features: int) -> list[tuple[str, tuple[int, ...]]]:
+        """``views`` as (name, column indices) pairs, checked against the fitted features
+        (``feature_names_in_`` for column names)."""
+        names = list(getattr(self, "feature_names_in_", ()))
+        return [(name, _columns_of(name, columns, n_features, names)) for name, columns in self._named_views()]
+
+    def _named_views(self) -> list[tuple[str, Any]]:
+        """``views`` as (name, columns as given) pairs: a mapping's keys, else "view 0", ..."""
+        views = self.views
+        if isinstance(views, Mapping):
+            named = [(str(name), columns) for name, columns in views.items()]
+        elif isinstance(views, Sequence) and not isinstance(views, (str, bytes)):
+            named = [(f"view {v}", columns) for v, columns in enumerate(views)]
+        else:
+            raise ValidationError("views must be a mapping from a view's name to its columns, or a list "
+                                  f"of column lists, one per view; got {reprlib.repr(views)}")
+        if not named:
+            raise ValidationError("views is empty: give at least one view, or views=None")
+        return named
+
+    def _kernel_specs(self, X: np.ndarray) -> list[KernelSpec]:
+        """The kernels of the fit on the (standardised) training features ``X``, with their
+        data-dependent parameters (median widths) measured on them."""
         if isinstance(self.kernels, str):
             if self.kernels != "grid":
                 raise ValidationError(
                     f"kernels must be 'grid', 'precomputed' or a list of KernelSpec, got {self.kernels!r}"
                 )
-            specs = sized_grid(X.shape[1], X.shape[0], min(GRID_BYTES, self._budget_bytes()),
-                               self._kernel_dtype().itemsize)
-            if logger.isEnabledFor(logging.INFO):  # the whole grid's size, for the log only
-                logger.info("kernel grid: %d of the full grid's %d kernels, a stack within %s",
-                            len(specs), len(default_grid(X.shape[1])),
-                            readable_bytes(min(GRID_BYTES, self._budget_bytes())))
+            templates = None
         else:
             kernels = self.kernels
-            specs = list(kernels) if isinstance(kernels, Sequence) else []
-            if not specs or not all(isinstance(s, KernelSpec) for s in specs):
+            templates = list(kernels) if isinstance(kernels, Sequence) else []
+            if not templates or not all(isinstance(s, KernelSpec) for s in templates):
                 raise ValidationError("kernels must be 'grid', 'precomputed' or a non-empty list of "
                                       f"KernelSpec, got {reprlib.repr(self.kernels)}")
+        if self.views is not None:
+            if templates is None:
+                templates = view_grid()
+            elif any(spec.features is not None for spec in templates):
+                raise ValidationError("with views, every KernelSpec of kernels is applied to each view's "
+                                      "columns: give specs without features (features=None)")
+            specs = [KernelSpec(spec.function, columns, v, f"{spec.label or spec.function.name} on {name}")
+                     for v, (name, columns) in enumerate(self._view_columns(X.shape[1]))
+                     for spec in templates]
+        elif templates is None:
+            budget = self._budget_bytes()
+            specs = sized_grid(X.shape[1], X.shape[0], budget, self._kernel_dtype().itemsize)
+            if logger.isEnabledFor(logging.INFO):  # the whole grid's size, for the log only
+                logger.info("kernel grid: %d of the full grid's %d kernels, a stack within %s",
+                            len(specs), len(default_grid(X.shape[1])), readable_bytes(budget))
+        else:
+            specs = templates
+        return [spec.fitted(X) for spec in specs]
+
+    def _train_stack(self, X: np.ndarray) -> np.ndarray | SpecKernelRows | FactorKernels:
+        if self._precomputed():
+            if X.shape[0] != X.shape[1]:
+                raise ValidationError(f"kernels='precomputed' needs X of shape (n, n, M), got {X.shape}")
+            return self._normalized_precomputed(kernels_first(X))
+        if self._standardizes():
+            self.feature_mean_ = X.mean(axis=0)
+            scale = X.std(axis=0)
+            self.feature_scale_ = np.where(scale > 0, scale, 1.0)
+            X = (X - self.feature_mean_) / self.feature_scale_
+        specs = self._kernel_specs(X)
         self.kernels_ = specs
         self.X_fit_ = aligned(X)  # the (standardised) training features the test kernels pair with
         self.normalizer_ = KernelNormalizer(self.normalization).fit(specs, X)
@@ -495,7 +605,7 @@ class MKLEstimator(BaseEstimator):
                 )
             return X
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        if self.standardize:
+        if self._standardizes():
             X = (X - self.feature_mean_) / self.feature_scale_
         return X
 
@@ -524,6 +634,7 @@ class MKLEstimator(BaseEstimator):
         if mean_diagonal > 0:
             for name, value in scaled_default(family, targets[0].shape[0], mean_diagonal).items():
                 params.setdefault(name, value)
+        params = self._in_solved_units(params)
         params.update(self._run_settings())
         takes = get_registry().get("solver", self.solver).factory.parameters() \
             if isinstance(self.solver, str) else ()
@@ -549,6 +660,11 @@ class MKLEstimator(BaseEstimator):
                   for k in range(len(targets))]
         self._adopt_results(map_jobs(_solve_one, [(K, target, label) for target, label in zip(targets, labels)],
                                      self.n_jobs, common))
+
+    def _in_solved_units(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The family parameters in the units of the problem solved (the regressor's
+        standardised targets); as given here."""
+        return params
 
     def family_name(self) -> str:
         """The family solved: ``family``, else the first family of :data:`FAMILIES` (in its
@@ -623,6 +739,19 @@ class MKLEstimator(BaseEstimator):
         self.kernel_weights_ = _mean_over(results, "kernel_weights")
         self.norm_shares_ = _mean_over(results, "norm_shares")
         self.n_iter_ = max(len(r.history) for r in results)
+        if self.views is not None:
+            self._adopt_views(results)
+
+    def _adopt_views(self, results: Sequence[Result]) -> None:
+        """The view attributes (class docstring) from the results and the specs' groups (the
+        view of each kernel)."""
+        self.view_names_ = [name for name, _ in self._named_views()]
+        groups, n_views = np.array([spec.group for spec in self.kernels_]), len(self.view_names_)
+        per_problem = [r.kernel_weights for r in results if r.kernel_weights is not None]
+        weights = np.stack(per_problem) if len(per_problem) == len(results) else None
+        self.problem_view_weights_ = _view_totals(weights, groups, n_views)
+        self.view_weights_ = None if weights is None else _view_totals(self.kernel_weights_, groups, n_views)
+        self.view_norm_shares_ = _view_totals(self.norm_shares_, groups, n_views)
 
     def _scores(self, X: Any) -> np.ndarray:
         """Decision values, one column per problem (a multi-output problem gives its own columns).
@@ -781,7 +910,12 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
     """Multiple kernel learning regression: ``l1_mkl`` with the squared (default) or
     ``eps-insensitive`` loss, ``sum_i loss(y_i, f_i) + C sum_m ||f_m||``.
 
-    Parameters and attributes: see :class:`MKLEstimator`.
+    The problem is solved on the standardised targets ``(y - target_shift_) / target_scale_``
+    (their training mean and standard deviation), so that ``C`` and the default do not depend on
+    the targets' units; ``eps`` is in the targets' units (divided by ``target_scale_`` for the
+    solve).  ``results_`` are the solves of the standardised targets; ``coef_``,
+    ``intercept_`` and ``predict`` are in the targets' units.  Parameters and attributes: see
+    :class:`MKLEstimator`.
     """
 
     default_loss = "squared"
@@ -790,12 +924,26 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
 
     def fit(self, X: Any, y: Any) -> MKLRegressor:
         X, y = self._validated(X, y)
+        y = np.asarray(y, dtype=np.float64)
+        self.target_shift_ = float(y.mean())
+        spread = float(y.std())
+        self.target_scale_ = spread if spread > 0 and np.isfinite(spread) else 1.0
         with self._training_kernels(X) as K:
-            self._solve_each(K, [np.asarray(y, dtype=np.float64)])
+            self._solve_each(K, [(y - self.target_shift_) / self.target_scale_])
         return self
 
+    def _in_solved_units(self, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("eps") is not None:
+            params["eps"] = params["eps"] / self.target_scale_
+        return params
+
+    def _adopt_results(self, results: Sequence[Result]) -> None:
+        super()._adopt_results(results)
+        self.coef_ = self.coef_ * self.target_scale_
+        self.intercept_ = self.intercept_ * self.target_scale_ + self.target_shift_
+
     def predict(self, X: Any) -> np.ndarray:
-        return self._scores(X)[:, 0]
+        return self._scores(X)[:, 0] * self.target_scale_ + self.target_shift_
 
 
 class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):

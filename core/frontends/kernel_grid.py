@@ -8,8 +8,9 @@ feature j) or by kernel type (0 = Gaussian, 1 = polynomial).
 
 The estimators' default is :func:`default_grid`: SimpleMKL's widths {0.5, 1, 2, 5, 7, 10, 12, 15,
 17, 20} (Rakotomamonjy et al. 2008, section 5.1) and the three degrees on every feature set, with
-one Gaussian of width 0.1 on all features, thinned by :func:`sized_grid` to fit
-:data:`GRID_BYTES` and the memory budget.  Chosen by the accuracy protocol
+one Gaussian of width 0.1 on all features, thinned by :func:`sized_grid` to fit the memory
+budget.  With feature views, each view gets :func:`view_grid`: Gaussians whose widths are
+multiples of the view's median distance, and the linear kernel.  Chosen by the accuracy protocol
 (``benchmarks/accuracy.py``; docs/estimators.md, "The default kernel grid"): widths 0.1 and 0.25
 on single features overfit (sonar at C = 0.1: 0.795 against 0.867), and the narrow kernel on all features, a
 near-identity that acts as a ridge term, is what the noisy sets need (liver 0.686 against 0.707).
@@ -33,9 +34,9 @@ SIMPLEMKL_WIDTHS: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 7.0, 10.0, 12.0, 15.0
 RIDGE_WIDTH = 0.1
 POLYNOMIAL_DEGREES: tuple[int, ...] = (1, 2, 3)
 GROUPINGS = ("feature", "type")
-#: The most bytes the estimators' default grid may take as a training stack (or the memory
-#: budget, when smaller): 512 MiB (docs/estimators.md, "The default kernel grid").
-GRID_BYTES = 512 * 2**20
+#: The Gaussian widths of :func:`view_grid`, as multiples of the view's median distance between
+#: training rows (the median heuristic's width, and a factor of 2 and 4 either side).
+VIEW_MEDIAN_WIDTHS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 def default_grid(n_features: int, widths: Sequence[float] = SIMPLEMKL_WIDTHS,
@@ -45,6 +46,18 @@ def default_grid(n_features: int, widths: Sequence[float] = SIMPLEMKL_WIDTHS,
     specs."""
     ridge = kernel_grid(n_features, widths=(RIDGE_WIDTH,), degrees=(), feature_names=feature_names)[0]
     return [ridge, *kernel_grid(n_features, widths=widths, feature_names=feature_names)]
+
+
+def view_grid(median_widths: Sequence[float] = VIEW_MEDIAN_WIDTHS) -> list[KernelSpec]:
+    """The kernels each feature view gets by default: Gaussians of width ``w`` times the view's
+    median distance between training rows, for ``w`` in ``median_widths``, and the linear
+    kernel; specs without features, which the estimators apply to each view's columns and fit
+    on its training rows (:meth:`KernelSpec.fitted`)."""
+    registry = get_registry()
+    widths = _checked_list("median_widths", median_widths, positive)
+    return [*(KernelSpec(registry.create("kernel", "gaussian", width=w, relative_to="median"),
+                         label=f"gaussian(width={w:g} x median)") for w in widths),
+            KernelSpec(registry.create("kernel", "linear"), label="linear")]
 
 
 def sized_grid(n_features: int, n_samples: int, max_bytes: int, itemsize: int = 8,

@@ -17,6 +17,7 @@ import json
 import math
 import sys
 import warnings
+from collections.abc import Mapping
 from os import PathLike
 from typing import Any
 
@@ -77,12 +78,16 @@ def save_model(estimator: Any, path: str | PathLike[str],
         specs = [_spec_record(s, m, arrays) for m, s in enumerate(estimator.kernels_)]
         arrays["X_fit"] = estimator.X_fit_
         arrays["train_diagonal"] = estimator.normalizer_.train_diagonal_
-        if estimator.standardize:
+        if estimator._standardizes():
             arrays["feature_mean"] = estimator.feature_mean_
             arrays["feature_scale"] = estimator.feature_scale_
         params["kernels"] = "specs"
     elif getattr(estimator, "normalizer_", None) is not None:  # a precomputed stack's normalisation
         arrays["train_diagonal"] = estimator.normalizer_.train_diagonal_
+    if hasattr(estimator, "target_scale_"):
+        arrays["target_units"] = np.array([estimator.target_shift_, estimator.target_scale_])
+    if params.get("views") is not None:
+        params["views"] = _json_views(params["views"])
     for k, result in enumerate(estimator.results_):
         arrays.update({f"result{k}_{key}": value for key, value in result.to_arrays().items()})
     header = {
@@ -100,6 +105,17 @@ def save_model(estimator: Any, path: str | PathLike[str],
     except TypeError as exc:
         raise ValidationError(f"the estimator's parameters are not JSON-serialisable: {exc}") from None
     write_npz(path, arrays)
+
+
+def _json_views(views: Any) -> Any:
+    """``views`` with its column lists as JSON lists (indices, names or booleans as Python's)."""
+    def listed(columns: Any) -> Any:
+        if isinstance(columns, str):
+            return columns
+        return [c.item() if isinstance(c, np.generic) else c for c in columns]
+    if isinstance(views, Mapping):
+        return {str(name): listed(columns) for name, columns in views.items()}
+    return [listed(columns) for columns in views]
 
 
 def _is_array_reference(value: Any) -> bool:
@@ -240,7 +256,7 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
         estimator.X_fit_ = aligned(X_fit)  # bit-identical kernels, hence predictions
         _check_kernels_on_training_rows(path, estimator.kernels_, estimator.X_fit_, diagonal,
                                         estimator.normalization)
-        if estimator.standardize:
+        if estimator._standardizes():
             mean, scale = arrays.get("feature_mean"), arrays.get("feature_scale")
             if mean is None or scale is None or mean.shape != (estimator.n_features_in_,) \
                     or scale.shape != mean.shape:
@@ -262,6 +278,12 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
                                   f"{estimator.normalization!r}")
         estimator.normalizer_ = KernelNormalizer(estimator.normalization)
         estimator.normalizer_.train_diagonal_ = diagonal
+    if kind is estimators.MKLRegressor:  # the targets' units (none in files before they were kept)
+        units = arrays.get("target_units", np.array([0.0, 1.0]))
+        _check_floats(path, "target units (target_units)", units, (2,))
+        if not units[1] > 0:
+            raise ValidationError(f"{path}: the target scale must be > 0, got {float(units[1])!r}")
+        estimator.target_shift_, estimator.target_scale_ = float(units[0]), float(units[1])
     estimator._adopt_results(results)
     estimator.metadata_ = header.get("metadata", {})
     return estimator

@@ -208,6 +208,7 @@ class Nystrom(FeatureMap):
             raise ValidationError(f"regularization must be > 0 (or None), got {regularization!r}")
         if not 0 <= tol < 1:
             raise ValidationError(f"tol must be in [0, 1), got {tol!r}")
+        base = base.fitted(X)  # a width relative to the data, measured on the rows given
         name, params = describe_kernel(base)
         if not base.psd:
             raise ValidationError(f"the Nystrom method needs a PSD base kernel; {name!r} is not PSD")

@@ -67,7 +67,7 @@ def test_kernel_parameters_are_checked_in_their_domain():
         registry.create("kernel", "gaussian", width=-2.0)
     with pytest.raises(ValidationError, match=r"degree must be > 0 and finite, got -2"):
         registry.create("kernel", "polynomial", degree=-2)
-    with pytest.raises(ValidationError, match=r"width must be a number \(> 0 and finite\), got '1'"):
+    with pytest.raises(ValidationError, match=r"width must be a number > 0 or 'median', got '1'"):
         registry.create("kernel", "laplacian", width="1")
     with pytest.raises(ValidationError, match=r"widths\[0\] must be > 0 and finite, got -1.0"):
         kernel_grid(2, widths=[-1.0, 0.0])
@@ -94,7 +94,7 @@ def test_kernel_parameters_are_checked_in_their_domain():
     ({"tol": np.inf}, r"tol must be > 0 and finite, or None .*got inf"),
     ({"max_iter": 2.0}, r"max_iter must be a non-negative integer, or None .*got 2.0"),
     ({"time_limit": 0}, r"time_limit must be > 0 seconds \(inf: no limit\), or None .*got 0"),
-    ({"standardize": "yes"}, r"standardize must be True or False, got 'yes'"),
+    ({"standardize": "yes"}, r"standardize must be 'auto', True or False, got 'yes'"),
 ])
 def test_estimators_check_their_settings_at_fit(params, message):
     model = MKLClassifier(kernels="precomputed", **params)  # scikit-learn: nothing checked here

@@ -12,14 +12,18 @@ from sklearn.model_selection import train_test_split
 from kernelfuse.errors import ValidationError
 from kernelfuse.frontends.estimators import MKLClassifier, scaled_default
 from kernelfuse.frontends.kernel_grid import (
-    GRID_BYTES,
     POLYNOMIAL_DEGREES,
     RIDGE_WIDTH,
     SIMPLEMKL_WIDTHS,
+    VIEW_MEDIAN_WIDTHS,
     default_grid,
     kernel_grid,
     sized_grid,
 )
+from kernelfuse.runtime.memory import default_memory_budget
+
+#: The bytes of the sizing tests: 512 MiB, the grid's cap before it followed the memory budget.
+GRID_BYTES = 512 * 2**20
 
 
 def test_scaled_default_follows_the_scaling_law():
@@ -90,9 +94,17 @@ def test_default_grid_follows_the_memory_budget():
     assert len(clf.kernels_) == 41 == len(sized_grid(4, 100, budget))
     assert {s.features for s in clf.kernels_} == {None, (0,), (1,), (2,), (3,)}
     assert len(MKLClassifier(standardize=True).fit(X, y).kernels_) == 1 + 13 * 5  # the whole grid fits
-    for bad in (0, -1, 1.5, "1GB"):
-        with pytest.raises(ValidationError, match="memory_budget"):
-            MKLClassifier(memory_budget=bad).fit(X, y)
+
+
+def test_default_grid_takes_the_whole_memory_budget():
+    """No cap below the budget: at N = 2,250 and 8 features a budget of 2 GiB keeps more of the
+    grid than 512 MiB did (the grid is listed, not built)."""
+    X = np.zeros((2250, 8))
+    big = MKLClassifier(memory_budget=2 * 2**30)._kernel_specs(X)
+    assert [s.label for s in big] == [s.label for s in sized_grid(8, 2250, 2 * 2**30)]
+    assert len(big) * 2250**2 * 8 <= 2 * 2**30 and len(big) > len(sized_grid(8, 2250, GRID_BYTES))
+    default = MKLClassifier()._kernel_specs(X)
+    assert len(default) == len(sized_grid(8, 2250, default_memory_budget()))
 
 
 def test_default_grid_refuses_a_bad_kernel_dtype_by_name():

@@ -118,13 +118,20 @@ def test_regression_matches_the_solver_and_cvxpy():
         model = MKLRegressor(kernels=specs, standardize=True, loss=loss, C=0.3, tol=1e-8,
                              **params).fit(X_train, y_train)
         assert model.score(X_test, y_test) > 0.3  # R^2 (diabetes is noisy)
-        # The fitted model is the l1_mkl optimum: cvxpy on the same kernels agrees.
+        # The fitted model is the l1_mkl optimum of the standardised targets (eps in the
+        # targets' units): cvxpy on the same kernels agrees.
         Xs = (X_train - model.feature_mean_) / model.feature_scale_
         K = model.normalizer_.transform(compute_kernels(specs, Xs))
-        reference = kernelfuse.solve(K, y_train, solver="cvxpy", family="l1_mkl", loss=loss,
-                                     C=0.3, check_psd=False, **params)
+        shift, scale = y_train.mean(), y_train.std()
+        assert (model.target_shift_, model.target_scale_) == pytest.approx((shift, scale))
+        reference = kernelfuse.solve(K, (y_train - shift) / scale, solver="cvxpy", family="l1_mkl",
+                                     loss=loss, C=0.3, check_psd=False,
+                                     **{name: value / scale for name, value in params.items()})
         assert_within_certified(model.result_, reference, 1e-6)
-        np.testing.assert_allclose(model.predict(X_train), reference.decision_function(K), atol=1e-3)
+        np.testing.assert_allclose(model.predict(X_train), reference.decision_function(K) * scale + shift,
+                                   atol=1e-3 * scale)
+        np.testing.assert_allclose(np.einsum("mij,mj->i", K, model.coef_) + model.intercept_[0],
+                                   model.predict(X_train), atol=1e-9 * scale)
     with pytest.raises(ValueError, match="1d array"):
         MKLRegressor(kernels=specs).fit(X_train, np.column_stack([y_train, y_train]))
 

@@ -192,7 +192,7 @@ def test_mkl_classifier_with_low_rank_specs_and_its_saved_model(cancer, tmp_path
     np.testing.assert_array_equal(loaded.decision_function(X_test), model.decision_function(X_test))
     again, drawn = (spec.function for spec in loaded.kernels_)
     assert isinstance(again, Nystrom) and isinstance(drawn, RandomFourierFeatures)
-    assert (again.base, again.base_params) == ("gaussian", (("width", WIDTH),))
+    assert (again.base, dict(again.base_params)) == ("gaussian", {"width": WIDTH, "relative_to": None})
     np.testing.assert_array_equal(again.landmarks, nystrom.landmarks)
     np.testing.assert_array_equal(again.projection, nystrom.projection)
     assert (drawn.width, drawn.n_features, drawn.seed) == (WIDTH, 300, 0)
@@ -295,7 +295,7 @@ def test_low_rank_models_predict_from_features_as_from_test_kernels(normalizatio
     for params in ({}, {"solver": "obscure", "family": "pnorm_mkl", "lam": 0.01, "max_iter": 20,
                         "random_state": 0, "tol": None}):
         model = MKLClassifier(kernels=specs, normalization=normalization, **params).fit(X_train, y_train)
-        K = model._test_kernels(X_test)
+        K = model._test_kernels(model._test_input(X_test))
         by_kernels = np.column_stack([r.decision_function(K) for r in model.results_])
         with monkeypatch.context() as patch:
             patch.setattr(model, "_test_kernels", lambda rows: pytest.fail("a test kernel was formed"))
