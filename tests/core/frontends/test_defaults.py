@@ -15,7 +15,6 @@ from kernelfuse.frontends.kernel_grid import (
     POLYNOMIAL_DEGREES,
     RIDGE_WIDTH,
     SIMPLEMKL_WIDTHS,
-    VIEW_MEDIAN_WIDTHS,
     default_grid,
     kernel_grid,
     sized_grid,

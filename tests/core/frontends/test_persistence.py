@@ -265,8 +265,8 @@ def binary():
     ("gaussian", "width", float("nan"), r"kernel 0 \(gaussian\) parameter width must be a finite number, got nan"),
     ("gaussian", "width", "abc", "parameter width must be a finite number, got 'abc'"),
     ("gaussian", "width", True, "parameter width must be a finite number, got True"),
-    ("gaussian", "width", 0.0, r"kernel 0 \(gaussian\) refuses its parameters \{'width': 0.0, 'relative_to': None\}: width must be > 0"),
-    ("gaussian", "width", -2.0, r"kernel 0 \(gaussian\) refuses its parameters \{'width': -2.0, 'relative_to': None\}: width must be > 0"),
+    ("gaussian", "width", 0.0, r"kernel 0 \(gaussian\) refuses its parameters \{'width': 0.0, .*width must be > 0"),
+    ("gaussian", "width", -2.0, r"kernel 0 \(gaussian\) refuses its parameters \{'width': -2.0, .*width must be > 0"),
     # a valid degree, another kernel than the one trained: its diagonal no longer matches
     ("polynomial", "degree", 2.5, r"train_diagonal does not match the kernels on the training features: kernel 2"),
     ("polynomial", "degree", -1.0, r"kernel 2 \(polynomial\) refuses its parameters .*degree must be > 0"),
