@@ -61,15 +61,17 @@ def test_mirror_vskl_reaches_the_cvxpy_optimum(seed, q, grouping, mirror_map):
 
 def test_a_solver_better_than_the_references_model_is_inside_its_interval():
     """Issue 23's failure on AMD EPYC: Clarabel ended AlmostSolved 1.2e-7 above the optimum that
-    mirror-vskl certified (gap 1.5e-14), and a test trusting Clarabel's number failed.  Clarabel
-    at tol 1e-7 does the same on any machine: its model is above mirror-vskl's, its certified
-    interval contains both."""
+    mirror-vskl certified (gap 1.5e-14), and a test trusting Clarabel's number failed.  Where
+    Clarabel stops differs between CPUs (7e-9 above on another EPYC, issue 42); what holds on
+    any machine is the certificate: mirror-vskl's objective is within its own gap of the
+    optimum, so at most the reference's objective (an upper bound of the optimum) up to that
+    gap, and inside the reference's certified interval."""
     K, y = breast_cancer_kernels(n=40, m=6, seed=1)
     params = dict(family="vskl", groups=GROUPINGS["uneven"], C=10.0, q=3.0)
     reference = kernelfuse.solve(K, y, solver="cvxpy", tol=1e-7, **params)
     result = kernelfuse.solve(K, y, solver="mirror-vskl", **params)
-    assert (reference.objective - result.objective) / reference.objective > 1e-7
     assert reference.status == result.status == "converged" and result.gap <= 1e-12
+    assert result.objective <= reference.objective * (1 + result.gap) + 1e-12 * abs(reference.objective)
     assert_within_certified(result, reference, REL_TOL)
 
 
@@ -278,12 +280,11 @@ def _random_subset_gaussians(N, M, seed, d=20):
 
 def test_simplemkl_cleans_tiny_weights_as_its_toolbox_does():
     # Without the toolbox's numerical cleaning a weight left near 1e-11 capped every step near
-    # 1e-14 and the search stalled at a certified gap of 0.11 (this problem, found by search).
+    # 1e-14 and the search stalled at a certified gap of 0.11 on an Intel Xeon (this problem,
+    # found by search); whether the uncleaned search stalls depends on the CPU's rounding
+    # (issue 42: an AMD EPYC did not), so only the cleaned run's certificate is asserted.
     K, y = _random_subset_gaussians(80, 30, seed=5)
     kw = dict(solver="simplemkl", family="l1_mkl_sq", C=1000.0, stop="gap", tol=1e-3, check_psd=False)
-    with pytest.warns(ConvergenceWarning):
-        raw = kernelfuse.solve(K, y, **kw, **{"optimizer.numerical_precision": 0.0})
-    assert raw.status == "stalled" and raw.gap > 0.05
     clean = kernelfuse.solve(K, y, **kw)
     assert clean.status == "converged" and clean.gap <= 1e-3
     weights = np.asarray(clean.kernel_weights)
