@@ -17,6 +17,10 @@ from kernelfuse.errors import ValidationError
 #:
 #: * ``converged``: the certified relative gap of the returned model is at
 #:   most its tolerance (whatever its stopping rule);
+#: * ``completed``: a method that does not optimise the family objective (a two-stage or
+#:   fixed-weight method: the average kernel, kernel weights by their own criterion, then one
+#:   SVM) ran all of its own steps; ``gap`` measures the distance of its model from the
+#:   family's optimum, as information (at most ``tol``, the run is ``converged``);
 #: * ``max_iter``, ``time_limit``: the limit the caller set ended the run;
 #: * ``interrupted``: the caller interrupted the run (``KeyboardInterrupt``: Ctrl-C,
 #:   SIGINT) during an iteration; the best model so far is returned;
@@ -27,10 +31,12 @@ from kernelfuse.errors import ValidationError
 #: * ``numerical_failure``: a computation failed or gave a non-finite value
 #:   (a singular system, an overflow); the best model before it is returned.
 #:
-#: Every status but ``converged`` comes with a
+#: Every status but those of :data:`FINISHED_STATUSES` comes with a
 #: :class:`~kernelfuse.errors.ConvergenceWarning` naming it.
-STATUSES = ("converged", "max_iter", "time_limit", "interrupted", "stalled", "diverged",
+STATUSES = ("converged", "completed", "max_iter", "time_limit", "interrupted", "stalled", "diverged",
             "numerical_failure")
+#: The statuses of a run that did all its method sets out to do: no warning.
+FINISHED_STATUSES = ("converged", "completed")
 #: The statuses of a run that ended short of its tolerance for a reason other
 #: than a limit the caller set (the CLI then exits with status 1).
 FAILED_STATUSES = ("stalled", "diverged", "numerical_failure")
@@ -122,7 +128,9 @@ class Result:
     model's own where it has them, else
     :func:`~kernelfuse.problem.objectives.combination_weights`) and ``norm_shares`` each
     kernel's ``||f_m|| / sum_k ||f_k||``; both None for ``mikl``, and ``norm_shares`` None
-    in a file written before it was reported (docs/architecture.md).
+    in a file written before it was reported (docs/architecture.md).  ``loss``: the registered
+    name of the problem's loss (None in a file written before it was kept), which a warm start
+    (``warm_start`` of spicymkl) checks against its problem's.
     """
 
     coef: np.ndarray
@@ -139,6 +147,7 @@ class Result:
     history: tuple[Iteration, ...] = ()
     message: str = ""
     norm_shares: np.ndarray | None = None
+    loss: str | None = None
 
     @property
     def converged(self) -> bool:
@@ -206,6 +215,8 @@ class Result:
             "family": self.family,
             "message": self.message,
         }
+        if self.loss is not None:
+            arrays["loss"] = self.loss
         for name in ("kernel_weights", "norm_shares"):
             if getattr(self, name) is not None:
                 arrays[name] = getattr(self, name)
@@ -260,4 +271,5 @@ class Result:
             status=status, solver=str(arrays["solver"]),
             family=str(arrays["family"]), history=rows, message=str(arrays.get("message", "")),
             norm_shares=arrays.get("norm_shares"),
+            loss=str(arrays["loss"]) if "loss" in arrays else None,
         )

@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 from kernelfuse import errors
-from kernelfuse.assembly.result import History, Iteration, Result, relative_gap
+from kernelfuse.assembly.result import FINISHED_STATUSES, History, Iteration, Result, relative_gap
 from kernelfuse.errors import IncompatiblePartsError, SolverError
 from kernelfuse.kernels.array_backend import is_device_array
 from kernelfuse.kernels.factors import FactorKernels
@@ -41,7 +41,10 @@ Requirements = Mapping[str, tuple[str | tuple[str, ...], ...]]
 
 @attrs.frozen
 class Model:
-    """What :meth:`Solver.run` returns: the model and how the run ended."""
+    """What :meth:`Solver.run` returns: the model and how the run ended (``status``, one of
+    :data:`~kernelfuse.assembly.result.STATUSES`).  A method that does not optimise the family
+    objective ends ``completed``; :meth:`Solver.solve` reports it ``converged`` where the
+    certified gap of its model is at most the solver's ``tol``."""
 
     coef: np.ndarray
     intercept: float = 0.0
@@ -109,6 +112,12 @@ class Solver(ABC):
 
         check_requirements({**self.parts(), "loss": problem.loss}, self.requires, self.name)
 
+    def rescaled(self, scale: float) -> Solver:
+        """This solver for the problem on ``K / scale`` (:mod:`kernelfuse.problem.scaling`): a
+        model of the problem it holds (a warm start) in those units, ``coef' = scale coef``;
+        itself where it holds none."""
+        return self
+
     @abstractmethod
     def run(self, problem: Problem, history: History) -> Model:
         """Minimise the family objective; record iterations in ``history``."""
@@ -124,8 +133,10 @@ class Solver(ABC):
         floating-point error) becomes a :class:`SolverError` naming the
         solver, and so does running out of memory (naming the allocation,
         :func:`kernelfuse.runtime.memory.out_of_memory`); a model whose objective is
-        not finite is returned with status ``diverged``.  Any status but ``converged`` warns
-        (:class:`ConvergenceWarning`).
+        not finite is returned with status ``diverged``.  A ``completed`` run (a two-stage or
+        fixed-weight method) whose certified gap, in the problem's units, is at most the solver's
+        ``tol`` is ``converged``: its weights are then an optimum of the family, up to ``tol``.
+        Any status but ``converged`` and ``completed`` warns (:class:`ConvergenceWarning`).
         """
         self.check_problem(problem)
         logger.info("solver %r on %s: N = %d, M = %d: started", self.name, problem.family.name,
@@ -133,14 +144,15 @@ class Solver(ABC):
         try:
             units = unit_scale(problem)  # a copy of the stack where it rescales
             inner = problem if units is None else units.problem
+            solver = self if units is None else self.rescaled(units.scale)
             history = History(callback, 1.0 if units is None else units.objective_factor)
             if self.blas_threads is None:
-                model = self.run(inner, history)
+                model = solver.run(inner, history)
             else:
                 from threadpoolctl import threadpool_limits
 
                 with threadpool_limits(limits=self.blas_threads, user_api="blas"):
-                    model = self.run(inner, history)
+                    model = solver.run(inner, history)
         except NUMERICAL_ERRORS as exc:
             raise SolverError(
                 f"solver {self.name!r} failed numerically with no model to return: "
@@ -155,17 +167,19 @@ class Solver(ABC):
         with np.errstate(all="ignore"):  # a diverged model overflows: reported below, not twice
             objective, weights, shares = objectives.score(problem, model.coef, model.intercept, model.kernel_weights)
         status, message = model.status, model.message
+        gap = relative_gap(objective, float(model.dual_objective))
         if units is not None and status == "converged":
             status, message = _rescaled_status(self, units, objective, model, message)
+        if status == "completed" and gap <= float(getattr(self, "tol", 0.0)):
+            status = "converged"
         if not (math.isfinite(objective) and np.isfinite(model.coef).all()):
             status, message = "diverged", (
                 f"the objective at the returned model is {objective} "
                 f"(the run ended with {model.status!r}{': ' + model.message if model.message else ''})"
             )
         logger.info("solver %r: %s after %d iterations, %.2fs: objective %.10g, gap %.3g",
-                    self.name, status, int(model.n_iter), elapsed, objective,
-                    relative_gap(objective, float(model.dual_objective)))
-        if status != "converged":
+                    self.name, status, int(model.n_iter), elapsed, objective, gap)
+        if status not in FINISHED_STATUSES:
             warnings.warn(
                 f"solver {self.name!r} stopped with status {status!r}"
                 + (f": {message}" if message else ""),
@@ -177,7 +191,7 @@ class Solver(ABC):
             kernel_weights=weights,
             objective=objective,
             dual_objective=float(model.dual_objective),
-            gap=relative_gap(objective, float(model.dual_objective)),
+            gap=gap,
             n_iter=int(model.n_iter),
             time=elapsed,
             status=status,
@@ -186,6 +200,7 @@ class Solver(ABC):
             history=tuple(history.rows),
             message=message,
             norm_shares=shares,
+            loss=problem.loss.name,
         )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelfuse.assembly.result import FAILED_STATUSES
+from kernelfuse.assembly.result import FAILED_STATUSES, FINISHED_STATUSES
 from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
 from kernelfuse.frontends.progress import ProgressPrinter
 from kernelfuse.problem.families import FAMILIES, get_family
@@ -168,7 +168,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from kernelfuse.frontends.demo import run_demo
 
     figures = run_demo(args.output, quick=args.quick, quiet=args.quiet, solver=args.solver)
-    return 0 if figures["status"] == "converged" else 1
+    return 0 if figures["status"] in FINISHED_STATUSES else 1
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:

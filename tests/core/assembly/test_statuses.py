@@ -4,9 +4,10 @@ For every registered solver, on a small problem of a family it solves:
 ``max_iter`` and ``time_limit`` end the run with that status and a
 :class:`~kernelfuse.ConvergenceWarning` (or, where no model exists yet, a
 :class:`~kernelfuse.SolverError` saying so), never a "converged" answer; a
-model with a non-finite objective is ``diverged``; the estimators pass
-``time_limit`` on and refuse a kernel stack over ``memory_budget`` before
-allocating it.
+model with a non-finite objective is ``diverged``; a two-stage or fixed-weight
+method ends ``completed`` without a warning, its certified gap as information, and
+``converged`` within ``tol``; the estimators pass ``time_limit`` on and refuse a
+kernel stack over ``memory_budget`` before allocating it.
 """
 
 from __future__ import annotations
@@ -20,16 +21,22 @@ import pytest
 
 import kernelfuse
 from kernelfuse import ConvergenceWarning, SolverError, ValidationError
-from kernelfuse.assembly.result import STATUSES, History
+from kernelfuse.assembly.result import STATUSES, History, relative_gap
 from kernelfuse.assembly.solver import Model, Solver
 from kernelfuse.frontends.estimators import MKLClassifier
+from kernelfuse.frontends.kernel_grid import kernel_grid
 from kernelfuse.parts.registry import get_registry
 from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import small_problem
 
-#: Solvers that solve one SVM and have no iterations to limit.
-ONE_SHOT = {"average", "alignment", "fheuristic", "cka", "pwmk", "easymkl"}
-ITERATIVE = sorted(set(get_registry().names("solver")) - ONE_SHOT)
+SOLVERS = set(get_registry().names("solver"))
+#: Solvers that do not optimise the family objective: one SVM at kernel weights chosen by their
+#: own criterion (uniform for ``average``; ``alignment`` is the contrib plugin's, where installed).
+FIXED_WEIGHTS = sorted({"average", "alignment", "fheuristic", "cka", "pwmk", "easymkl", "gram", "memo",
+                        "rmkl"} & SOLVERS)
+#: Those whose criterion takes steps: ``max_iter`` is their number, ``time_limit`` ends them.
+STEPPING = {"gram", "memo", "rmkl"}
+ITERATIVE = sorted(SOLVERS - set(FIXED_WEIGHTS))
 
 
 def _problem(solver: str) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -58,7 +65,7 @@ def test_max_iter_ends_the_run_with_status_max_iter(solver):
     assert math.isfinite(result.objective)
 
 
-@pytest.mark.parametrize("solver", ITERATIVE)
+@pytest.mark.parametrize("solver", ITERATIVE + sorted(STEPPING))
 def test_time_limit_ends_the_run_with_status_time_limit(solver):
     start = time.perf_counter()
     result = _solve_expecting_warning(solver, time_limit=1e-9, max_iter=10**6, tol=1e-14)
@@ -157,6 +164,43 @@ def test_mlmkl_sa_time_limit_covers_its_complete_answers():
     assert -math.inf < result.dual_objective <= result.objective
 
 
+def _solve_without_warning(K: np.ndarray, y: np.ndarray, solver: str, **params) -> kernelfuse.Result:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return kernelfuse.solve(K, y, solver=solver, family="l1_mkl_sq", C=10.0, **params)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e6], ids=["unit-scale", "rescaled"])
+@pytest.mark.parametrize("solver", FIXED_WEIGHTS)
+def test_a_fixed_weight_method_ends_completed_with_its_gap_as_information(solver, scale):
+    """All of the method's own steps, then one SVM: ``completed`` and no warning, with the
+    certified l1_mkl_sq gap of its model; ``converged`` where that gap, in the problem's units
+    (kernels of largest entry 1e6 are solved rescaled), is at most ``tol``."""
+    K, y, _ = small_problem("l1_mkl_sq", seed=3, n=40, n_kernels=3)
+    steps = {"max_iter": 20} if solver in STEPPING else {}
+    first = _solve_without_warning(scale * K, y, solver, **steps)
+    assert first.status == "completed"
+    if solver in STEPPING:
+        assert first.n_iter == steps["max_iter"]  # all of its own steps
+    assert math.isfinite(first.dual_objective) and first.dual_objective <= first.objective
+    assert first.gap == relative_gap(first.objective, first.dual_objective)
+    assert first.gap > 1e-6 and "certified gap" in first.message  # above the default tol, said
+    assert _solve_without_warning(scale * K, y, solver, tol=first.gap / 10, **steps).status == "completed"
+    assert _solve_without_warning(scale * K, y, solver, tol=10 * first.gap, **steps).status == "converged"
+
+
+@pytest.mark.parametrize("solver", ["average", "easymkl"])
+def test_an_estimator_fit_with_a_fixed_weight_method_does_not_warn(solver):
+    """One-vs-rest on three classes: three completed solves, no warning at all."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=45, centers=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = MKLClassifier(solver=solver, kernels=kernel_grid(2, widths=(1.0, 5.0), degrees=(1,))).fit(X, y)
+    assert len(model.results_) == 3 and {r.status for r in model.results_} <= {"completed", "converged"}
+
+
 class _Exploding(Solver):
     name = "exploding"
     families = frozenset({"l1_mkl_sq"})
@@ -195,7 +239,7 @@ def test_results_refuse_an_unknown_status():
     result = kernelfuse.solve(K, y, solver="average", family="l1_mkl_sq")
     assert result.status in STATUSES
     arrays = {**result.to_arrays(), "status": np.asarray("failed")}
-    with pytest.raises(ValidationError, match="status 'failed'.*converged, max_iter"):
+    with pytest.raises(ValidationError, match="status 'failed'.*converged, completed, max_iter"):
         kernelfuse.Result.from_arrays(arrays)
 
 

@@ -83,7 +83,6 @@ def test_combination_weights_of_norms():
     assert objectives.combination_weights(mikl, norms) is None
 
 
-@pytest.mark.filterwarnings("ignore:solver 'average' stopped")
 def test_estimator_weights_average_is_uniform_and_shares_kept(tmp_path):
     """The average-kernel baseline's weights are exactly 1/M; its norm shares are not uniform;
     both come back from a model file."""
