@@ -1,13 +1,17 @@
 """Accuracy by the field's protocol: random splits, hyperparameters by cross-validation.
 
 ``python benchmarks/accuracy.py [--quick | --heldout] [--splits K] [--jobs J] [--time-limit S]
-[--tol T] [--sets NAME ...] [--methods METHOD ...] [--out PATH | --merge-into PATH]``
+[--tol T] [--seed S [--allow-choice-seed]] [--sets NAME ...] [--methods METHOD ...]
+[--out PATH | --merge-into PATH]``
 
 The protocol of the MKL papers (SimpleMKL, Rakotomamonjy et al. 2008, section 5.1; SpicyMKL,
 Suzuki & Tomioka 2011, section 6), for every data set:
 
 * ``n_splits`` random 70/30 splits (stratified for classification; split ``k`` is seeded
-  ``seed + k``); features standardised (missing values imputed) on the training part only;
+  ``seed + k``, ``seed`` :data:`REPORT_SEED` by default: the estimators' defaults are chosen on
+  the splits of :data:`CHOICE_SEED` by ``benchmarks/default_choice.py``, and a run on those is
+  refused unless ``--allow-choice-seed``); features standardised (missing values imputed) on
+  the training part only;
 * SimpleMKL's kernel grid, built by :func:`kernelfuse.frontends.kernel_grid.kernel_grid`:
   Gaussian kernels of widths 0.5, 1, 2, 5, 7, 10, 12, 15, 17, 20 and polynomial kernels of
   degree 1, 2, 3, on all features and on each single feature (``13 (d + 1)`` kernels), each
@@ -20,8 +24,11 @@ Suzuki & Tomioka 2011, section 6), for every data set:
 * per method and set: the test accuracy (classification) or RMSE (regression, in the target's
   units) as mean +- std over the splits, the kernels kept (weight above 1e-6), the fit time
   of the whole selection (every cross-validation fit and the refit, each fit with its
-  predictions), and a paired test over the splits against the average-kernel SVM (SVR on the
-  mean kernel for regression): paired t-test and Wilcoxon signed-rank (scipy).
+  predictions), and a paired test over the splits against the better of the two baselines
+  (:data:`BASELINES`: the average-kernel SVM and scikit-learn's RBF SVC with C and gamma
+  cross-validated, the one with the better mean; SVR for regression): paired t-test and
+  Wilcoxon signed-rank (scipy), and whether the method is significantly worse than it
+  (:func:`significantly_worse`).
 
 Every fit has a time limit: kernelfuse's solvers take ``time_limit`` and stop with status
 ``time_limit``, their model is kept and counted in the JSON (``statuses``); an MKLpy fit runs
@@ -40,10 +47,10 @@ and the run of all sets then gathers them into one JSON.
 Beside the methods with their grids, ``MKLClassifier() defaults`` and ``MKLRegressor()
 defaults`` are the estimators as a user runs them (their own kernel grid on the features, every
 setting at its default): the measurement of the defaults (issue 26, item 5).  The defaults
-were chosen from this run, so ``--heldout`` checks them on sets they were not chosen on
-(:data:`HELDOUT`: IDA's official realisations instead of random splits).  ``--merge-into
-PATH --methods ...`` reruns some rows on the splits of a results file and replaces them there
-(the file records the rerun's commit and date under ``reruns``).
+are chosen on other splits of these sets (:data:`CHOICE_SEED`), and ``--heldout`` checks them
+on sets no choice uses (:data:`HELDOUT`: IDA's official realisations instead of random
+splits).  ``--merge-into PATH --methods ...`` reruns some rows on the splits of a results file
+and replaces them there (the file records the rerun's commit and date under ``reruns``).
 
 Writes ``benchmarks/results/accuracy[_quick|_heldout].json`` (``n_splits``, the grids, the machine,
 git commit, library versions with MKLpy's and torch's) and prints the tables that
@@ -105,7 +112,19 @@ REGRESSION = ("diabetes", "liver-drinks")
 HELDOUT = ("banana", "ringnorm", "titanic")
 HELDOUT_TEST = 2000
 HELDOUT_METHODS = ("spicymkl (logistic)", "spicymkl (hinge)", "MKLClassifier() defaults",
-                   "average-kernel SVM", "single best kernel")
+                   "average-kernel SVM", "RBF SVC (CV)", "single best kernel")
+#: The seed of the splits the estimators' defaults are chosen on (``benchmarks/default_choice.py``:
+#: split ``k`` seeded ``CHOICE_SEED + k``).
+CHOICE_SEED = 0
+#: The seed of the published tables' splits (split ``k`` seeded ``REPORT_SEED + k``): the
+#: default ``--seed`` of the full and quick runs, so that no table is measured on the splits
+#: the defaults were chosen on.
+REPORT_SEED = 5000
+#: The default ``--seed`` of ``--heldout``, that of its published run: it cuts the test parts
+#: and seeds the folds; the realisations are IDA's, and no choice uses these sets.
+HELDOUT_SEED = 0
+#: ``gamma`` of the RBF baselines: these factors times scikit-learn's ``"scale"`` rule.
+GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0)
 #: The hyperparameter grids per method (full run), each a dict of name -> values; the
 #: product is searched.  With unit-trace kernels (entries near 1/N) an SVM's C is of the
 #: order of N; ``l1_mkl``'s C weighs the penalty (the larger, the sparser).
@@ -118,6 +137,7 @@ GRIDS: dict[str, dict[str, Sequence[Any]]] = {
     "mikl": {"lam": (0.1, 1.0), "q": (1.0, 2.0)},
     "MKLClassifier() defaults": {},
     "average-kernel SVM": {"C": (10.0, 100.0, 1000.0)},
+    "RBF SVC (CV)": {"C": (0.1, 1.0, 10.0, 100.0), "gamma_factor": GAMMA_FACTORS},
     "single best kernel": {"C": (10.0, 100.0, 1000.0)},
     "MKLpy EasyMKL": {"C": (10.0, 100.0, 1000.0)},
     "MKLpy GRAM": {"C": (10.0, 100.0, 1000.0)},
@@ -125,6 +145,7 @@ GRIDS: dict[str, dict[str, Sequence[Any]]] = {
     "MKLRegressor": {"C": (0.01, 0.03, 0.1, 0.3)},
     "MKLRegressor() defaults": {},
     "SVR (mean kernel)": {"C": (1.0, 10.0, 100.0), "epsilon": (0.1, 0.3)},
+    "RBF SVR (CV)": {"C": (0.1, 1.0, 10.0, 100.0), "epsilon": (0.1,), "gamma_factor": GAMMA_FACTORS},
     "KernelRidge (mean kernel)": {"alpha": (1e-4, 1e-3, 1e-2, 1e-1)},
 }
 #: ``--quick``: the smaller grids (the first and last value of each).
@@ -139,8 +160,13 @@ CONFIGS: dict[str, dict[str, Any]] = {
                 "time_limit": 60.0, "budget": None, "grids": GRIDS},
 }
 FOLDS = 3
-#: The baseline of the paired tests.
-BASELINE = {"classification": "average-kernel SVM", "regression": "SVR (mean kernel)"}
+#: The two baselines per task; the paired tests of a set are against the better of them
+#: (:func:`better_baseline`).
+BASELINES = {"classification": ("average-kernel SVM", "RBF SVC (CV)"),
+             "regression": ("SVR (mean kernel)", "RBF SVR (CV)")}
+#: A method is significantly worse than the baseline where its mean is lower and the paired
+#: t-test's two-sided p is below this.
+ALPHA = 0.05
 
 
 def log(message: str) -> None:
@@ -296,6 +322,28 @@ def mean_kernel(estimator: str, task: str) -> Callable[..., dict[str, Any]]:
     return fit
 
 
+def rbf_svm(task: str) -> Callable[..., dict[str, Any]]:
+    """scikit-learn's ``SVC`` (``SVR`` for regression) with the RBF kernel on the standardised
+    features: the baseline a scikit-learn user picks.  ``params``: ``C`` (and ``epsilon``), and
+    ``gamma_factor``, which multiplies scikit-learn's ``"scale"`` rule ``1 / (d X.var())`` taken
+    on the fit's own training rows."""
+    def fit(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
+            y_eval: np.ndarray, run: dict[str, float], X: np.ndarray, X_eval: np.ndarray
+            ) -> dict[str, Any]:
+        from sklearn.svm import SVC, SVR
+
+        start = time.perf_counter()
+        variance = float(X.var())
+        scale = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0  # scikit-learn's "scale"
+        settings = {name: value for name, value in params.items() if name != "gamma_factor"}
+        model = (SVC if task == "classification" else SVR)(
+            kernel="rbf", gamma=params["gamma_factor"] * scale, **settings).fit(X, y)
+        predicted = model.predict(X_eval)
+        return {"score": _score(task, predicted, y_eval), "seconds": time.perf_counter() - start,
+                "status": "ok", "kept": 1}
+    return fit
+
+
 def single_kernel(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
                   y_eval: np.ndarray, run: dict[str, float], *_: np.ndarray) -> dict[str, Any]:
     """``SVC`` on the kernel ``params["kernel"]`` alone."""
@@ -309,12 +357,11 @@ def single_kernel(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: 
             "seconds": time.perf_counter() - start, "status": "ok", "kept": 1}
 
 
-def estimator_defaults(task: str, grid: Callable[[int], list[Any]] | None = None,
-                       C: float | None = None) -> Callable[..., dict[str, Any]]:
+def estimator_defaults(task: str, settings: dict[str, Any] | None = None) -> Callable[..., dict[str, Any]]:
     """``MKLClassifier()`` or ``MKLRegressor()`` as a user runs it: on the standardised features,
     every setting at its default (its own kernel grid and normalisation, solver, family and C;
-    only ``time_limit`` set), so a one-point grid: no selection.  With ``grid`` (the kernel
-    specs for a number of features) or ``C``: the same estimator with those (the candidates of
+    only ``time_limit`` set), so a one-point grid: no selection.  With ``settings`` (keyword
+    arguments of the estimator): the same estimator with those (the candidates of
     ``benchmarks/default_choice.py``)."""
     def fit(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
             y_eval: np.ndarray, run: dict[str, float], X: np.ndarray, X_eval: np.ndarray
@@ -322,9 +369,8 @@ def estimator_defaults(task: str, grid: Callable[[int], list[Any]] | None = None
         from kernelfuse import MKLClassifier, MKLRegressor
 
         start = time.perf_counter()
-        chosen = {"kernels": grid(X.shape[1])} if grid else {}
         model = (MKLClassifier if task == "classification" else MKLRegressor)(
-            time_limit=run["time_limit"], C=C, **chosen)
+            time_limit=run["time_limit"], **(settings or {}))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             predicted = model.fit(X, y).predict(X_eval)
@@ -388,6 +434,7 @@ METHODS: dict[str, tuple[str, Callable[..., dict[str, Any]], str | None]] = {
     "mikl": ("classification", kernelfuse_fit("mikl", "mikl", {}), None),
     "MKLClassifier() defaults": ("classification", estimator_defaults("classification"), None),
     "average-kernel SVM": ("classification", mean_kernel("SVC", "classification"), None),
+    "RBF SVC (CV)": ("classification", rbf_svm("classification"), None),
     "single best kernel": ("classification", single_kernel, None),
     "MKLpy EasyMKL": ("classification", mklpy_fit("EasyMKL"), "benchmarks/mklpy_peer.py takes labels +1/-1"),
     "MKLpy GRAM": ("classification", mklpy_fit("GRAM"), "benchmarks/mklpy_peer.py takes labels +1/-1"),
@@ -395,6 +442,7 @@ METHODS: dict[str, tuple[str, Callable[..., dict[str, Any]], str | None]] = {
     "MKLRegressor": ("regression", mkl_regressor, None),
     "MKLRegressor() defaults": ("regression", estimator_defaults("regression"), None),
     "SVR (mean kernel)": ("regression", mean_kernel("SVR", "regression"), None),
+    "RBF SVR (CV)": ("regression", rbf_svm("regression"), None),
     "KernelRidge (mean kernel)": ("regression", mean_kernel("KernelRidge", "regression"), None),
 }
 
@@ -591,28 +639,72 @@ def score_digits(task: str) -> int:
     return 3 if task == "classification" else 2
 
 
+def _baseline_means(data: dict[str, Any]) -> dict[str, float]:
+    """The mean test score (higher is better) of each of the set's :data:`BASELINES` that has a
+    score on every split."""
+    means = {}
+    for method in BASELINES[data["task"]]:
+        scores = [(split["runs"].get(method) or {}).get("score") for split in data["splits"]]
+        if scores and None not in scores:
+            means[method] = float(np.mean(scores))
+    return means
+
+
+def better_baseline(data: dict[str, Any]) -> str | None:
+    """The baseline of the set's paired tests: of :data:`BASELINES`, the one with the better mean
+    score over the splits (ties to the first) among those scored on every split; where only one
+    was (a results file from before the RBF baseline), that one; None where neither was."""
+    means = _baseline_means(data)
+    return max(means, key=means.__getitem__) if means else None
+
+
+def _baseline_note(data: dict[str, Any]) -> str:
+    """Which of the set's :data:`BASELINES` the better one was not chosen among, and why."""
+    means = _baseline_means(data)
+    missing = [f"{m} {'not run on every split' if m in data.get('methods', ()) else 'not in this run'}"
+               for m in BASELINES[data["task"]] if m not in means]
+    return f" ({'; '.join(missing)})" if missing else ""
+
+
+def significantly_worse(scores: Sequence[float], baseline: Sequence[float]) -> bool:
+    """Whether paired scores over the splits (higher is better: accuracy, minus the RMSE) are
+    significantly worse than the baseline's: a lower mean and a two-sided paired t-test with
+    p < :data:`ALPHA` (a difference the same on every split, which has no t statistic, counts
+    where it is negative).  Fewer than two pairs are never significant."""
+    from scipy import stats
+
+    a, b = np.asarray(scores, dtype=float), np.asarray(baseline, dtype=float)
+    if a.size < 2 or np.mean(a - b) >= 0:
+        return False
+    if np.std(a - b) == 0:
+        return True
+    return float(stats.ttest_rel(a, b).pvalue) < ALPHA
+
+
 def method_summary(data: dict[str, Any], method: str) -> dict[str, Any]:
     """Mean and std of the test score over the splits where the method ran, its kernels kept,
-    its selection's seconds, its non-converged fits, and the paired tests against the
-    baseline on the splits both have."""
+    its selection's seconds, its non-converged fits, and against the set's better baseline
+    (``baseline``: :func:`better_baseline`) on the splits both have: the mean gain (``gain``,
+    +: better), the paired tests' p-values and whether the method is significantly worse
+    (``worse``: :func:`significantly_worse`); those None for the baseline itself."""
     from scipy import stats
 
     runs = [split["runs"][method] for split in data["splits"]]
     done = [r for r in runs if r.get("score") is not None]
-    sign = score_sign(data["task"])
-    scores = np.array([sign * r["score"] for r in done])
-    baseline = BASELINE[data["task"]]
-    pairs = [(sign * r["score"], sign * split["runs"][baseline]["score"])
-             for split, r in zip(data["splits"], runs, strict=True)
-             if r.get("score") is not None and split["runs"][baseline].get("score") is not None]
-    t_p = wilcoxon_p = None
-    if method != baseline and len(pairs) >= 2:
+    scores = np.array([score_sign(data["task"]) * r["score"] for r in done])
+    baseline = better_baseline(data)
+    pairs = [(r["score"], split["runs"][baseline]["score"])
+             for split, r in zip(data["splits"], runs, strict=True) if r.get("score") is not None
+             ] if baseline is not None and method != baseline else []
+    t_p = wilcoxon_p = gain = worse = None
+    if pairs:
         a, b = np.array(pairs).T
+        gain, worse = float(np.mean(a - b)), significantly_worse(a, b)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if np.std(a - b) > 0:  # a constant difference has no t statistic
+            if len(pairs) >= 2 and np.std(a - b) > 0:  # a constant difference has no t statistic
                 t_p = float(stats.ttest_rel(a, b).pvalue)
-            if np.any(a != b):
+            if len(pairs) >= 2 and np.any(a != b):
                 wilcoxon_p = float(stats.wilcoxon(a, b).pvalue)
     statuses: dict[str, int] = {}
     for r in runs:
@@ -626,8 +718,8 @@ def method_summary(data: dict[str, Any], method: str) -> dict[str, Any]:
             "std": float(scores.std(ddof=1)) if len(done) > 1 else None,
             "kept": float(np.mean(kept)) if kept else None,
             "seconds": float(np.mean([r["seconds"] for r in done])) if done else None,
-            "t_p": t_p, "wilcoxon_p": wilcoxon_p, "statuses": statuses, "skipped": why,
-            "timed_out_split": timed_out}
+            "baseline": baseline, "gain": gain, "t_p": t_p, "wilcoxon_p": wilcoxon_p, "worse": worse,
+            "statuses": statuses, "skipped": why, "timed_out_split": timed_out}
 
 
 def _outcome(summary: dict[str, Any], n_splits: int) -> str:
@@ -646,34 +738,46 @@ def _outcome(summary: dict[str, Any], n_splits: int) -> str:
     return "; ".join(notes) or "-"
 
 
-def _pm(summary: dict[str, Any], digits: int = 3) -> str:
+def pm(summary: dict[str, Any], digits: int = 3) -> str:
+    """A summary's mean ± std (its mean alone from one split), ``digits`` decimals."""
     if summary["mean"] is None:
         return "-"
     std = "" if summary["std"] is None else f" ± {summary['std']:.{digits}f}"
     return f"{summary['mean']:.{digits}f}{std}"
 
 
+def not_worse_mark(summary: dict[str, Any]) -> str:
+    """The mark of the target: ``yes`` where the method is not significantly worse than the
+    better baseline, ``NO`` where it is, ``-`` for the baseline itself (or no pairs)."""
+    return "-" if summary["worse"] is None else "NO" if summary["worse"] else "yes"
+
+
 def results_table(payload: dict[str, Any], task: str = "classification") -> str:
-    """One row per set and method: score mean ± std, kernels kept, seconds, paired tests."""
+    """One row per set and method: score mean ± std, kernels kept, seconds, paired tests against
+    the set's better baseline (named per row) and whether the method is not significantly
+    worse than it."""
     metric = "accuracy" if task == "classification" else "RMSE"
     rows = []
     for data in payload["sets"]:
         if data["task"] != task:
             continue
         n_splits = len(data["splits"])
+        against = f"{better_baseline(data) or 'none'}{_baseline_note(data)}"
         for method in data["methods"]:
             s = method_summary(data, method)
             digits = score_digits(task)
-            rows.append([f"{data['name']} (M = {data['M']})", method, _pm(s, digits), s["kept"],
-                         s["seconds"], s["t_p"], s["wilcoxon_p"], _outcome(s, n_splits)])
-    baseline = BASELINE[task]
+            rows.append([f"{data['name']} (M = {data['M']})", method, pm(s, digits), s["kept"],
+                         s["seconds"], against, s["t_p"], s["wilcoxon_p"], not_worse_mark(s),
+                         _outcome(s, n_splits)])
     headers = ["set", "method", f"test {metric} (mean ± std)", "kernels kept", "s per split (wall)",
-               "p (paired t)", "p (Wilcoxon)", "fits not converged / splits missing"]
+               "against (the better baseline)", "p (paired t)", "p (Wilcoxon)",
+               "not significantly worse (p ≥ 0.05 or better)", "fits not converged / splits missing"]
     return split_table(headers, rows, keys=[0, 1], groups=[
         (f"Test {metric} over the splits, kernels kept, seconds of the whole selection per split:",
          [2, 3, 4]),
-        (f"Paired tests over the splits against the {baseline}, and what kept a method from "
-         "some fits or splits:", [5, 6, 7])])
+        (f"Paired tests over the splits against the better of the two baselines "
+         f"({' and '.join(BASELINES[task])}, by mean {metric}), and what kept a method from "
+         "some fits or splits:", [5, 6, 7, 8, 9])])
 
 
 #: The estimators at their defaults (issue 26, item 5), one per task.
@@ -691,17 +795,11 @@ def _best_of(methods: Sequence[str], complete: dict[str, dict[str, Any]], task: 
     return max(methods, key=lambda m: sign * complete[m]["mean"]) if methods else None
 
 
-def best_method(data: dict[str, Any], summaries: dict[str, dict[str, Any]]) -> str | None:
-    """The method of the set ``data`` with the best mean score over the splits, among those run
-    on all of them (``summaries``: :func:`method_summary` by method); None where none was."""
-    complete = _complete(data, summaries)
-    return _best_of(list(complete), complete, data["task"])
-
-
 def _standings(payload: dict[str, Any]) -> list[dict[str, Any]]:
     """Per set with a method run on every split: the summaries (:func:`method_summary`) of the
-    methods run on every split, the best of them, the estimator's defaults, the
-    mean-kernel baseline and the best MKL method (neither of those two nor a single kernel)."""
+    methods run on every split, the best of them, the estimator's defaults, the better
+    baseline (its cell: name, mean ± std, a baseline missing from the file) and the best MKL
+    method (neither the defaults, nor a baseline, nor a mean kernel or a single kernel)."""
     out = []
     for data in payload["sets"]:
         task = data["task"]
@@ -710,30 +808,42 @@ def _standings(payload: dict[str, Any]) -> list[dict[str, Any]]:
         best = _best_of(list(complete), complete, task)
         if best is None:
             continue
-        baseline, defaults = BASELINE[task], DEFAULTS[task]
-        mkl = [m for m in complete if m not in (baseline, defaults)
+        baseline, defaults, digits = better_baseline(data), DEFAULTS[task], score_digits(task)
+        mkl = [m for m in complete if m not in (defaults, *BASELINES[task])
                and "mean kernel" not in m and m not in ("single best kernel", "MKLpy AverageMKL")]
+        baseline_cell = ("none run on every split" if baseline is None else
+                         f"{baseline} {pm(summaries[baseline], digits)}") + _baseline_note(data)
         out.append({"data": data, "sign": score_sign(task), "complete": complete, "best": best,
-                    "defaults": summaries.get(defaults), "baseline": complete.get(baseline),
-                    "best_mkl": _best_of(mkl, complete, task), "digits": score_digits(task)})
+                    "defaults": summaries.get(defaults), "baseline_cell": baseline_cell,
+                    "best_mkl": _best_of(mkl, complete, task), "digits": digits})
     return out
 
 
-def _against(standing: dict[str, Any]) -> str:
-    """The best MKL method against the mean-kernel baseline: difference of the means and p."""
-    best_mkl, baseline, complete = standing["best_mkl"], standing["baseline"], standing["complete"]
-    if best_mkl is None or baseline is None:
+def _versus(summary: dict[str, Any] | None) -> str:
+    """A method against the set's better baseline: the mean gain over the paired splits (+:
+    better), the paired t-test's p, and whether it is significantly worse, not significantly
+    worse, or significantly better."""
+    if summary is None or summary["worse"] is None:
         return "-"
-    diff = standing["sign"] * (complete[best_mkl]["mean"] - baseline["mean"])
-    p = complete[best_mkl]["t_p"]
-    return f"{best_mkl}: {diff:+.3g}" + ("" if p is None else f" (p = {p:.2g})")
+    p = summary["t_p"]
+    verdict = ("significantly worse" if summary["worse"] else "significantly better"
+               if summary["gain"] > 0 and p is not None and p < ALPHA else "not significantly worse")
+    return f"{summary['gain']:+.3g}{'' if p is None else f' (p = {p:.2g})'}, {verdict}"
+
+
+def _against(standing: dict[str, Any]) -> str:
+    """The best MKL method against the better baseline (:func:`_versus`), by name."""
+    best_mkl = standing["best_mkl"]
+    versus = "-" if best_mkl is None else _versus(standing["complete"][best_mkl])
+    return "-" if versus == "-" else f"{best_mkl}: {versus}"
 
 
 def winners_table(payload: dict[str, Any]) -> str:
     """Per set: the best method by its mean score over the splits (every split run), the methods
     within one standard deviation of that mean, where the estimator's defaults stand against
-    it, and the best MKL method against the average-kernel baseline (difference of the means,
-    paired t-test).  A method that missed splits does not compete for best."""
+    it, the better baseline, and the defaults and the best MKL method against that baseline
+    (mean gain, paired t-test, significantly worse or not).  A method that missed splits does
+    not compete for best."""
     rows = []
     for st in _standings(payload):
         complete, best, digits = st["complete"], st["best"], st["digits"]
@@ -744,26 +854,27 @@ def winners_table(payload: dict[str, Any]) -> str:
             default_cell = "not run"
         else:
             behind = st["sign"] * (top - default["mean"])
-            default_cell = (f"{_pm(default, digits)}: {'best' if behind <= 0 else f'{behind:.3g} behind'}, "
+            default_cell = (f"{pm(default, digits)}: {'best' if behind <= 0 else f'{behind:.3g} behind'}, "
                             f"{'within' if behind <= spread else 'NOT within'} one std")
-        rows.append([st["data"]["name"], f"{best} {_pm(complete[best], digits)}", ", ".join(close) or "none",
-                     default_cell, _against(st)])
-    return markdown_table(["set", "best (mean ± std)", "within one std of the best",
-                           "estimator defaults", "best MKL method against the mean-kernel baseline (+: better)"],
-                          rows)
+        rows.append([st["data"]["name"], f"{best} {pm(complete[best], digits)}", ", ".join(close) or "none",
+                     default_cell, st["baseline_cell"], _versus(default), _against(st)])
+    return markdown_table(["set", "best (mean ± std)", "within one std of the best", "estimator defaults",
+                           "better baseline (mean ± std)", "estimator defaults against it (+: better)",
+                           "best MKL method against it (+: better)"], rows) + _stale(payload)
 
 
 def headline_table(payload: dict[str, Any]) -> str:
-    """The README's short form of :func:`winners_table`: per set the best method, the defaults,
-    the mean-kernel baseline, and the best MKL method against that baseline."""
+    """The README's short form of :func:`winners_table`: per set the best method, the better
+    baseline, the defaults, and the defaults and the best MKL method against that baseline."""
     rows = []
     for st in _standings(payload):
         digits, best = st["digits"], st["best"]
-        rows.append([st["data"]["name"], f"{best} {_pm(st['complete'][best], digits)}",
-                     "-" if st["defaults"] is None or st["defaults"]["mean"] is None else _pm(st["defaults"], digits),
-                     "-" if st["baseline"] is None else _pm(st["baseline"], digits), _against(st)])
-    return markdown_table(["set", "best", "estimator defaults", "mean kernel (SVC / SVR)",
-                           "best MKL method against the mean kernel (+: better)"], rows)
+        rows.append([st["data"]["name"], f"{best} {pm(st['complete'][best], digits)}", st["baseline_cell"],
+                     "-" if st["defaults"] is None or st["defaults"]["mean"] is None else pm(st["defaults"], digits),
+                     _versus(st["defaults"]), _against(st)])
+    return markdown_table(["set", "best", "better baseline", "estimator defaults",
+                           "defaults against the baseline (+: better)",
+                           "best MKL method against the baseline (+: better)"], rows) + _stale(payload)
 
 
 def skipped_lines(payload: dict[str, Any]) -> str:
@@ -775,7 +886,7 @@ def settings_table(payload: dict[str, Any]) -> str:
     rows = [[method, ", ".join(f"{name} in {{{', '.join(fmt(v) for v in values)}}}"
                               for name, values in grid.items())]
             for method, grid in payload["grids"].items()]
-    lead = (f"{payload['n_splits']} splits, {payload['folds']}-fold cross-validation, "
+    lead = (f"{payload['n_splits']} splits{_seed_note(payload)}, {payload['folds']}-fold cross-validation, "
             f"a time limit of {payload['time_limit']:g} s per fit, "
             f"solvers stopped at a certified relative gap of {payload.get('tol', 1e-3):g}, "
             f"{'no budget' if payload['budget'] is None else str(payload['budget']) + ' s per method and set'}, "
@@ -786,6 +897,28 @@ def settings_table(payload: dict[str, Any]) -> str:
             f"MKLpy {payload['mklpy'].get('version') or 'absent'}, torch {payload['mklpy'].get('torch') or 'absent'}."
             f"{_span(payload)}{_reruns(payload)}")
     return lead + "\n\n" + markdown_table(["method", "grid searched"], rows)
+
+
+def _stale(payload: dict[str, Any]) -> str:
+    """A line under a table of random splits seeded :data:`CHOICE_SEED`: the splits the defaults
+    were chosen on, so the table is to be regenerated."""
+    if payload.get("seed") != CHOICE_SEED or payload.get("heldout"):
+        return ""
+    return (f"\n\n_Measured on the splits the estimators' defaults were chosen on (seed {CHOICE_SEED}): "
+            f"to be regenerated from seed {REPORT_SEED}, the default of `python benchmarks/accuracy.py`._")
+
+
+def _seed_note(payload: dict[str, Any]) -> str:
+    """The splits' seed, and where a run of random splits is on those the defaults are chosen on."""
+    seed = payload.get("seed")
+    if seed is None:
+        return ""
+    if payload.get("heldout"):
+        return f" (IDA's realisations, each test part cut with seed {seed} + k)"
+    if seed == CHOICE_SEED:
+        return (f" (split k seeded {seed} + k: the splits the estimators' defaults were chosen on, "
+                f"so these tables are to be regenerated from seed {REPORT_SEED})")
+    return f" (split k seeded {seed} + k)"
 
 
 def _span(payload: dict[str, Any]) -> str:
@@ -874,7 +1007,11 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="METHOD", help="only these methods (names as in the tables)")
     parser.add_argument("--tol", type=float, default=TOL,
                         help="the solvers' certified relative duality gap")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=None,
+                        help=f"split k seeded SEED + k (default {REPORT_SEED}; --heldout {HELDOUT_SEED})")
+    parser.add_argument("--allow-choice-seed", action="store_true",
+                        help=f"allow --seed {CHOICE_SEED}, the splits the defaults are chosen on "
+                             "(to reproduce the tables published before issue 41)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--merge-into", type=Path, default=None, metavar="JSON",
                         help="rerun --methods on the splits of this results file and replace their "
@@ -894,7 +1031,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg["time_limit"] = args.time_limit
     if args.budget:
         cfg["budget"] = args.budget
-    cfg.update(tol=args.tol, seed=args.seed,
+    seed = args.seed if args.seed is not None else HELDOUT_SEED if args.heldout else REPORT_SEED
+    cfg.update(tol=args.tol, seed=seed,
                methods=list(args.methods or (HELDOUT_METHODS if args.heldout else METHODS)))
     names = [*cfg["classification"], *cfg["regression"]]
     if args.sets:
@@ -906,6 +1044,12 @@ def main(argv: list[str] | None = None) -> int:
         cfg.update(n_splits=merged["n_splits"], seed=merged["seed"], time_limit=merged["time_limit"])
         names = [data["name"] for data in merged["sets"] if data["name"] in (args.sets or [data["name"]])
                  and any(METHODS[m][0] == data["task"] for m in cfg["methods"])]
+    heldout = args.heldout or bool(args.merge_into and merged.get("heldout"))
+    if cfg["seed"] == CHOICE_SEED and not heldout and not args.allow_choice_seed:
+        print(f"accuracy.py: --seed {CHOICE_SEED} gives the splits the estimators' defaults are chosen "
+              f"on (CHOICE_SEED); publish from --seed {REPORT_SEED} (the default), or give "
+              "--allow-choice-seed to reproduce the old tables", file=sys.stderr)
+        return 2
     from mklpy_peer import mklpy_status
 
     mklpy = mklpy_status()  # imports MKLpy and torch here, before any child is forked
@@ -932,7 +1076,7 @@ def main(argv: list[str] | None = None) -> int:
         sets = [run_set(name, cfg, mklpy["reason"], partial / f"{name}.json") for name in available]
     payload = {"benchmark": "accuracy", "quick": args.quick, "heldout": args.heldout, "n_splits": cfg["n_splits"],
                "folds": FOLDS, "time_limit": cfg["time_limit"], "budget": cfg["budget"],
-               "seed": args.seed,
+               "seed": cfg["seed"],
                "jobs": args.jobs, "tol": args.tol, "widths": WIDTHS,
                "degrees": DEGREES, "methods": cfg["methods"],
                "grids": {m: cfg["grids"][m] for m in cfg["methods"]}, "mklpy": mklpy,

@@ -1,12 +1,20 @@
-"""How the estimators' default kernel grid and C were chosen: the accuracy protocol's splits.
+"""How the estimators' defaults are chosen: candidates against the better baseline, on splits of their own.
 
-For every set of ``benchmarks/accuracy.py`` (the same splits and standardised features) and
-every candidate, a kernel grid and a fixed ``C`` of ``l1_mkl``, ``MKLClassifier`` or
-``MKLRegressor`` fitted with them, every other setting at its default; test accuracy (RMSE)
-mean +- std over the splits.  The bar of each set is issue 26's target: the best method's
-mean in ``benchmarks/results/accuracy.json`` less its standard deviation.  The defaults are a
-candidate that clears the bar on every set.  Fixed values, so no cross-validation here.  One
-run:
+Issue 41's protocol.  The defaults are chosen on the choice splits of the sets of
+``benchmarks/accuracy.py``'s full run (split ``k`` seeded ``accuracy.CHOICE_SEED + k``); the
+published tables come from other splits (``accuracy.REPORT_SEED``), and the held-out IDA sets
+are never used here.  On every choice split:
+
+* the two baselines of ``accuracy.BASELINES`` (the average-kernel SVM and scikit-learn's RBF
+  SVC, SVR for regression), each through ``accuracy.select_and_fit`` with the full run's grid:
+  hyperparameters by 3-fold cross-validation in the training part, one refit, one test score;
+* every candidate of :data:`CANDIDATES` (keyword arguments of ``MKLClassifier`` /
+  ``MKLRegressor``, every other setting at its default; fixed values, so no cross-validation),
+  fitted on the training part and scored on the test part.
+
+A candidate passes a set where it is not significantly worse than the set's better baseline
+(``accuracy.significantly_worse``: a lower mean and a two-sided paired t-test over the splits
+with p < 0.05); the defaults are a candidate that passes on every set.  One run:
 
     python benchmarks/default_choice.py [--splits K] [--sets NAME ...] [--jobs J] [--out PATH]
 """
@@ -14,7 +22,6 @@ run:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,91 +36,118 @@ import accuracy  # noqa: E402
 import common  # noqa: E402
 from kernelfuse.frontends.kernel_grid import SIMPLEMKL_WIDTHS, default_grid, kernel_grid  # noqa: E402
 
-#: The candidate grids, each a function of the number of features.
+#: A candidate: the estimator's keyword arguments (``kernels``, ``C``, ``standardize``, ...) for
+#: a set's task and number of features, or None where it is not a candidate for that task.
+Candidate = Callable[[str, int], dict[str, Any] | None]
+#: The kernel grids tried, each a function of the number of features.
 GRIDS: dict[str, Callable[[int], list[Any]]] = {
     "the papers' grid (24 widths from 0.1)": kernel_grid,
     "SimpleMKL's widths (from 0.5)": lambda d: kernel_grid(d, widths=SIMPLEMKL_WIDTHS),
     "default_grid (SimpleMKL's, and width 0.1 on all features)": default_grid,
 }
+#: The values of C tried with each grid, per task.
 CS = {"classification": (0.03, 0.1, 0.3, 1.0), "regression": (0.1, 0.3, 1.0)}
 TIME_LIMIT = 60.0
 
 
-def run_set(name: str, n_splits: int, seed: int) -> dict[str, Any]:
-    """Every candidate on the first ``n_splits`` splits of the set ``name``."""
-    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    task = "classification"
+def grid_and_c(grid: Callable[[int], list[Any]], C: float) -> Candidate:
+    """The candidate ``kernels=grid(d), C=C``, for the tasks whose values of :data:`CS` hold C."""
+    def build(task: str, d: int) -> dict[str, Any] | None:
+        return {"kernels": grid(d), "C": C} if C in CS[task] else None
+    return build
+
+
+#: The candidates by name (the rows of the tables); add one to try it on the next run.
+CANDIDATES: dict[str, Candidate] = {
+    f"{name}, C = {C:g}": grid_and_c(grid, C)
+    for name, grid in GRIDS.items() for C in sorted({*CS["classification"], *CS["regression"]})}
+
+
+def run_set(name: str, n_splits: int, seed: int = accuracy.CHOICE_SEED,
+            candidates: dict[str, Candidate] | None = None) -> dict[str, Any]:
+    """The baselines and every candidate (:data:`CANDIDATES` unless given) on the first
+    ``n_splits`` splits of ``seed`` of the set ``name``, as a set of ``accuracy.json``
+    (``methods``; ``splits``, each with its ``runs`` by method)."""
+    X, y, task = accuracy.load_set(name)
+    settings = {c: kwargs for c, build in (candidates or CANDIDATES).items()
+                if (kwargs := build(task, X.shape[1])) is not None}
+    baselines = list(accuracy.BASELINES[task])
+    cfg = {"seed": seed, "grids": accuracy.GRIDS, "time_limit": TIME_LIMIT, "tol": accuracy.TOL}
+    splits = []
     for k in range(n_splits):
-        task, data, scale = accuracy.split_data(name, k, seed)
-        for grid_name, grid in GRIDS.items():
-            for C in CS[task]:
-                fit = accuracy.estimator_defaults(task, grid, C)
-                run = fit({}, None, data["y"], None, data["y_test"], {"time_limit": TIME_LIMIT},
-                          data["X"], data["X_test"])
-                run["score"] *= scale
-                runs.setdefault(grid_name, {}).setdefault(f"{C:g}", []).append(run)
+        split = accuracy.one_split(name, k, cfg, baselines, {})
+        _, data, scale = accuracy.split_data(name, k, seed)
+        for candidate, kwargs in settings.items():
+            fit = accuracy.estimator_defaults(task, kwargs)
+            run = fit({}, None, data["y"], None, data["y_test"], {"time_limit": TIME_LIMIT},
+                      data["X"], data["X_test"])
+            run["score"] *= scale
+            split["runs"][candidate] = run
+        splits.append(split)
         accuracy.log(f"{name} split {k}: done")
-    return {"name": name, "task": task, "runs": runs}
+    return {"name": name, "task": task, "n": int(y.size), "d": int(X.shape[1]),
+            "methods": [*baselines, *settings], "splits": splits}
 
 
-def bars(payload: dict[str, Any]) -> dict[str, tuple[str, float, float]]:
-    """Per set of an ``accuracy.json`` payload: its best method (the estimators' defaults left
-    out, so that the bar does not move with them), that method's mean and std (accuracy, or
-    RMSE)."""
-    out = {}
+def _sets(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sets of the payload as sets of ``accuracy.json``; a file written before issue 41 (runs
+    by grid and C, its bars taken from accuracy.json, no baseline) with its candidates by name."""
+    out = []
     for data in payload["sets"]:
-        summaries = {m: accuracy.method_summary(data, m) for m in data["methods"]
-                     if m != accuracy.DEFAULTS[data["task"]]}
-        best = accuracy.best_method(data, summaries)
-        if best is not None:
-            out[data["name"]] = (best, summaries[best]["mean"], summaries[best]["std"] or 0.0)
+        if "splits" not in data:
+            runs = {f"{grid}, C = {C}": rs for grid, by_c in data["runs"].items() for C, rs in by_c.items()}
+            n_splits = len(next(iter(runs.values())))
+            data = {"name": data["name"], "task": data["task"], "methods": list(runs),
+                    "splits": [{"split": k, "runs": {m: rs[k] for m, rs in runs.items()}}
+                               for k in range(n_splits)]}
+        out.append(data)
     return out
 
 
-def _clears(task: str, mean: float, bar: tuple[str, float, float]) -> bool:
-    """Whether ``mean`` (accuracy or RMSE) is within the bar's one standard deviation of its best."""
-    return accuracy.score_sign(task) * (bar[1] - mean) <= bar[2]
-
-
-def _summary(task: str, runs: list[dict[str, Any]]) -> tuple[float, float]:
-    """Mean and std over the splits, as accuracy or RMSE."""
-    scores = accuracy.score_sign(task) * np.array([r["score"] for r in runs])
-    return float(scores.mean()), float(scores.std(ddof=1)) if scores.size > 1 else 0.0
+def _candidates(data: dict[str, Any]) -> list[str]:
+    return [m for m in data["methods"] if m not in accuracy.BASELINES[data["task"]]]
 
 
 def choice_table(payload: dict[str, Any]) -> str:
-    """Per candidate: the sets where it clears the bar, those where it does not, seconds per fit."""
+    """Per candidate and task: the sets where it is not significantly worse than the better
+    baseline, those where it is (or where no baseline was run on every split), seconds per fit."""
+    sets = _sets(payload)
+    if all(accuracy.better_baseline(data) is None for data in sets):
+        return ("_No baseline in this file: it was written before issue 41's protocol (its bar was "
+                "the best method of accuracy.json, on the published splits, less one std). To be "
+                "regenerated by `python benchmarks/default_choice.py`._")
     rows = []
-    for grid_name in GRIDS:
-        for task in ("classification", "regression"):
-            sets = [s for s in payload["sets"] if s["task"] == task]
-            for C in CS[task] if sets else ():
-                runs = {s["name"]: s["runs"][grid_name][f"{C:g}"] for s in sets}
-                fails = [name for name, r in runs.items()
-                         if not _clears(task, _summary(task, r)[0], tuple(payload["bars"][name]))]
-                seconds = np.mean([r["seconds"] for rs in runs.values() for r in rs])
-                rows.append([grid_name, task, f"{C:g}", f"{len(runs) - len(fails)}/{len(runs)}",
-                             ", ".join(fails) or "-", common.fmt(seconds)])
-    return common.markdown_table(["grid", "task", "C", "sets within one std of the best",
-                                  "sets not within", "s per fit"], rows)
+    for task in ("classification", "regression"):
+        of_task = [data for data in sets if data["task"] == task]
+        for candidate in dict.fromkeys(c for data in of_task for c in _candidates(data)):
+            summaries = {data["name"]: accuracy.method_summary(data, candidate)
+                         for data in of_task if candidate in data["methods"]}
+            passed = [name for name, s in summaries.items() if s["worse"] is False]
+            failed = [name if s["worse"] else f"{name} (no baseline)" for name, s in summaries.items()
+                      if s["worse"] is not False]
+            seconds = [s["seconds"] for s in summaries.values() if s["seconds"] is not None]
+            rows.append([candidate, task, f"{len(passed)}/{len(summaries)}", ", ".join(failed) or "-",
+                         common.fmt(float(np.mean(seconds)) if seconds else None)])
+    return common.markdown_table(["candidate", "task", "sets not significantly worse than the better baseline",
+                                  "sets significantly worse", "s per fit"], rows)
 
 
 def by_set_table(payload: dict[str, Any]) -> str:
-    """Every set, grid and C: mean +- std over the splits, ``*`` where it clears the bar."""
+    """Every set and candidate: mean ± std over the splits, and against the set's better baseline
+    the mean gain, the paired t-test's p and whether it is not significantly worse."""
     rows = []
-    for data in payload["sets"]:
-        task, bar = data["task"], tuple(payload["bars"][data["name"]])
-        digits = accuracy.score_digits(task)
-        for grid_name in GRIDS:
-            cells = []
-            for C in CS[task]:
-                mean, std = _summary(task, data["runs"][grid_name][f"{C:g}"])
-                mark = "*" if _clears(task, mean, bar) else ""
-                cells.append(f"C = {C:g}: {mean:.{digits}f} ± {std:.{digits}f}{mark}")
-            rows.append([data["name"], f"{bar[0]} {bar[1]:.{digits}f} ± {bar[2]:.{digits}f}",
-                         grid_name, "; ".join(cells)])
-    return common.markdown_table(["set", "best of accuracy.json (defaults left out)", "grid",
-                                  "test accuracy or RMSE (mean ± std; *: within one std of the best)"], rows)
+    for data in _sets(payload):
+        baseline, digits = accuracy.better_baseline(data), accuracy.score_digits(data["task"])
+        baseline_cell = ("none in this file: to be regenerated" if baseline is None else
+                         f"{baseline} {accuracy.pm(accuracy.method_summary(data, baseline), digits)}")
+        for candidate in _candidates(data):
+            s = accuracy.method_summary(data, candidate)
+            rows.append([data["name"], baseline_cell, candidate, accuracy.pm(s, digits),
+                         "-" if s["gain"] is None else f"{s['gain']:+.3g}", s["t_p"],
+                         accuracy.not_worse_mark(s)])
+    return common.markdown_table(["set", "better baseline (mean ± std)", "candidate",
+                                  "test accuracy or RMSE (mean ± std)", "against the baseline (+: better)",
+                                  "p (paired t)", "not significantly worse (p ≥ 0.05 or better)"], rows)
 
 
 TABLES = {"choice": choice_table, "by_set": by_set_table}
@@ -121,29 +155,34 @@ TABLES = {"choice": choice_table, "by_set": by_set_table}
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--splits", type=int, default=None, help="splits per set (default: accuracy.json's)")
-    parser.add_argument("--sets", nargs="+", default=None, help="only these sets")
+    parser.add_argument("--splits", type=int, default=accuracy.CONFIGS["full"]["n_splits"],
+                        help="choice splits per set")
+    parser.add_argument("--sets", nargs="+", default=None,
+                        help="only these sets (default: the full run's; never the held-out ones)")
     parser.add_argument("--jobs", type=int, default=1, help="sets run at once (joblib)")
-    parser.add_argument("--accuracy", type=Path, default=common.RESULTS_DIR / "accuracy.json",
-                        help="the accuracy protocol's results: the bars and the splits")
     parser.add_argument("--out", type=Path, default=common.RESULTS_DIR / "default_choice.json")
     args = parser.parse_args(argv)
-    if not args.accuracy.is_file():
-        print(f"{args.accuracy}: not found; run python benchmarks/accuracy.py first (it sets the bars)",
-              file=sys.stderr)
-        return 2
-    measured = json.loads(args.accuracy.read_text())
-    known = bars(measured)
-    names = [n for n in (args.sets or known) if n in known]
-    n_splits = args.splits or measured["n_splits"]
+    names = args.sets or [*accuracy.CLASSIFICATION, *accuracy.REGRESSION]
+    held_out = sorted(set(names) & set(accuracy.HELDOUT))
+    if held_out:
+        parser.error(f"{', '.join(held_out)}: held out, never used for choosing")
+    skipped, available = [], []
+    for name in names:
+        try:
+            accuracy.load_set(name)
+            available.append(name)
+        except common.DataUnavailable as exc:
+            accuracy.log(str(exc))
+            skipped.append(str(exc))
     from joblib import Parallel, delayed
 
-    sets = Parallel(n_jobs=args.jobs)(delayed(run_set)(name, n_splits, measured["seed"]) for name in names)
-    payload = {"benchmark": "default_choice", "n_splits": n_splits, "seed": measured["seed"],
-               "time_limit": TIME_LIMIT, "grids": list(GRIDS), "cs": CS,
-               "bars": {name: known[name] for name in names},
-               "bars_from": {"git_commit": measured["machine"]["git_commit"], "date": measured["machine"]["date"]},
-               "sets": sets, "machine": common.machine_info()}
+    sets = Parallel(n_jobs=args.jobs)(delayed(run_set)(name, args.splits) for name in available)
+    payload = {"benchmark": "default_choice", "n_splits": args.splits, "seed": accuracy.CHOICE_SEED,
+               "choice_seed": accuracy.CHOICE_SEED, "report_seed": accuracy.REPORT_SEED,
+               "time_limit": TIME_LIMIT, "tol": accuracy.TOL, "candidates": list(CANDIDATES),
+               "baselines": accuracy.BASELINES,
+               "grids": {m: accuracy.GRIDS[m] for ms in accuracy.BASELINES.values() for m in ms},
+               "skipped_sets": skipped, "sets": sets, "machine": common.machine_info()}
     common.write_json(args.out, payload)
     for table in TABLES.values():
         print(table(payload) + "\n")

@@ -1,10 +1,12 @@
 """benchmarks/accuracy.py's protocol in its parts, on small synthetic problems (no benchmark runs
-here): fold kernels of unit trace on the fold, selection by cross-validation then one refit, a
-fit past its time limit recorded (never dropped), paired tests over the splits."""
+here): fold kernels of unit trace on the fold, selection by cross-validation then one refit, the
+RBF baseline, a fit past its time limit recorded (never dropped), paired tests over the splits
+against the better of the two baselines, the seeds the tables may be published from."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import sys
 import time
@@ -139,7 +141,7 @@ def test_an_interrupted_run_goes_on_from_its_checkpoint_and_refuses_another_run(
 def test_the_winners_table_names_the_best_those_within_one_std_and_the_defaults(accuracy):
     scores = {"spicymkl (hinge)": [0.80, 0.84, 0.82], "simplemkl": [0.79, 0.83, 0.80],
               "MKLClassifier() defaults": [0.70, 0.72, 0.71], "average-kernel SVM": [0.78, 0.80, 0.79],
-              "mikl": [0.9, None, None]}
+              "RBF SVC (CV)": [0.81, 0.82, 0.80], "mikl": [0.9, None, None]}
     splits = [{"split": k, "runs": {m: ({"score": v[k], "seconds": 1.0, "kept": 2, "statuses": {"ok": 1}}
                                         if v[k] is not None else {"skipped": "timed out"})
                                     for m, v in scores.items()}} for k in range(3)]
@@ -148,9 +150,13 @@ def test_the_winners_table_names_the_best_those_within_one_std_and_the_defaults(
     row = next(line for line in accuracy.winners_table(payload).splitlines() if line.startswith("| toy"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "spicymkl (hinge) 0.820 ± 0.020"  # mikl's one split does not compete
-    assert cells[2] == "simplemkl"  # 0.807 within 0.02 of 0.82, the mean kernel (0.79) not
+    assert cells[2] == "simplemkl, RBF SVC (CV)"  # within 0.02 of 0.82, the mean kernel (0.79) not
     assert cells[3] == "0.710 ± 0.010: 0.11 behind, NOT within one std"
-    assert cells[4].startswith("spicymkl (hinge): +0.03 (p = ")
+    assert cells[4] == "RBF SVC (CV) 0.810 ± 0.010"  # the better baseline (the mean kernel: 0.79)
+    assert cells[5].startswith("-0.1 (p = ") and cells[5].endswith(", significantly worse")
+    assert cells[6].startswith("spicymkl (hinge): +0.01 (p = ") and cells[6].endswith(", not significantly worse")
+    headline = next(line for line in accuracy.headline_table(payload).splitlines() if line.startswith("| toy"))
+    assert [c.strip() for c in headline.strip("|").split("|")][2:6] == cells[4:5] + ["0.710 ± 0.010"] + cells[5:7]
 
 
 def test_fold_stacks_are_c_contiguous_for_every_method(accuracy):
@@ -202,3 +208,94 @@ def test_random_splits_are_stratified_70_30_and_seeded_by_split(accuracy):
     assert (train.size, test.size) == (70, 30) and not set(train) & set(test)
     assert np.array_equal(test, accuracy.split_indices("other", y, "classification", 4, 0)[1])  # seed + k
     assert abs(np.mean(y[test] > 0) - np.mean(y > 0)) <= 0.02
+
+
+def test_the_rbf_baseline_is_svc_with_gamma_a_factor_of_sklearns_scale(accuracy):
+    from sklearn.svm import SVC
+
+    X, y = _problem(90)
+    K, K_test = accuracy.raw_kernels(X[:60], X[60:])
+    data = {"K": K, "K_test": K_test, "X": X[:60], "X_test": X[60:], "y": y[:60], "y_test": y[60:]}
+    grid = accuracy.grid_points("RBF SVC (CV)", accuracy.QUICK_GRIDS, K.shape[0])
+    assert grid[0] == {"C": 0.1, "gamma_factor": 0.1} and len(grid) == 4
+    run = accuracy.select_and_fit("RBF SVC (CV)", grid, data, "classification", seed=0,
+                                  run={"time_limit": 10.0, "tol": 1e-3})
+    assert 0.0 <= run["score"] <= 1.0 and run["statuses"] == {"ok": 4 * 3 + 1} and run["params"] in grid
+    fit = accuracy.METHODS["RBF SVC (CV)"][1]
+    out = fit({"C": 1.0, "gamma_factor": 1.0}, None, y[:60], None, y[60:], {}, X[:60], X[60:])
+    assert out["score"] == SVC(gamma="scale").fit(X[:60], y[:60]).score(X[60:], y[60:])
+    regression = accuracy.METHODS["RBF SVR (CV)"][1]
+    out = regression({"C": 1.0, "epsilon": 0.1, "gamma_factor": 0.3}, None, X[:60, 0], None, X[60:, 0], {},
+                     X[:60], X[60:])
+    assert -0.5 < out["score"] < 0  # minus the RMSE of a target that is a feature
+    assert accuracy.QUICK_GRIDS["RBF SVR (CV)"] == {"C": (0.1, 100.0), "epsilon": (0.1,), "gamma_factor": (0.1, 3.0)}
+
+
+def _two_baselines(task, scores):
+    splits = [{"split": k, "runs": {m: ({"score": v[k], "seconds": 1.0, "statuses": {"ok": 1}} if v[k] is not None
+                                        else {"skipped": "timed out"}) for m, v in scores.items()}}
+              for k in range(len(next(iter(scores.values()))))]
+    return {"name": "toy", "task": task, "M": 4, "splits": splits, "methods": list(scores)}
+
+
+def test_the_paired_tests_are_against_the_better_of_the_two_baselines(accuracy):
+    from scipy import stats
+
+    mine, mean_kernel, rbf = [0.80, 0.81, 0.79, 0.83], [0.78, 0.80, 0.77, 0.79], [0.84, 0.86, 0.83, 0.87]
+    data = _two_baselines("classification", {"spicymkl (hinge)": mine, "average-kernel SVM": mean_kernel,
+                                             "RBF SVC (CV)": rbf})
+    assert accuracy.better_baseline(data) == "RBF SVC (CV)"
+    summary = accuracy.method_summary(data, "spicymkl (hinge)")
+    assert summary["baseline"] == "RBF SVC (CV)" and summary["t_p"] == pytest.approx(stats.ttest_rel(mine, rbf).pvalue)
+    assert summary["gain"] == pytest.approx(-0.0425) and summary["worse"] is True
+    assert accuracy.method_summary(data, "RBF SVC (CV)")["worse"] is None  # not against itself
+    assert accuracy.method_summary(data, "average-kernel SVM")["worse"] is True
+    table = accuracy.results_table({"sets": [data]})
+    row = next(line for line in table.splitlines() if line.startswith("| toy (M = 4) | spicymkl (hinge) | RBF SVC"))
+    assert row.split("|")[-3].strip() == "NO"  # not significantly worse: no
+    # an older file, without the RBF baseline: the mean kernel, and the tables say so
+    old = _two_baselines("classification", {"spicymkl (hinge)": mine, "average-kernel SVM": mean_kernel})
+    assert accuracy.better_baseline(old) == "average-kernel SVM"
+    assert accuracy.method_summary(old, "spicymkl (hinge)")["worse"] is False
+    row = next(line for line in accuracy.results_table({"sets": [old]}).splitlines()
+               if line.startswith("| toy (M = 4) | spicymkl (hinge) | average"))
+    assert "average-kernel SVM (RBF SVC (CV) not in this run)" in row and row.split("|")[-3].strip() == "yes"
+    # a baseline that missed a split is not chosen; regression: the lower RMSE is the better
+    partial = _two_baselines("classification", {"average-kernel SVM": mean_kernel, "RBF SVC (CV)": [*rbf[:3], None]})
+    assert accuracy.better_baseline(partial) == "average-kernel SVM"
+    assert "RBF SVC (CV) not run on every split" in accuracy.results_table({"sets": [partial]})
+    regression = _two_baselines("regression", {"SVR (mean kernel)": [-3.0, -3.1], "RBF SVR (CV)": [-3.4, -3.3]})
+    assert accuracy.better_baseline(regression) == "SVR (mean kernel)"
+    assert accuracy.better_baseline(_two_baselines("regression", {"MKLRegressor": [-3.0, -3.1]})) is None
+
+
+def test_significantly_worse_is_a_lower_mean_and_a_paired_t_test_below_alpha(accuracy):
+    base = [0.80, 0.82, 0.79, 0.85, 0.81]
+    assert accuracy.significantly_worse([0.75, 0.78, 0.76, 0.80, 0.77], base)
+    assert not accuracy.significantly_worse([0.81, 0.80, 0.80, 0.85, 0.82], base)  # p > 0.05
+    assert not accuracy.significantly_worse([0.85, 0.87, 0.84, 0.90, 0.86], base)  # better
+    assert accuracy.significantly_worse([b - 0.01 for b in base[:2]], [0.75, 0.77]) is False  # higher
+    assert accuracy.significantly_worse([0.70, 0.72], [0.71, 0.73])  # the same loss on every split
+    assert not accuracy.significantly_worse([0.70], [0.80])  # one pair: no test
+
+
+def test_the_tables_are_not_published_from_the_splits_the_defaults_were_chosen_on(accuracy, monkeypatch,
+                                                                                  tmp_path, capsys):
+    import mklpy_peer
+
+    assert accuracy.CHOICE_SEED == 0 and accuracy.REPORT_SEED == 5000
+    out = tmp_path / "accuracy.json"
+    assert accuracy.main(["--quick", "--seed", "0", "--out", str(out)]) == 2
+    message = capsys.readouterr().err.strip()
+    assert "--seed" in message and "--allow-choice-seed" in message and "\n" not in message and not out.exists()
+    seeds = []
+    monkeypatch.setattr(mklpy_peer, "mklpy_status",
+                        lambda: {"available": False, "reason": "not here", "version": None, "torch": None})
+    monkeypatch.setattr(accuracy, "run_set", lambda name, cfg, *_: seeds.append(cfg["seed"]) or {
+        "name": name, "task": "classification", "M": 4, "splits": [], "methods": []})
+    for argv, seed in ((["--quick"], accuracy.REPORT_SEED), (["--quick", "--seed", "0", "--allow-choice-seed"], 0),
+                       (["--heldout"], accuracy.HELDOUT_SEED)):
+        assert accuracy.main([*argv, "--sets", "wine", "--out", str(out)]) == 0
+        assert seeds[-1] == seed and json.loads(out.read_text())["seed"] == seed
+    assert "seeded 0 + k: the splits the estimators' defaults were chosen on" in accuracy.settings_table(
+        {**json.loads(out.read_text()), "heldout": False})
