@@ -28,11 +28,12 @@ def _set(name, task, scores):
 
 
 def test_the_candidates_are_keyword_arguments_per_task_and_features(choice):
-    assert len(choice.CANDIDATES) == 3 * 4  # three grids, C in {0.03, 0.1, 0.3, 1}
-    build = choice.CANDIDATES["default_grid (SimpleMKL's, and width 0.1 on all features), C = 0.03"]
-    settings = build("classification", 4)
-    assert settings["C"] == 0.03 and len(settings["kernels"]) == 1 + 13 * 5
-    assert build("regression", 4) is None  # C = 0.03 is not tried for regression
+    pairs = {*choice.PENALTIES["classification"], *choice.PENALTIES["regression"]}
+    assert len(choice.CANDIDATES) == len(pairs)
+    build = choice.CANDIDATES["C = 0.01, C2 = 0.01"]
+    assert build("classification", 4) == {"C": 0.01, "C2": 0.01}
+    assert build("regression", 4) is None  # not tried for regression
+    assert choice.CANDIDATES["C = 0.3, C2 = 0"]("regression", 7) == {"C": 0.3, "C2": 0.0}
 
 
 def test_a_candidate_passes_where_it_is_not_significantly_worse_than_the_better_baseline(choice):
