@@ -29,7 +29,7 @@ SECTIONS: dict[str, set[str] | None] = {
     "model": {"estimator", "solver", "family", "C", "C2", "lam", "p", "q", "r", "eps", "loss",
               "normalization", "standardize", "tol", "max_iter", "time_limit", "memory_budget",
               "random_state", "solver_params", "n_jobs", "storage", "storage_dir", "kernel_dtype",
-              "check_psd"},
+              "check_psd", "views"},
     "output": {"model"},
     "solver": None,  # role names are open: checked by kernelfuse.assembly.recipe.compose
 }
@@ -40,7 +40,8 @@ TYPES: dict[str, dict[str, type]] = {
     "data": {"train": str, "target": str, "features": list},
     "kernels": {"grid": bool, "widths": list, "degrees": list, "group_by": str, "spec": list},
     "model": {"estimator": str, "solver": str, "family": str, "loss": str, "normalization": str,
-              "solver_params": dict, "storage": str, "storage_dir": str, "kernel_dtype": str},
+              "solver_params": dict, "storage": str, "storage_dir": str, "kernel_dtype": str,
+              "views": dict},
     "output": {"model": str},
     "spec": {"kernel": str, "params": dict, "features": list, "group": int, "label": str},
 }
@@ -159,10 +160,23 @@ def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
             specs.append(KernelSpec(function, index, int(record.get("group", 0)),
                                     record.get("label", f"{record['kernel']} on {columns or 'all'}")))
         kernels: Any = specs
+    elif "views" in config["model"] and not kernels_cfg:
+        kernels = "grid"  # each view's own grid (kernelfuse.frontends.kernel_grid.view_grid)
     else:
         grid = {key: kernels_cfg[key] for key in ("widths", "degrees", "group_by") if key in kernels_cfg}
         kernels = kernel_grid(len(feature_names), **grid)
     params = dict(config["model"])
+    if "views" in params:  # {view: [feature column names]} as the estimator's column indices
+        views = {}
+        for view, columns in params["views"].items():
+            if not isinstance(columns, list) or not columns:
+                raise ValidationError(f"[model] views.{view} must be a non-empty array of feature "
+                                      f"column names, got {columns!r}")
+            for name in columns:
+                if name not in feature_names:
+                    raise UnknownNameError(f"feature of [model] views.{view}", str(name), feature_names)
+            views[view] = [feature_names.index(name) for name in columns]
+        params["views"] = views
     if config.get("solver"):
         from kernelfuse.assembly.recipe import compose
 

@@ -140,3 +140,26 @@ def test_compose_builds_what_a_named_recipe_builds():
         compose({"optimizer": "mirror-descent", "oracle": "label-svm"})
     explicit = compose({"optimizer": "optimizer:mirror-descent", "oracle": "oracle:label-svms"})
     assert explicit.families == {"mlmkl_sum", "mlmkl_max"}
+
+
+def test_views_by_feature_column_names_from_a_config(workdir):
+    from kernelfuse.frontends.persistence import load_model
+
+    config = write(workdir, kernels="", model_extra='views = { first = ["a", "b"], last = ["c"] }')
+    assert main(["fit", config, "--quiet"]) == 0
+    model = load_model(workdir / "model.npz")
+    assert model.view_names_ == ["first", "last"] and model.view_weights_.sum() == pytest.approx(1.0)
+    assert {spec.features for spec in model.kernels_} == {(0, 1), (2,)}
+    (workdir / "new.csv").write_text("c,a,b\n1.0,-1.0,0.0\n-1.0,1.0,0.0\n")
+    assert main(["predict", str(workdir / "model.npz"), str(workdir / "new.csv"),
+                 "--output", str(workdir / "p.csv")]) == 0
+
+
+@pytest.mark.parametrize("views, message", [('{ first = ["a", "zz"] }', "zz"),
+                                             ('{ first = [] }', "non-empty array"),
+                                             ('{ first = "a" }', "non-empty array")])
+def test_bad_views_in_a_config_name_the_key(workdir, capsys, views, message):
+    config = write(workdir, kernels="", model_extra=f"views = {views}")
+    assert main(["fit", config, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "views.first" in err and message in err
