@@ -8,7 +8,8 @@ family objectives (:func:`evaluate`, :func:`evaluate_parts`), the part interface
 :data:`hookimpl`) and what a plugin's solver needs (:class:`History`,
 :func:`relative_gap`, :func:`combined_kernel`, :func:`quadratic_forms`,
 :func:`vskl_lower_bound`, :func:`svm_at_weights`): a third-party plugin needs nothing else; and the scikit-learn
-estimators :class:`MKLClassifier`, :class:`MKLRegressor`, :class:`MultiLabelMKLClassifier`.
+estimators :class:`MKLClassifier`, :class:`MKLRegressor`, :class:`MultiLabelMKLClassifier`, and
+:class:`MKLClassifierCV`, :class:`MKLRegressorCV` (C chosen by cross-validation on a warm-started path).
 
 The estimators and :class:`ConvergenceWarning` (a subclass of scikit-learn's) are imported
 when first read (PEP 562 ``__getattr__``), so ``import kernelfuse`` does not import
@@ -61,6 +62,8 @@ _LAZY = {
     "MKLClassifier": "kernelfuse.frontends.estimators",
     "MKLRegressor": "kernelfuse.frontends.estimators",
     "MultiLabelMKLClassifier": "kernelfuse.frontends.estimators",
+    "MKLClassifierCV": "kernelfuse.frontends.cv_estimators",
+    "MKLRegressorCV": "kernelfuse.frontends.cv_estimators",
 }
 
 
@@ -87,7 +90,8 @@ def __dir__() -> list[str]:
 __all__ = [
     "ConvergenceWarning", "FAMILIES", "Family", "FileWriteError", "History", "IncompatiblePartsError", "Iteration",
     "KernelfuseError",
-    "Loss", "MKLClassifier", "MKLRegressor", "MirrorMap", "Model", "MultiLabelMKLClassifier",
+    "Loss", "MKLClassifier", "MKLClassifierCV", "MKLRegressor", "MKLRegressorCV", "MirrorMap", "Model",
+    "MultiLabelMKLClassifier",
     "Oracle", "OracleAnswer", "OuterOptimizer",
     "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result",
     "SVMSolution", "SVMSolver", "Solver", "SolverError", "UnknownNameError", "ValidationError",

@@ -7,13 +7,16 @@ which stays float32).  ``check_psd`` (:data:`CHECK_PSD`) says how hard: ``True``
 eigensolver, ``O(M N^3)``), ``"auto"`` by a certificate costing about one read of the stack
 (random probes, and a shifted Cholesky of a sampled principal submatrix, which by Cauchy
 interlacing refuses no kernel the exact check accepts), ``False`` not for PSD.  What "auto"
-misses, measured: docs/reliability.md, "Input checks and their cost".  :class:`Domain` checks
+misses, measured: docs/reliability.md, "Input checks and their cost".  A read-only in-memory
+stack is checked once while it lives (:func:`check_kernels`).  :class:`Domain` checks
 solver, part, kernel and estimator parameters by name.
 """
 
 from __future__ import annotations
 
 import math
+import mmap
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +44,50 @@ SAMPLE_ROWS = 96
 SYMMETRY_PROBES = 4
 #: Seed of the rows sampled and of the probes: the same stack gets the same verdict.
 _SEED = 0
+
+
+#: Read-only in-memory stacks already checked, by ``id``: a weak reference to the array, how hard
+#: it was checked (:func:`_check_level`) and its largest entry.  An entry leaves with its array.
+_CHECKED: dict[int, tuple[weakref.ref[np.ndarray], int, float]] = {}
+
+
+def _check_level(require_psd: bool, check_psd: str | bool) -> int:
+    """How much a check of :func:`check_kernels` establishes: finite entries (0), and symmetry by
+    probes (1), the "auto" certificate (2) or exact eigenvalues (3)."""
+    return 0 if not require_psd else {False: 1, "auto": 2, True: 3}[check_psd]
+
+
+def _reusable(K: np.ndarray) -> bool:
+    """A stack whose check holds while it lives: read-only through and through (it and every array
+    it is a view of, so that no writable view of its memory can exist) and in memory (a
+    memory-mapped file may change beneath it)."""
+    array: Any = K
+    while isinstance(array, np.ndarray):
+        if isinstance(array, np.memmap) or array.flags.writeable:
+            return False
+        array = array.base
+    return not isinstance(array, mmap.mmap)
+
+
+def _known_largest(K: np.ndarray, level: int) -> float | None:
+    """The largest entry of ``K`` where a check at least as hard as ``level`` passed on this very
+    array while it lived (:data:`_CHECKED`) and it is still read-only; None otherwise."""
+    checked = _CHECKED.get(id(K))
+    if checked is None or checked[0]() is not K or checked[1] < level or not _reusable(K):
+        return None
+    return checked[2]
+
+
+def _remember(K: np.ndarray, level: int, largest: float) -> None:
+    """Record a passed check of ``K`` (:data:`_CHECKED`) where it holds while ``K`` lives."""
+    if not _reusable(K):
+        return
+    key = id(K)
+
+    def forget(_: object) -> None:
+        _CHECKED.pop(key, None)
+
+    _CHECKED[key] = (weakref.ref(K, forget), level, largest)
 
 
 def check_psd_value(value: object) -> str | bool:
@@ -78,6 +125,10 @@ def check_kernels(
     be finite and at most :data:`MAX_KERNEL_ENTRY` in magnitude; where
     ``require_psd``, also symmetric and PSD, as hard as ``check_psd`` says
     (see the module docstring).
+
+    A read-only in-memory stack (the estimators' training stacks) is taken as unchanged while
+    it lives: checked once as hard as asked, it is not read again by the next check asking no
+    more of it (the one-vs-rest classes of a fit, the points of a regularisation path).
     """
     check_psd = check_psd_value(check_psd)
     K = K if isinstance(K, np.ndarray) and K.dtype == np.float32 else _as_float_array(K, "K")
@@ -97,6 +148,10 @@ def check_kernels(
     if K.shape[0] == 0 or K.shape[1] == 0:
         raise ValidationError(f"K is empty: shape {K.shape}")
     M, N = K.shape[0], K.shape[1]
+    level = _check_level(require_psd, check_psd)
+    known = _known_largest(K, level)
+    if known is not None:
+        return K, known
     rows, probes = sample_rows(N), symmetry_probes(N)
     sample = rows[:, None] * N + rows  # flat indices of the principal submatrix
     exact, certify = require_psd and check_psd is True, require_psd and check_psd == "auto"
@@ -147,6 +202,7 @@ def check_kernels(
             )
         if exact or flagged:
             _check_psd(K, psd_tol, np.arange(M) if exact else np.array(flagged))
+    _remember(K, level, float(largest.max()))
     return K, float(largest.max())
 
 

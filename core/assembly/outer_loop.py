@@ -103,6 +103,13 @@ class OuterLoop(Solver):
     def parts(self) -> dict[str, object]:
         return {"optimizer": self.optimizer, "oracle": self.oracle, "stop": self.stop}
 
+    def rescaled(self, scale: float) -> OuterLoop:
+        """The loop with each part that holds a model of the problem (``rescaled``: SpicyMKL's
+        oracle and its ``warm_start``) mapped to the problem on ``K / scale``."""
+        mapped = {role: part.rescaled(scale) for role, part in (("optimizer", self.optimizer), ("oracle", self.oracle))
+                  if hasattr(part, "rescaled")}
+        return attrs.evolve(self, **mapped) if mapped else self
+
     def run(self, problem: Problem, history: History) -> Model:
         with deadline(self.time_limit - history.elapsed()):
             return self._run(problem, history)

@@ -511,7 +511,10 @@ class MKLEstimator(BaseEstimator):
         with _building(len(specs), X.shape[0], self.kernel_dtype, "in memory"):
             training_stack(specs, X, out, self.normalizer_, n_jobs=self.n_jobs,
                            block_bytes=min(block_bytes, max(2**20, out.nbytes // 32)))
-        out.flags.writeable = False  # the solves share it: mapped read-only in the workers
+        frozen: Any = out  # the solves share it: read-only, and so is the buffer it views, so
+        while isinstance(frozen, np.ndarray):  # that its input checks hold for every solve of the fit
+            frozen.flags.writeable = False
+            frozen = frozen.base
         return out
 
     def _normalized_precomputed(self, K: np.ndarray) -> np.ndarray:

@@ -94,6 +94,29 @@ def l1_mkl_lower_bound(problem: Problem, rho: np.ndarray) -> tuple[float, int]:
     return l1_mkl_dual_value(problem, point, kernel_norms(problem.K, point)), 1
 
 
+def l1_mkl_c_max(problem: Problem) -> float:
+    """The smallest ``C`` at which the zero model is an ``l1_mkl`` optimum: every ``f_m = 0``,
+    with the best intercept ``b0 = argmin_b sum_i loss(y_i, b)``.
+
+    At ``f = b0 1`` the dual point ``rho = loss'(y, b0)`` has ``sum_i rho_i = 0`` (the intercept's
+    optimality) and matches the model, so the zero model is optimal exactly when ``rho`` is dual
+    feasible: ``||rho||_{K_m} <= C`` for every kernel (the ball of the bound above, section 5.1;
+    ``h'(0) = C`` whatever ``C2``).  Hence ``C_max = max_m sqrt(rho' K_m rho)``, the group lasso's
+    ``lambda_max`` (Friedman, Hastie and Tibshirani 2010, section 2.5) with the kernels as groups:
+    the top of a regularisation path.  A loss without a derivative at ``b0`` (the hinge at a
+    kink) gives a subgradient, projected onto ``sum = 0`` and the conjugate's domain
+    (:func:`feasible_dual_point`): ``C_max`` is then that subgradient's, an estimate.  One pass.
+    """
+    from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize costs 0.1 s at import
+
+    y, loss, ones = problem.y, problem.loss, np.ones(problem.n_samples)
+    b0 = float(minimize_scalar(lambda b: loss.total(y, b * ones)).x) if problem.family.has_intercept else 0.0
+    feasible = feasible_dual_point(problem, loss.derivative(y, b0 * ones))
+    if feasible is None:
+        raise ValueError(f"loss {loss.name!r} has no dual point with sum 0 on these targets")
+    return float(kernel_norms(problem.K, feasible[0]).max())
+
+
 def pnorm_mkl_feasible(problem: Problem, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The ``pnorm_mkl`` dual point ``tau`` ((N,) binary, (C, N) multiclass) clipped to the
     domain, and each example's mass ``s_i`` (``a_i`` binary, ``sum_c beta_ic`` multiclass;

@@ -9,6 +9,9 @@ search of section 3.4 until the primal residual is below ``newton_tol``.  The ke
 of kernels, checked at the end of each solve through the bounds of :mod:`.kernel_norm_bounds` so
 that the step is exact (not in the paper).  The answer: the proximal point as the model, the
 Moreau envelope's value and gradient, and the certified bound of :mod:`kernelfuse.problem.duality`.
+``warm_start`` (a result of the same problem at another ``C`` or ``C2``) starts the centre at its
+model and the dual at ``loss'(f)`` there (:meth:`SmoothedDualNewton.init`): a regularisation path
+solved from ``C_max`` down (section 5.1's start, taken at the previous optimum).
 Formulas and measurements: docs/methods/spicymkl.md.
 """
 
@@ -20,6 +23,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.assembly.recipe import check_requirements
+from kernelfuse.assembly.result import Result
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernels.products import kernel_times, kernels_times
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
@@ -51,6 +55,17 @@ class NewtonState:
     K_one: np.ndarray | None
     centre: np.ndarray
     K_centre: np.ndarray
+    #: Passes over the kernels :meth:`SmoothedDualNewton.init` made, counted in the first answer.
+    start_passes: float = 1.0
+
+
+def _warm_start(value: Any) -> Result | None:
+    """``warm_start`` checked: None or a :class:`~kernelfuse.assembly.result.Result` (its fit to
+    the problem is checked by :meth:`SmoothedDualNewton.init`)."""
+    if value is not None and not isinstance(value, Result):
+        raise ValidationError(f"warm_start must be a Result of kernelfuse.solve (a solve of the same "
+                              f"problem at another C or C2) or None, got {type(value).__name__}")
+    return value
 
 
 @attrs.define
@@ -90,8 +105,26 @@ class SmoothedDualNewton(Oracle):
     #: Below 1: a kernel leaving the active set (``s_m = 0``) must always be re-read, which
     #: ``|0 - w| > hessian_tol * w`` guarantees only then.
     hessian_tol: float = below_one.field(0.5)
+    #: A :class:`~kernelfuse.assembly.result.Result` of the same family, loss, kernels and
+    #: targets at another ``C`` or ``C2`` (a regularisation path): the start (:meth:`init`).
+    warm_start: Result | None = attrs.field(default=None, converter=_warm_start)
+
+    def rescaled(self, scale: float) -> SmoothedDualNewton:
+        """The oracle for the problem on ``K / scale`` (:mod:`kernelfuse.problem.scaling`): its
+        warm start's coefficients in those units, ``coef' = scale coef`` (the model unchanged)."""
+        if self.warm_start is None:
+            return self
+        return attrs.evolve(self, warm_start=attrs.evolve(self.warm_start, coef=self.warm_start.coef * scale))
 
     def init(self, problem: Problem) -> tuple[ProximalPoint, NewtonState]:
+        """The start: the centre at zero and the dual at ``loss'(0)`` (section 5.1), or, with
+        ``warm_start``, the centre at its model ``(alpha, b)`` and the dual at ``loss'(f)``,
+        ``f = sum_m K_m alpha_m + b``, the slack centre (section 3.3) at ``f``.  An optimum at a
+        nearby ``C`` is near this one: its active kernels form the first working set, and
+        ``loss'(f)``, scaled by the first answer into ``||rho||_{K_m} <= C + C2 ||f_m||``
+        (:func:`_within_ball`), starts Newton near the new dual optimum.  ``K_m rho``, ``K_m 1``
+        and ``||K_m||_F`` take one pass, and the warm model's products a pass over its active
+        kernels."""
         if not uses_slack(problem.loss):
             check_requirements({"loss": problem.loss}, {"loss": SMOOTH_CONJUGATE}, "spicymkl")
         M, N = problem.n_kernels, problem.n_samples
@@ -102,15 +135,42 @@ class SmoothedDualNewton(Oracle):
                 f"the prox's C and C2 ({self.prox.C:g}, {self.prox.C2:g}) come from the problem "
                 f"(C={C:g}, C2={C2:g}): give C and C2 as family parameters, not to the prox")
         prox = attrs.evolve(self.prox, C=C, C2=C2)
-        rho = problem.loss.derivative(problem.y, np.zeros(N))
+        centre, intercept, K_centre, passes = np.zeros((M, N)), 0.0, np.zeros((M, N)), 1.0
+        if self.warm_start is not None:
+            centre, intercept = self._checked_start(problem)
+            K_centre, fraction = objectives.sparse_kernel_products(problem.K, centre)
+            passes += fraction
+        f = objectives.decision_values(K_centre, intercept)
+        rho = problem.loss.derivative(problem.y, f)
         columns = np.column_stack([rho, np.ones(N)])  # K_m rho, K_m 1 and ||K_m||_F in one pass
         both, frobenius = kernel_times_and_frobenius(problem.K, columns)
         K_one = both[:, :, 1].copy() if problem.family.has_intercept else None
-        centre = np.zeros((M, N))
         state = NewtonState(problem, prox, rho, KernelNormBounds.at(both[:, :, 0], rho, frobenius), K_one,
-                            centre, np.zeros((M, N)))
-        slack = np.zeros(N) if uses_slack(problem.loss) else None
-        return ProximalPoint(centre, 0.0, slack), state
+                            centre, K_centre, passes)
+        slack = f if uses_slack(problem.loss) else None
+        return ProximalPoint(centre, intercept, slack), state
+
+    def _checked_start(self, problem: Problem) -> tuple[np.ndarray, float]:
+        """``warm_start``'s coefficients and intercept, once it is checked to be a model of
+        ``problem``'s family and loss on its kernels and examples; a :class:`ValidationError`
+        naming ``warm_start`` otherwise (a result without its loss, from a file written before
+        results kept it, is taken as of the problem's)."""
+        start = self.warm_start
+        assert start is not None
+        coef = np.asarray(start.coef, dtype=np.float64)
+        mismatch = (
+            f"family {start.family!r}, not {problem.family.name!r}" if start.family != problem.family.name
+            else f"loss {start.loss!r}, not {problem.loss.name!r}"
+            if start.loss is not None and start.loss != problem.loss.name
+            else f"coefficients of shape {coef.shape}, not {problem.coef_shape} (M kernels x N examples)"
+            if coef.shape != problem.coef_shape
+            else "coefficients or intercept not finite"
+            if not (np.isfinite(coef).all() and np.isfinite(start.intercept)) else "")
+        if mismatch:
+            raise ValidationError(f"warm_start must be a result of this problem (the same kernels, targets, "
+                                  f"family and loss at another C or C2); it has {mismatch}")
+        intercept = float(start.intercept) if problem.family.has_intercept else 0.0
+        return coef, intercept
 
     def query(self, point: ProximalPoint, state: NewtonState) -> tuple[OracleAnswer, NewtonState]:
         problem = state.problem
@@ -120,9 +180,9 @@ class SmoothedDualNewton(Oracle):
         else:
             K_centre, fraction = objectives.sparse_kernel_products(problem.K, point.coef)
             passes += fraction
-        if point.gamma == 0.0:  # the starting model; init's pass (K rho and K 1) is counted here
+        if point.gamma == 0.0:  # the starting model; init's passes (K rho and K 1) are counted here
             return self._answer(point, state, K_centre, point.coef, point.intercept, K_centre,
-                                point.slack, state.rho, state.bounds, passes + 1.0, 0)
+                                point.slack, state.rho, state.bounds, passes + state.start_passes, 0)
         loss_term: ConjugateTerm | SlackTerm = (
             ConjugateTerm(problem.loss, problem.y) if point.slack is None
             else SlackTerm(problem.loss, problem.y, point.slack, point.gamma)
@@ -277,7 +337,7 @@ class SmoothedDualNewton(Oracle):
             if not np.array_equal(rho, state.rho):
                 K_rho = kernel_times(problem.K, rho)
                 passes += 1.0
-            rho, K_rho = _within_ball(rho, K_rho, state.prox.C)
+            rho, K_rho = _within_ball(rho, K_rho, state.prox.C + state.prox.C2 * np.sqrt(squares))
             bounds = KernelNormBounds.at(K_rho, rho, bounds.frobenius)
         lower, cost = self._lower_bound(state, rho, bounds)
         # Moreau envelope of P at the centre: its value and gradient (centre - proximal point) / gamma.
@@ -323,15 +383,20 @@ class SmoothedDualNewton(Oracle):
         return l1_mkl_dual_value(problem, point, norms), read
 
 
-def _within_ball(rho: np.ndarray, K_rho: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray]:
-    """``rho`` (and ``K_m rho``) scaled into the ball ``max_m ||rho||_{K_m} <= C`` (section 5.1's scaling).
+def _within_ball(rho: np.ndarray, K_rho: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``rho`` (and ``K_m rho``) scaled into the set ``||rho||_{K_m} <= radii_m`` (section 5.1's
+    scaling), ``radii_m = h'(||f_m||) = C + C2 ||f_m||`` at the starting model: the dual ball at
+    the zero model; at a warm start, where an optimum at another ``C`` puts ``||rho||_{K_m}`` at
+    its own ``h'(||f_m||)`` on its active kernels, the new ``C``'s values there.
 
     Newton's first solve then starts with no kernel above the threshold instead
     of every kernel (fewer passes: docs/methods/spicymkl.md, start)."""
-    top = float(np.sqrt(np.max(np.maximum(K_rho @ rho, 0.0), initial=0.0)))
-    if top <= C:
+    norms = np.sqrt(np.maximum(K_rho @ rho, 0.0))
+    with np.errstate(divide="ignore"):
+        factor = float(np.min(np.where(norms > radii, radii / norms, 1.0), initial=1.0))
+    if factor == 1.0:
         return rho, K_rho
-    return rho * (C / top), K_rho * (C / top)
+    return rho * factor, K_rho * factor
 
 
 def step_length(along: Any, slope_along: Any, value: float, slope: float) -> tuple[float, float]:

@@ -26,8 +26,9 @@ def test_save_load_round_trip_and_callback(tmp_path):
     np.testing.assert_array_equal(loaded.coef, result.coef)
     np.testing.assert_array_equal(loaded.kernel_weights, result.kernel_weights)
     for field in ("intercept", "objective", "dual_objective", "gap", "n_iter", "status",
-                  "solver", "family", "history", "message"):
+                  "solver", "family", "history", "message", "loss"):
         assert getattr(loaded, field) == getattr(result, field), field
+    assert loaded.loss == "hinge"  # the family's loss, kept for a warm start's check
     with np.load(path, allow_pickle=False) as raw:  # nothing pickled
         assert set(raw.files) >= {"coef", "objective", "history_gap"}
 

@@ -334,3 +334,43 @@ def test_a_stack_cut_by_fancy_indexing_is_copied_once_into_c_order(dtype):
     copied = kernelfuse.solve(cut, y[rows], solver="simplemkl", family="l1_mkl_sq", C=1.0)
     np.testing.assert_allclose(copied.kernel_weights, direct.kernel_weights, atol=1e-12)
     assert copied.counters["svm_calls"] == direct.counters["svm_calls"]
+
+
+def test_a_read_only_stack_is_checked_once_while_it_lives(monkeypatch, tmp_path):
+    """The estimators' training stacks are read-only: the first check reads them, the next check
+    asking no more (a one-vs-rest class, a path point) does not; a writable stack, a memory-mapped
+    one or a harder check reads again."""
+    from kernelfuse import validation
+
+    reads = []
+    original = validation.sample_rows
+    monkeypatch.setattr(validation, "sample_rows", lambda n: reads.append(n) or original(n))
+    K, _ = good_data(m=3)
+    frozen = K.copy()
+    frozen.flags.writeable = False
+    for check_psd in (False, False, "auto", "auto", False, True, "auto"):
+        validation.check_kernels(frozen, require_psd=True, check_psd=check_psd)
+    assert len(reads) == 3  # False, then "auto", then True: each a harder check than before
+    for _ in range(2):
+        validation.check_kernels(K, require_psd=True, check_psd=False)
+    assert len(reads) == 5
+    K[0, 0, 0] = np.nan  # a writable stack may change between checks: read every time
+    with pytest.raises(ValidationError, match="NaN or inf in kernel"):
+        validation.check_kernels(K, require_psd=True, check_psd=False)
+    np.save(tmp_path / "K.npy", frozen)
+    mapped = np.load(tmp_path / "K.npy", mmap_mode="r")  # read-only, but its file may change
+    for _ in range(2):
+        validation.check_kernels(mapped, require_psd=True, check_psd=False)
+    assert len(reads) == 8
+    base = frozen.copy()  # a read-only view of a writable array: the array may change it
+    view = base[:]
+    view.flags.writeable = False
+    for _ in range(2):
+        validation.check_kernels(view, require_psd=True, check_psd=False)
+    assert len(reads) == 10
+    base[0, 0, 0] = np.nan
+    with pytest.raises(ValidationError, match="NaN or inf in kernel"):
+        validation.check_kernels(view, require_psd=True, check_psd=False)
+    key = id(frozen)
+    del frozen
+    assert key not in validation._CHECKED  # the record leaves with its array
