@@ -111,7 +111,7 @@ REGRESSION = ("diabetes", "liver-drinks")
 #: cut to a random ``HELDOUT_TEST`` rows; the methods of :data:`HELDOUT_METHODS`.
 HELDOUT = ("banana", "ringnorm", "titanic")
 HELDOUT_TEST = 2000
-HELDOUT_METHODS = ("spicymkl (logistic)", "spicymkl (hinge)", "MKLClassifier() defaults",
+HELDOUT_METHODS = ("spicymkl (logistic)", "spicymkl (hinge)", "MKLClassifier() defaults", "MKLClassifierCV()",
                    "average-kernel SVM", "RBF SVC (CV)", "single best kernel")
 #: The seed of the splits the estimators' defaults are chosen on (``benchmarks/default_choice.py``:
 #: split ``k`` seeded ``CHOICE_SEED + k``).
@@ -136,6 +136,7 @@ GRIDS: dict[str, dict[str, Sequence[Any]]] = {
     "obscure (p-norm)": {"lam": (1e-5, 1e-4, 1e-3), "p": (1.25, 2.0)},
     "mikl": {"lam": (0.1, 1.0), "q": (1.0, 2.0)},
     "MKLClassifier() defaults": {},
+    "MKLClassifierCV()": {},
     "average-kernel SVM": {"C": (10.0, 100.0, 1000.0)},
     "RBF SVC (CV)": {"C": (0.1, 1.0, 10.0, 100.0), "gamma_factor": GAMMA_FACTORS},
     "single best kernel": {"C": (10.0, 100.0, 1000.0)},
@@ -144,6 +145,7 @@ GRIDS: dict[str, dict[str, Sequence[Any]]] = {
     "MKLpy AverageMKL": {"C": (10.0, 100.0, 1000.0)},
     "MKLRegressor": {"C": (0.01, 0.03, 0.1, 0.3)},
     "MKLRegressor() defaults": {},
+    "MKLRegressorCV()": {},
     "SVR (mean kernel)": {"C": (1.0, 10.0, 100.0), "epsilon": (0.1, 0.3)},
     "RBF SVR (CV)": {"C": (0.1, 1.0, 10.0, 100.0), "epsilon": (0.1,), "gamma_factor": GAMMA_FACTORS},
     "KernelRidge (mean kernel)": {"alpha": (1e-4, 1e-3, 1e-2, 1e-1)},
@@ -357,20 +359,23 @@ def single_kernel(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: 
             "seconds": time.perf_counter() - start, "status": "ok", "kept": 1}
 
 
-def estimator_defaults(task: str, settings: dict[str, Any] | None = None) -> Callable[..., dict[str, Any]]:
+def estimator_defaults(task: str, settings: dict[str, Any] | None = None,
+                       cv: bool = False) -> Callable[..., dict[str, Any]]:
     """``MKLClassifier()`` or ``MKLRegressor()`` as a user runs it: on the standardised features,
     every setting at its default (its own kernel grid and normalisation, solver, family and C;
     only ``time_limit`` set), so a one-point grid: no selection.  With ``settings`` (keyword
     arguments of the estimator): the same estimator with those (the candidates of
-    ``benchmarks/default_choice.py``)."""
+    ``benchmarks/default_choice.py``).  With ``cv``: ``MKLClassifierCV()`` or ``MKLRegressorCV()``,
+    which choose C by their own cross-validation on the training part."""
     def fit(params: dict[str, Any], K: np.ndarray, y: np.ndarray, K_eval: np.ndarray,
             y_eval: np.ndarray, run: dict[str, float], X: np.ndarray, X_eval: np.ndarray
             ) -> dict[str, Any]:
-        from kernelfuse import MKLClassifier, MKLRegressor
+        from kernelfuse import MKLClassifier, MKLClassifierCV, MKLRegressor, MKLRegressorCV
 
         start = time.perf_counter()
-        model = (MKLClassifier if task == "classification" else MKLRegressor)(
-            time_limit=run["time_limit"], **(settings or {}))
+        kinds = {(True, False): MKLClassifier, (True, True): MKLClassifierCV,
+                 (False, False): MKLRegressor, (False, True): MKLRegressorCV}
+        model = kinds[task == "classification", cv](time_limit=run["time_limit"], **(settings or {}))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             predicted = model.fit(X, y).predict(X_eval)
@@ -433,6 +438,7 @@ METHODS: dict[str, tuple[str, Callable[..., dict[str, Any]], str | None]] = {
     "obscure (p-norm)": ("classification", kernelfuse_fit("obscure", "pnorm_mkl", {"seed": 0}), None),
     "mikl": ("classification", kernelfuse_fit("mikl", "mikl", {}), None),
     "MKLClassifier() defaults": ("classification", estimator_defaults("classification"), None),
+    "MKLClassifierCV()": ("classification", estimator_defaults("classification", cv=True), None),
     "average-kernel SVM": ("classification", mean_kernel("SVC", "classification"), None),
     "RBF SVC (CV)": ("classification", rbf_svm("classification"), None),
     "single best kernel": ("classification", single_kernel, None),
@@ -441,6 +447,7 @@ METHODS: dict[str, tuple[str, Callable[..., dict[str, Any]], str | None]] = {
     "MKLpy AverageMKL": ("classification", mklpy_fit("AverageMKL"), "benchmarks/mklpy_peer.py takes labels +1/-1"),
     "MKLRegressor": ("regression", mkl_regressor, None),
     "MKLRegressor() defaults": ("regression", estimator_defaults("regression"), None),
+    "MKLRegressorCV()": ("regression", estimator_defaults("regression", cv=True), None),
     "SVR (mean kernel)": ("regression", mean_kernel("SVR", "regression"), None),
     "RBF SVR (CV)": ("regression", rbf_svm("regression"), None),
     "KernelRidge (mean kernel)": ("regression", mean_kernel("KernelRidge", "regression"), None),
