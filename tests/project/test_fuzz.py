@@ -292,6 +292,9 @@ ESTIMATOR_PARAMS = [
     {"memory_budget": 10}, {"time_limit": 0.0}, {"solver_params": {"nope": 1}},
     {"loss": "squared-hinj"}, {"standardize": True}, {"random_state": "x"}, {"memory_budget": "lots"},
     {"solver_params": "abc"}, {"tol": np.inf}, {"max_iter": True}, {"C": True},
+    {"views": {"a": [0], "b": [1, 2]}}, {"views": [[0, 1], [9]]}, {"views": {"a": ["nope"]}},
+    {"views": {"a": 0}}, {"views": []}, {"views": "abc"}, {"views": {"a": [True, False]}},
+    {"standardize": "sometimes"}, {"C2": -1.0},
 ]
 
 
