@@ -965,12 +965,16 @@ TABLES: dict[str, Callable[..., str]] = {
 
 def merge_rows(into: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
     """``into`` with the rows of ``rerun`` (the same splits: seed, ``n_splits``) replacing its
-    rows of the same methods, split by split; ``into["reruns"]`` records which methods were
-    rerun, when, where and at which commit."""
+    rows of the same methods, split by split, and adding the methods it did not have (to its
+    ``methods`` and each set's); ``into["reruns"]`` records which methods were rerun, when,
+    where and at which commit."""
     sets = {data["name"]: data for data in into["sets"]}
     for data in rerun["sets"]:
-        for old, new in zip(sets[data["name"]]["splits"], data["splits"], strict=True):
+        merged = sets[data["name"]]
+        for old, new in zip(merged["splits"], data["splits"], strict=True):
             old["runs"].update(new["runs"])
+        merged["methods"] += [m for m in data["methods"] if m not in merged["methods"]]
+    into["methods"] += [m for m in rerun["methods"] if m not in into["methods"]]
     machine = rerun["machine"]
     into.setdefault("reruns", []).append({
         "methods": rerun["methods"], "sets": [data["name"] for data in rerun["sets"]],

@@ -113,6 +113,9 @@ def table(payload: dict[str, Any]) -> str:
     return common.markdown_table(["method", "test accuracy", "views minus it (paired t)", "s per split"], rows)
 
 
+TABLES = {"accuracy": table}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", type=int, default=10)

@@ -71,6 +71,9 @@ def table(payload: dict[str, Any]) -> str:
     return common.markdown_table(["features", "method", "test R²", "minus RidgeCV's (paired t)", "s per fit"], rows)
 
 
+TABLES = {"accuracy": table}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", type=int, default=10)
