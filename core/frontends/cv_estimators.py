@@ -212,12 +212,55 @@ class _CrossValidated(_AtPoint):
     #: The estimator cross-validated, and the fold models' class: it, solving a path.
     base_class: ClassVar[type[MKLEstimator]]
     fold_class: ClassVar[type[FoldModel]]
-    Cs: Any
-    C2s: Any
-    cv: Any
-    scoring: Any
-    refit: bool
+    Cs: Any  # an int or a sequence (an array too), told apart in _path_Cs
     _cv_rows: tuple[np.ndarray, np.ndarray]
+
+    def __init__(
+        self,
+        kernels: str | Sequence[KernelSpec] = "grid",
+        views: Any = None,
+        solver: Any = "spicymkl",
+        family: str | None = None,
+        C: float | None = None,
+        C2: float | None = None,
+        lam: float | None = None,
+        p: float | None = None,
+        q: float | None = None,
+        r: float | None = None,
+        eps: float | None = None,
+        loss: str | None = None,
+        groups: Sequence[int] | None = None,
+        normalization: str = "unit-trace",
+        standardize: bool | str = "auto",
+        tol: float | None = 1e-3,
+        max_iter: int | None = None,
+        time_limit: float | None = None,
+        memory_budget: int | None = None,
+        storage: str = "auto",
+        storage_dir: str | None = None,
+        kernel_dtype: str = "float64",
+        random_state: int | None = None,
+        solver_params: dict[str, Any] | None = None,
+        check_psd: str | bool = "auto",
+        verbose: bool = False,
+        n_jobs: int | None = None,
+        Cs: int | Sequence[float] = 10,
+        C2s: Sequence[float] | None = None,
+        cv: Any = None,
+        scoring: Any = None,
+        refit: bool = True,
+    ) -> None:
+        super().__init__(  # type: ignore[call-arg]  # the estimator base it is mixed into
+            kernels=kernels, views=views, solver=solver, family=family, C=C, C2=C2, lam=lam, p=p, q=q, r=r,
+            eps=eps, loss=loss, groups=groups, normalization=normalization, standardize=standardize, tol=tol,
+            max_iter=max_iter, time_limit=time_limit, memory_budget=memory_budget, storage=storage,
+            storage_dir=storage_dir, kernel_dtype=kernel_dtype, random_state=random_state,
+            solver_params=solver_params, check_psd=check_psd, verbose=verbose, n_jobs=n_jobs)
+        self.Cs = Cs
+        self.C2s = C2s
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
 
     def fit(self, X: Any, y: Any) -> Any:
         try:
@@ -384,54 +427,6 @@ class MKLClassifierCV(_CrossValidated, MKLClassifier):
     base_class = MKLClassifier
     fold_class = _ClassifierPath
 
-    def __init__(
-        self,
-        kernels: str | Sequence[KernelSpec] = "grid",
-        views: Any = None,
-        solver: Any = "spicymkl",
-        family: str | None = None,
-        C: float | None = None,
-        C2: float | None = None,
-        lam: float | None = None,
-        p: float | None = None,
-        q: float | None = None,
-        r: float | None = None,
-        eps: float | None = None,
-        loss: str | None = None,
-        groups: Sequence[int] | None = None,
-        normalization: str = "unit-trace",
-        standardize: bool | str = "auto",
-        tol: float | None = 1e-3,
-        max_iter: int | None = None,
-        time_limit: float | None = None,
-        memory_budget: int | None = None,
-        storage: str = "auto",
-        storage_dir: str | None = None,
-        kernel_dtype: str = "float64",
-        random_state: int | None = None,
-        solver_params: dict[str, Any] | None = None,
-        check_psd: str | bool = "auto",
-        verbose: bool = False,
-        n_jobs: int | None = None,
-        Cs: int | Sequence[float] = 10,
-        C2s: Sequence[float] | None = None,
-        cv: Any = None,
-        scoring: Any = None,
-        refit: bool = True,
-    ) -> None:
-        super().__init__(
-            kernels=kernels, views=views, solver=solver, family=family, C=C, C2=C2, lam=lam, p=p, q=q, r=r,
-            eps=eps, loss=loss, groups=groups, normalization=normalization, standardize=standardize, tol=tol,
-            max_iter=max_iter, time_limit=time_limit, memory_budget=memory_budget, storage=storage,
-            storage_dir=storage_dir, kernel_dtype=kernel_dtype, random_state=random_state,
-            solver_params=solver_params, check_psd=check_psd, verbose=verbose, n_jobs=n_jobs)
-        self.Cs = Cs
-        self.C2s = C2s
-        self.cv = cv
-        self.scoring = scoring
-        self.refit = refit
-
-
 class MKLRegressorCV(_CrossValidated, MKLRegressor):
     """:class:`~kernelfuse.frontends.estimators.MKLRegressor` with ``C`` (and ``C2``) chosen by
     cross-validation on a warm-started, certified path: the parameters and attributes of
@@ -441,50 +436,3 @@ class MKLRegressorCV(_CrossValidated, MKLRegressor):
 
     base_class = MKLRegressor
     fold_class = _RegressorPath
-
-    def __init__(
-        self,
-        kernels: str | Sequence[KernelSpec] = "grid",
-        views: Any = None,
-        solver: Any = "spicymkl",
-        family: str | None = None,
-        C: float | None = None,
-        C2: float | None = None,
-        lam: float | None = None,
-        p: float | None = None,
-        q: float | None = None,
-        r: float | None = None,
-        eps: float | None = None,
-        loss: str | None = None,
-        groups: Sequence[int] | None = None,
-        normalization: str = "unit-trace",
-        standardize: bool | str = "auto",
-        tol: float | None = 1e-3,
-        max_iter: int | None = None,
-        time_limit: float | None = None,
-        memory_budget: int | None = None,
-        storage: str = "auto",
-        storage_dir: str | None = None,
-        kernel_dtype: str = "float64",
-        random_state: int | None = None,
-        solver_params: dict[str, Any] | None = None,
-        check_psd: str | bool = "auto",
-        verbose: bool = False,
-        n_jobs: int | None = None,
-        Cs: int | Sequence[float] = 10,
-        C2s: Sequence[float] | None = None,
-        cv: Any = None,
-        scoring: Any = None,
-        refit: bool = True,
-    ) -> None:
-        super().__init__(
-            kernels=kernels, views=views, solver=solver, family=family, C=C, C2=C2, lam=lam, p=p, q=q, r=r,
-            eps=eps, loss=loss, groups=groups, normalization=normalization, standardize=standardize, tol=tol,
-            max_iter=max_iter, time_limit=time_limit, memory_budget=memory_budget, storage=storage,
-            storage_dir=storage_dir, kernel_dtype=kernel_dtype, random_state=random_state,
-            solver_params=solver_params, check_psd=check_psd, verbose=verbose, n_jobs=n_jobs)
-        self.Cs = Cs
-        self.C2s = C2s
-        self.cv = cv
-        self.scoring = scoring
-        self.refit = refit
