@@ -170,20 +170,24 @@ def test_rerun_rows_replace_theirs_on_the_same_splits_and_are_recorded(accuracy)
     def payload(score, methods):
         splits = [{"split": k, "runs": {m: {"score": score + k, "seconds": 1.0} for m in methods}}
                   for k in range(2)]
-        return {"sets": [{"name": "toy", "task": "classification", "splits": splits}], "methods": methods}
+        return {"sets": [{"name": "toy", "task": "classification", "splits": splits, "methods": list(methods)}],
+                "methods": list(methods)}
 
     saved = payload(0.5, ["average-kernel SVM", "MKLClassifier() defaults"])
-    rerun = {**payload(0.7, ["MKLClassifier() defaults"]), "tol": 1e-2, "wall_seconds": 3.0,
+    rerun = {**payload(0.7, ["MKLClassifier() defaults", "MKLClassifierCV()"]), "tol": 1e-2, "wall_seconds": 3.0,
              "machine": {"git_commit": "abcdef0123", "date": "2026-11-27 20:00:00 UTC", "cpu": "a CPU"}}
     merged = accuracy.merge_rows(saved, rerun)
     runs = [split["runs"] for split in merged["sets"][0]["splits"]]
     assert [r["MKLClassifier() defaults"]["score"] for r in runs] == [0.7, 1.7]
     assert [r["average-kernel SVM"]["score"] for r in runs] == [0.5, 1.5]  # the other rows kept
-    assert merged["reruns"] == [{"methods": ["MKLClassifier() defaults"], "sets": ["toy"],
+    assert [r["MKLClassifierCV()"]["score"] for r in runs] == [0.7, 1.7]  # a new method added
+    expected = ["average-kernel SVM", "MKLClassifier() defaults", "MKLClassifierCV()"]
+    assert merged["methods"] == merged["sets"][0]["methods"] == expected
+    assert merged["reruns"] == [{"methods": ["MKLClassifier() defaults", "MKLClassifierCV()"], "sets": ["toy"],
                                  "git_commit": "abcdef0123", "date": "2026-11-27 20:00:00 UTC",
                                  "cpu": "a CPU", "tol": 1e-2, "wall_seconds": 3.0}]
     assert accuracy._reruns(merged) == (" Rerun on the same splits at git abcdef01, 2026-11-27 20:00:00 UTC, "
-                                        "a CPU: MKLClassifier() defaults.")
+                                        "a CPU: MKLClassifier() defaults, MKLClassifierCV().")
 
 
 def test_heldout_splits_are_the_ida_realisations_with_a_cut_test_part(accuracy):
