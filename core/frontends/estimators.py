@@ -41,6 +41,7 @@ from kernelfuse.kernels.functions import (
     check_stack_request,
     compute_kernels,
     empty_aligned,
+    fitted_specs,
 )
 from kernelfuse.kernels.normalization import KernelNormalizer
 from kernelfuse.kernels.rows import SpecKernelRows
@@ -100,9 +101,6 @@ _SETTINGS = {
     "memory_budget": positive_count.or_none("the default budget"),
     "random_state": random_seed,
 }
-#: Values of ``standardize``: "auto" standardises the features whenever kernels are computed
-#: from them (not for ``kernels="precomputed"``).
-STANDARDIZE = ("auto", True, False)
 
 
 #: Tile of :func:`kernels_first`: entries x kernels moved at a time (256 x 128 float64, 256 KiB,
@@ -393,7 +391,7 @@ class MKLEstimator(BaseEstimator):
                 and all(isinstance(key, str) for key in self.solver_params)):
             raise ValidationError("solver_params must be a dict of solver parameters by name "
                                   f"(e.g. {{'svm_solver': 'libsvm'}}) or None, got {self.solver_params!r}")
-        if not any(self.standardize is value or self.standardize == value for value in STANDARDIZE):
+        if not (isinstance(self.standardize, (bool, np.bool_)) or self.standardize == "auto"):
             raise ValidationError(f"standardize must be 'auto', True or False, got {self.standardize!r}")
         if self.standardize is True and self._precomputed():
             raise ValidationError("standardize=True has no features to scale with kernels='precomputed'")
@@ -471,7 +469,7 @@ class MKLEstimator(BaseEstimator):
                             len(specs), len(default_grid(X.shape[1])), readable_bytes(budget))
         else:
             specs = templates
-        return [spec.fitted(X) for spec in specs]
+        return fitted_specs(specs, X)
 
     def _train_stack(self, X: np.ndarray) -> np.ndarray | SpecKernelRows | FactorKernels:
         if self._precomputed():

@@ -210,9 +210,12 @@ class WidthKernel(KernelFunction):
         return self.width
 
     def fitted(self, X: np.ndarray) -> KernelFunction:
-        if self.relative_to is None:
-            return self
-        measured = {"width": self.width * median_distance(X, self.metric), "relative_to": None}
+        return self if self.relative_to is None else self.at_distance(median_distance(X, self.metric))
+
+    def at_distance(self, distance: float) -> KernelFunction:
+        """The kernel of width ``width x distance`` in feature units (``distance``: the measured
+        median distance)."""
+        measured = {"width": self.width * distance, "relative_to": None}
         return attrs.evolve(self, **measured)
 
 
@@ -244,9 +247,12 @@ class KernelSpec:
     def fitted(self, X: np.ndarray) -> KernelSpec:
         """The spec with its function's data-dependent parameters measured on the training
         features ``X`` (all columns; the spec reads its own): :meth:`KernelFunction.fitted`."""
-        cols = slice(None) if self.features is None else list(self.features)
-        function = self.function.fitted(np.asarray(X)[:, cols])
+        function = self.function.fitted(self.columns(X))
         return self if function is self.function else attrs.evolve(self, function=function)
+
+    def columns(self, X: np.ndarray) -> np.ndarray:
+        """The columns of ``X`` this spec reads."""
+        return np.asarray(X) if self.features is None else np.asarray(X)[:, list(self.features)]
 
     def pairwise(self, X: np.ndarray, Z: np.ndarray) -> Pairwise:
         """The rows of X and Z restricted to this spec's features."""
@@ -256,6 +262,24 @@ class KernelSpec:
             return Pairwise(xp.take(X, cols, axis=1), xp.take(Z, cols, axis=1))
         cols = slice(None) if self.features is None else list(self.features)
         return Pairwise(X[:, cols], Z[:, cols])
+
+
+def fitted_specs(specs: Sequence[KernelSpec], X: np.ndarray) -> list[KernelSpec]:
+    """Every spec fitted on the training features ``X`` (:meth:`KernelSpec.fitted`), each median
+    distance measured once for all the relative widths on one feature subset and metric (a view's
+    grid has five)."""
+    medians: dict[tuple[tuple[int, ...] | None, str], float] = {}
+    out = []
+    for spec in specs:
+        function = spec.function
+        if not (isinstance(function, WidthKernel) and function.relative_to is not None):
+            out.append(spec.fitted(X))
+            continue
+        key = (spec.features, function.metric)
+        if key not in medians:
+            medians[key] = median_distance(spec.columns(X), function.metric)
+        out.append(attrs.evolve(spec, function=function.at_distance(medians[key])))
+    return out
 
 
 def stack_bytes(n_kernels: int, n_rows: int, n_cols: int, dtype: np.dtype | type | str = np.float64) -> int:

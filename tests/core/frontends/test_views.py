@@ -179,3 +179,19 @@ def test_regressor_defaults_do_not_depend_on_the_units(tmp_path):
     assert raw.target_scale_ == pytest.approx(1e3 * y[train].std())
     raw.save(tmp_path / "raw.npz")
     np.testing.assert_array_equal(load_model(tmp_path / "raw.npz").predict(X_raw[test]), raw.predict(X_raw[test]))
+
+
+def test_fitted_specs_measure_each_median_once(monkeypatch):
+    """A view's grid shares one median distance per feature subset and metric; the specs are those
+    each spec fits alone."""
+    from kernelfuse.kernels import functions
+
+    X = np.random.default_rng(4).normal(size=(50, 5))
+    specs = [KernelSpec(s.function, features, group) for group, features in enumerate([(0, 1), (2, 3, 4)])
+             for s in view_grid()]
+    alone = [spec.fitted(X) for spec in specs]
+    calls = []
+    original = functions.median_distance
+    monkeypatch.setattr(functions, "median_distance", lambda *a: calls.append(a) or original(*a))
+    assert functions.fitted_specs(specs, X) == alone
+    assert len(calls) == 2  # one per view: the five Gaussians of each share it
