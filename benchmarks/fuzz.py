@@ -34,7 +34,7 @@ def main() -> int:
     out = Path(args.out or REPO / "benchmarks" / "results" / f"fuzz{'_quick' if args.quick else ''}.json")
     env = {**os.environ, "KERNELFUSE_FUZZ": "long", "KERNELFUSE_FUZZ_EXAMPLES": str(examples)}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               str(REPO / "tests" / "test_fuzz.py"), "--hypothesis-show-statistics"]
+               str(REPO / "tests" / "project" / "test_fuzz.py"), "--hypothesis-show-statistics"]
     if args.seed is not None:
         command.append(f"--hypothesis-seed={args.seed}")
     start = time.perf_counter()

@@ -277,15 +277,24 @@ def _list(indices: np.ndarray, limit: int = 10) -> str:
     return shown + (f", ... ({indices.size} in all)" if indices.size > limit else "")
 
 
+def dense_targets(y: Any) -> Any:
+    """``y`` as a NumPy array where it is a SciPy sparse matrix or array (a multi-label indicator
+    matrix as scikit-learn's ``MultiLabelBinarizer(sparse_output=True)`` gives: N x L numbers,
+    few beside the N x N kernels); anything else as it is."""
+    from scipy import sparse
+
+    return y.toarray() if sparse.issparse(y) else y
+
+
 def check_targets(y: object, target: str, n_samples: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Targets checked against ``target``; returns ``(y, classes)``.
 
     ``binary``: y in {-1, +1}, both present.  ``real``: finite.  ``multiclass``:
     any labels with at least two values, returned as class indices 0..C-1 with
     ``classes`` the sorted labels.  ``multilabel``: Y of shape (N, L) in
-    {-1, +1}, each column with both values.
+    {-1, +1}, each column with both values, dense or SciPy sparse (:func:`dense_targets`).
     """
-    y = _as_float_array(y, "y")
+    y = _as_float_array(dense_targets(y), "y")
     expected_ndim = 2 if target == "multilabel" else 1
     if y.ndim != expected_ndim:
         shape = "(N, L)" if target == "multilabel" else "(N,)"

@@ -11,7 +11,7 @@ The area under label k's precision-recall curve is estimated by its
 average precision ``AP_k = sum_n (R_n - R_{n-1}) P_n`` over the thresholds
 of the decision values (scikit-learn's ``average_precision_score``, no
 interpolation), the measure ML-MKL-SA reports (Bucak, Jin and Jain,
-section 4).  Targets may be 0/1 or -1/+1 indicators.
+section 4).  Targets may be 0/1 or -1/+1 indicators, dense or SciPy sparse.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ import numpy as np
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernels import geometry
+from kernelfuse.validation import dense_targets
 
 
 def _check(Y_true: object, scores: object) -> tuple[np.ndarray, np.ndarray]:
-    Y = np.asarray(Y_true, dtype=float)
+    Y = np.asarray(dense_targets(Y_true), dtype=float)
     S = np.asarray(scores, dtype=float)
     given = (Y.shape, S.shape)
     if Y.ndim == 1:

@@ -249,7 +249,7 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
         _check_floats(path, "training kernel diagonals (train_diagonal)", diagonal, diagonal.shape)
         for m, spec in enumerate(params["kernels"]):
             if spec.features is not None and not all(
-                    0 <= j < estimator.n_features_in_ for j in spec.features):
+                    isinstance(j, int) and 0 <= j < estimator.n_features_in_ for j in spec.features):
                 raise ValidationError(f"{path}: kernel {m} reads features {list(spec.features)} of "
                                       f"{estimator.n_features_in_}")
         estimator.kernels_ = params["kernels"]

@@ -64,8 +64,7 @@ class FactorKernels(KernelRows):
                 f"kernel(s) {', '.join(map(str, missing[:10]))} have no explicit features: factor "
                 "kernels need low-rank kernels (Nystrom, random Fourier features) only")
         X = np.asarray(X, dtype=np.float64)
-        features = [spec.function.features(X if spec.features is None else X[:, list(spec.features)])
-                    for spec in specs]
+        features = [spec.function.features(spec.columns(X)) for spec in specs]
         normalizer = normalization if isinstance(normalization, KernelNormalizer) else \
             KernelNormalizer(normalization).fit_diagonal(np.stack([np.einsum("ij,ij->i", phi, phi)
                                                                   for phi in features]))

@@ -3,16 +3,24 @@
 A :class:`KernelFunction` computes ``k(x, z)`` for all pairs of rows of two feature matrices,
 through BLAS.  A :class:`KernelSpec` says which function, on which features, in which group; specs
 and a feature matrix give the stack ``K`` (M, N, N) every solver takes (:func:`compute_kernels`),
-or the test kernels (M, N_test, N).  A stack's memory is known before it is allocated, and a
-budget (by default half the memory available) turns an oversized request into a clear error.
+or the test kernels (M, N_test, N).  A spec names its function as an object or as a registered
+kernel name, and its features as column indices or the column names of a pandas DataFrame
+(:func:`column_indices`, shared with the estimators' ``views``).  A stack's memory is known before
+it is allocated, and a budget (by default half the memory available) turns an oversized request
+into a clear error.
 Features of another array library (CuPy, PyTorch on a GPU) give a stack on that device, in
 float64, for the functions with a form for it (:meth:`KernelFunction.on_device`).
 """
 
 from __future__ import annotations
 
+import difflib
+import inspect
+import math
+import reprlib
+import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -22,6 +30,9 @@ from kernelfuse.errors import ValidationError
 from kernelfuse.kernels import array_backend
 from kernelfuse.runtime.memory import ALIGNMENT, readable_bytes
 from kernelfuse.validation import positive
+
+#: Bytes of feature differences :meth:`Pairwise.exact_sqdist` holds at a time.
+_DIFFERENCE_BYTES = 2**24
 
 
 class Pairwise:
@@ -40,6 +51,7 @@ class Pairwise:
         #: The array namespace of device features (None for NumPy): the generic forms below.
         self.xp = array_backend.namespace(X)
         self._Z_sqnorms = Z_sqnorms  # ||z_j||^2 when known (kernel rows reuse them)
+        self._X_sqnorms: np.ndarray | None = None
         self._workspace = workspace
         self._gram: np.ndarray | None = None
         self._sqdist: np.ndarray | None = None
@@ -67,12 +79,41 @@ class Pairwise:
             d = xp.sum(self.X * self.X, axis=1)[:, None] + xp.sum(self.Z * self.Z, axis=1)[None, :]
             self._sqdist = xp.clip(d - 2.0 * self.gram, min=0.0)
         if self._sqdist is None:
-            z_norms = (self.Z * self.Z).sum(1) if self._Z_sqnorms is None else self._Z_sqnorms
+            x_norms, z_norms = self._sqnorms()
             out, scratch = (None, None) if self._workspace is None else self._workspace[1:]
-            d = np.add.outer((self.X * self.X).sum(1), z_norms, out=out)  # in place from here: at
+            d = np.add.outer(x_norms, z_norms, out=out)  # in place from here: at
             d -= np.multiply(self.gram, 2.0, out=scratch)  # N = 10^5 every N x N temporary is 80 GB
             self._sqdist = np.maximum(d, 0.0, out=d)
         return self._sqdist
+
+    def _sqnorms(self) -> tuple[np.ndarray, np.ndarray]:
+        """``||x_i||^2`` and ``||z_j||^2`` of NumPy features, each computed once."""
+        if self._X_sqnorms is None:
+            self._X_sqnorms = (self.X * self.X).sum(1)
+        if self._Z_sqnorms is None:
+            self._Z_sqnorms = (self.Z * self.Z).sum(1)
+        return self._X_sqnorms, self._Z_sqnorms
+
+    @property
+    def sqdist_error(self) -> float:
+        """A bound on the rounding error of every entry of :attr:`sqdist` (NumPy features): the
+        Gram form ``||x||^2 + ||z||^2 - 2 x'z`` subtracts numbers each rounded to about
+        ``(d + 2) eps`` of the largest ``||x_i||^2 + ||z_j||^2``; a distance below it is noise,
+        and equal rows need not give 0."""
+        x_norms, z_norms = self._sqnorms()
+        largest = float(np.max(x_norms, initial=0.0)) + float(np.max(z_norms, initial=0.0))
+        return (self.X.shape[1] + 2) * np.finfo(np.float64).eps * largest
+
+    def exact_sqdist(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``||x_i - z_j||^2`` of the pairs ``(rows[k], cols[k])`` from the differences of their
+        features (exactly 0 for equal rows, accurate for near ones), a bounded number of bytes
+        at a time."""
+        out = np.empty(rows.size)
+        step = max(1, _DIFFERENCE_BYTES // (8 * max(1, self.X.shape[1])))
+        for start in range(0, rows.size, step):
+            difference = self.X[rows[start:start + step]] - self.Z[cols[start:start + step]]
+            out[start:start + step] = np.einsum("ij,ij->i", difference, difference)
+        return out
 
 
 class KernelFunction(ABC):
@@ -136,8 +177,15 @@ def width_or_gamma(kernel: str, width: object, gamma: object, width_of_gamma: Ca
         raise ValidationError(f"{kernel} kernel: give width or gamma, not both (got width={width!r}, "
                               f"gamma={gamma!r}; {relation})")
     if gamma is not None:
-        return width_of_gamma(positive.check("gamma", gamma))
+        return representable_width(width_of_gamma(positive.check("gamma", gamma)))
     return positive.check("width", 1.0 if width is None else width)
+
+
+def representable_width(width: float) -> float:
+    """A positive ``width`` within the positive finite floats: a width converted or measured
+    beyond them (from a gamma near 0, as a multiple of a median distance) gives the same kernel
+    as the nearest one (constant, or identity-like)."""
+    return min(max(width, math.ulp(0.0)), sys.float_info.max)
 
 
 #: Rows :func:`median_distance` reads at most: the median of ~500,000 pairwise distances is
@@ -215,7 +263,7 @@ class WidthKernel(KernelFunction):
     def at_distance(self, distance: float) -> KernelFunction:
         """The kernel of width ``width x distance`` in feature units (``distance``: the measured
         median distance)."""
-        measured = {"width": self.width * distance, "relative_to": None}
+        measured = {"width": representable_width(self.width * distance), "relative_to": None}
         return attrs.evolve(self, **measured)
 
 
@@ -224,21 +272,134 @@ def squared_distances(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return Pairwise(X, Z).sqdist
 
 
-def _column_indices(features: Iterable[int] | None) -> tuple[int, ...] | None:
-    return None if features is None else tuple(int(i) for i in features)
+def column_entries(what: str, columns: object, n_features: int | None = None) -> tuple[int | str, ...]:
+    """The columns given for the parameter ``what`` (``features``, ``views['a']``): a non-empty
+    list of column indices and column names, or a boolean mask (its True entries' indices; of
+    ``n_features`` entries where known), each entry checked for its kind; a
+    :class:`ValidationError` naming ``what`` otherwise.  :func:`column_indices` resolves them."""
+    if isinstance(columns, Mapping):
+        raise ValidationError(f"{what} must be a list of columns (indices, or the column names of a "
+                              f"DataFrame X), got the mapping {reprlib.repr(columns)}: give a list")
+    if isinstance(columns, (str, bytes, int, np.integer)) or not isinstance(columns, Iterable):
+        raise ValidationError(f"{what} must be a list of columns, got {columns!r}: write [{columns!r}] "
+                              "for one column")
+    entries = list(columns)
+    if not entries:
+        raise ValidationError(f"{what} has no columns")
+    if all(isinstance(c, (bool, np.bool_)) for c in entries):
+        if n_features is not None and len(entries) != n_features:
+            raise ValidationError(f"{what} is a boolean mask of {len(entries)} entries; "
+                                  f"X has {n_features} columns")
+        indices = tuple(j for j, keep in enumerate(entries) if keep)
+        if not indices:
+            raise ValidationError(f"{what} selects no column")
+        return indices
+    out: list[int | str] = []
+    for column in entries:
+        if isinstance(column, str):
+            out.append(str(column))
+        elif isinstance(column, (int, np.integer)) and not isinstance(column, (bool, np.bool_)):
+            out.append(int(column))
+        else:
+            raise ValidationError(f"{what}: a column is an index or a column name, got {column!r}")
+    return tuple(out)
 
 
-@attrs.frozen
+def column_indices(what: str, columns: object, n_features: int, names: Sequence[str] = ()) -> tuple[int, ...]:
+    """The indices (from 0) of the columns given for the parameter ``what`` (:func:`column_entries`)
+    in features of ``n_features`` columns named ``names`` (a DataFrame's; empty for an array);
+    a :class:`ValidationError` naming ``what`` for a column the features do not have."""
+    names = list(names)
+    out = []
+    for column in column_entries(what, columns, n_features):
+        if isinstance(column, str):
+            if column not in names:
+                close = difflib.get_close_matches(column, names, n=1)
+                where = ("X has no column names (fit on a pandas DataFrame with this column, or give "
+                         "column indices)" if not names else
+                         (f"did you mean {close[0]!r}? " if close else "") + f"X's columns are {reprlib.repr(names)}")
+                raise ValidationError(f"{what}: no column named {column!r}; {where}")
+            out.append(names.index(column))
+        else:
+            if not -n_features <= column < n_features:
+                raise ValidationError(f"{what}: column {column} is out of range for X of {n_features} "
+                                      f"columns (give indices from {-n_features} to {n_features - 1})")
+            out.append(column % n_features)
+    return tuple(out)
+
+
+#: The factory of a registered kernel name (the registry's kind ``kernel``), installed by
+#: :mod:`kernelfuse.parts.registry` (a layer above, loaded by every ``import kernelfuse``).
+_kernel_factory: Callable[[str], Callable[..., Any]] | None = None
+
+
+def install_kernel_factory(lookup: Callable[[str], Callable[..., Any]]) -> None:
+    """Make ``lookup`` (a kernel name -> its factory) what :class:`KernelSpec` builds a kernel
+    name with; :mod:`kernelfuse.parts.registry` installs the registry's when imported."""
+    global _kernel_factory
+    _kernel_factory = lookup
+
+
+def kernel_function(function: object, params: Mapping[str, Any]) -> KernelFunction:
+    """The function of a :class:`KernelSpec`: ``function`` itself (``params`` empty), or the
+    registered kernel of that name built with ``params``; a clear error otherwise."""
+    if isinstance(function, str):
+        if _kernel_factory is None:
+            raise ValidationError(f"kernel name {function!r}: no registry is loaded (import kernelfuse)")
+        factory = _kernel_factory(function)  # an unknown name: UnknownNameError listing the names
+        call = ", ".join([repr(function), *(f"{key}={value!r}" for key, value in params.items())])
+        try:
+            built = factory(**params)
+        except TypeError as exc:
+            raise ValidationError(f"KernelSpec({call}): {exc}; kernel {function!r} takes "
+                                  f"{_parameter_names(factory)}") from None
+        if not isinstance(built, KernelFunction):
+            raise ValidationError(f"KernelSpec({call}): the registered kernel {function!r} built {built!r}, "
+                                  "not a KernelFunction")
+        return built
+    if not isinstance(function, KernelFunction):
+        raise ValidationError(f"KernelSpec: function must be a KernelFunction or a registered kernel "
+                              f"name (e.g. 'gaussian'), got {reprlib.repr(function)}")
+    if params:
+        raise ValidationError(f"KernelSpec: kernel parameters ({', '.join(params)}) go with a kernel name, "
+                              f"as KernelSpec({function.name!r}, {next(iter(params))}=...); "
+                              f"{type(function).__name__} holds its own")
+    return function
+
+
+def _parameter_names(factory: Callable[..., Any]) -> str:
+    """The keyword parameters ``factory`` takes, for a message."""
+    try:
+        names = [name for name, p in inspect.signature(factory).parameters.items()
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        return "other parameters"
+    return ", ".join(names) if names else "no parameters"
+
+
+def _features(features: object) -> tuple[int | str, ...] | None:
+    return None if features is None else column_entries("features", features)
+
+
+@attrs.frozen(init=False)
 class KernelSpec:
-    """One kernel of a stack: a function, the features it reads, its group."""
+    """One kernel of a stack: a function, the features it reads, its group.
+
+    ``function``: a :class:`KernelFunction`, or a registered kernel name built with the keyword
+    ``params`` (``KernelSpec("gaussian", width=2)`` is ``KernelSpec(Gaussian(width=2))``).
+    ``features``: the columns it reads (None: every column), as indices, or as the column names
+    of a pandas DataFrame an estimator is fitted on (:meth:`resolved` at fit), or a boolean mask.
+    """
 
     function: KernelFunction
-    #: Column indices the kernel reads (None: every column).
-    features: tuple[int, ...] | None = attrs.field(
-        default=None, converter=_column_indices
-    )
+    #: Column indices or names the kernel reads (None: every column).
+    features: tuple[int | str, ...] | None = attrs.field(default=None, converter=_features)
     group: int = 0
     label: str = ""
+
+    def __init__(self, function: KernelFunction | str, features: Iterable[int | str] | None = None,
+                 group: int = 0, label: str = "", **params: Any) -> None:
+        self.__attrs_init__(kernel_function(function, params), features, group, label)
 
     def compute(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
         """``k(x_i, z_j)`` on this spec's features (Z defaults to X)."""
@@ -250,27 +411,47 @@ class KernelSpec:
         function = self.function.fitted(self.columns(X))
         return self if function is self.function else attrs.evolve(self, function=function)
 
+    def resolved(self, n_features: int, names: Sequence[str] = (), what: str = "features") -> KernelSpec:
+        """The spec reading its columns by index from 0, checked against features of
+        ``n_features`` columns named ``names`` (a DataFrame's; empty for an array): column names
+        resolved, negative indices counted from the end (:func:`column_indices`; ``what`` names
+        the spec's features in an error)."""
+        if self.features is None:
+            return self
+        indices = column_indices(what, self.features, n_features, names)
+        return self if indices == self.features else attrs.evolve(self, features=indices)
+
+    def column_index(self, n_features: int) -> slice | list[int]:
+        """What indexes this spec's columns in features of ``n_features`` columns (no names: a
+        spec naming columns is resolved first, :meth:`resolved`)."""
+        if self.features is None:
+            return slice(None)
+        return list(column_indices("features", self.features, n_features))
+
     def columns(self, X: np.ndarray) -> np.ndarray:
         """The columns of ``X`` this spec reads."""
-        return np.asarray(X) if self.features is None else np.asarray(X)[:, list(self.features)]
+        X = np.asarray(X)
+        return X if self.features is None else X[:, self.column_index(X.shape[1])]
 
     def pairwise(self, X: np.ndarray, Z: np.ndarray) -> Pairwise:
         """The rows of X and Z restricted to this spec's features."""
+        cols = self.column_index(X.shape[1])
         xp = array_backend.namespace(X)
         if xp is not None and self.features is not None:
-            cols = array_backend.on_device(np.array(self.features), X, xp.int64)
-            return Pairwise(xp.take(X, cols, axis=1), xp.take(Z, cols, axis=1))
-        cols = slice(None) if self.features is None else list(self.features)
+            on_device = array_backend.on_device(np.array(cols), X, xp.int64)
+            return Pairwise(xp.take(X, on_device, axis=1), xp.take(Z, on_device, axis=1))
         return Pairwise(X[:, cols], Z[:, cols])
 
 
-def fitted_specs(specs: Sequence[KernelSpec], X: np.ndarray) -> list[KernelSpec]:
-    """Every spec fitted on the training features ``X`` (:meth:`KernelSpec.fitted`), each median
-    distance measured once for all the relative widths on one feature subset and metric (a view's
-    grid has five)."""
-    medians: dict[tuple[tuple[int, ...] | None, str], float] = {}
+def fitted_specs(specs: Sequence[KernelSpec], X: np.ndarray, names: Sequence[str] = ()) -> list[KernelSpec]:
+    """Every spec resolved against the training features ``X`` (columns named ``names``, a
+    DataFrame's: :meth:`KernelSpec.resolved`) and fitted on them (:meth:`KernelSpec.fitted`), each
+    median distance measured once for all the relative widths on one feature subset and metric (a
+    view's grid has five)."""
+    medians: dict[tuple[tuple[int | str, ...] | None, str], float] = {}
     out = []
-    for spec in specs:
+    for m, spec in enumerate(specs):
+        spec = spec.resolved(X.shape[1], names, f"features of kernel {m} ({spec.label or spec.function.name})")
         function = spec.function
         if not (isinstance(function, WidthKernel) and function.relative_to is not None):
             out.append(spec.fitted(X))

@@ -34,8 +34,7 @@ def diagonals(specs: Sequence[KernelSpec], X: np.ndarray) -> np.ndarray:
     """``k_m(x_i, x_i)`` for every spec and row: shape (M, N)."""
     out = np.empty((len(specs), X.shape[0]))
     for m, spec in enumerate(specs):
-        cols = slice(None) if spec.features is None else list(spec.features)
-        out[m] = spec.function.diagonal(X[:, cols])
+        out[m] = spec.function.diagonal(spec.columns(X))
     return out
 
 

@@ -115,11 +115,10 @@ class SpecKernelRows(KernelRows):
         self._work: np.ndarray | None = None  # :meth:`_workspace`
         # Each feature subset once, contiguous, with its squared norms: a row costs one
         # matrix-vector product per subset.
-        self._subsets: dict[tuple[int, ...] | None, tuple[np.ndarray, np.ndarray]] = {}
+        self._subsets: dict[tuple[int | str, ...] | None, tuple[np.ndarray, np.ndarray]] = {}
         for spec in self.specs:
             if spec.features not in self._subsets:
-                columns = self.X if spec.features is None else self.X[:, list(spec.features)]
-                columns = np.ascontiguousarray(columns)
+                columns = np.ascontiguousarray(spec.columns(self.X))
                 self._subsets[spec.features] = (columns, np.einsum("ij,ij->i", columns, columns))
         # Kernels given by explicit features (Nystrom, random features): phi of the training
         # points once, so that a row is one (N, r) x (r,) product instead of r features of N points.

@@ -22,6 +22,7 @@ import attrs
 import pluggy
 
 from kernelfuse.errors import UnknownNameError, ValidationError
+from kernelfuse.kernels import functions
 from kernelfuse.parts import hookspecs
 
 #: The kinds of component a plugin can register.
@@ -268,3 +269,12 @@ def get_registry(*, reload: bool = False) -> Registry:
     if _REGISTRY is None or reload:
         _REGISTRY = load_registry()
     return _REGISTRY
+
+
+def kernel_factory(name: str) -> Callable[..., Any]:
+    """The factory of the kernel ``name`` in the process-wide registry: what a
+    :class:`~kernelfuse.kernels.functions.KernelSpec` of a kernel name is built with."""
+    return get_registry().get("kernel", name).factory
+
+
+functions.install_kernel_factory(kernel_factory)

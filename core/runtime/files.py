@@ -9,7 +9,9 @@ file is left as it was, and the failure is a
 :class:`~kernelfuse.errors.FileWriteError` naming the path and the operating
 system's error.  :func:`check_output_path` refuses a path that cannot be
 written (empty, a folder, a missing or read-only folder) before any work is
-done; the path is never changed (no suffix is appended).
+done; the path is never changed (no suffix is appended).  :func:`writable_folder` refuses, by
+the parameter's name, a folder to write into that is missing or is not one (an estimator's
+``storage_dir``), before any work is done.
 """
 
 from __future__ import annotations
@@ -64,16 +66,28 @@ def _destination(target: Path) -> Path:
 
 def output_folder(path: str | PathLike[str], what: str = "output folder") -> Path:
     """The folder ``path``, created if missing (with its parents), once a file can be written
-    in it; else a :class:`ValidationError` saying why."""
+    in it (:func:`writable_folder`); else a :class:`ValidationError` saying why."""
+    if isinstance(path, (str, PathLike)) and str(path) and not os.path.lexists(path):
+        try:
+            Path(path).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValidationError(f"cannot create {what} {path}: {exc.strerror or exc}") from None
+    return writable_folder(path, what)
+
+
+def writable_folder(path: object, what: str) -> Path:
+    """The existing folder ``path`` once a file can be written in it (tried by creating and
+    removing one), else a :class:`ValidationError` naming ``what`` (the parameter) and saying
+    why: not a path, empty, missing, not a folder, or a folder refusing new files."""
+    if not isinstance(path, (str, PathLike)):
+        raise ValidationError(f"{what} must be a folder path (str or os.PathLike), got {path!r}")
     if not str(path):
         raise ValidationError(f"the {what} path is empty: give a folder")
     folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise ValidationError(f"{what} {folder} exists and is not a folder")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValidationError(f"cannot create {what} {folder}: {exc.strerror or exc}") from None
+    if not folder.exists():
+        raise ValidationError(f"{what} {folder} does not exist: create it, or give an existing folder")
+    if not folder.is_dir():
+        raise ValidationError(f"{what} {folder} exists and is not a folder: give a folder")
     _probe(folder / "probe", f"{what} {folder}")
     return folder
 

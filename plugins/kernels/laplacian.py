@@ -3,7 +3,8 @@
 Given by its ``width`` or by scikit-learn's ``gamma = 1 / width`` (``laplacian_kernel``), one of
 the two; the kernel holds the width.  ``width="median"``, or a width with ``relative_to="median"``,
 is that multiple of the median l1 distance between training rows
-(:class:`~kernelfuse.kernels.functions.WidthKernel`).
+(:class:`~kernelfuse.kernels.functions.WidthKernel`).  The l1 distances are exact, so any
+positive finite width works: a tiny one gives an identity-like kernel, a huge one the constant 1.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class Laplacian(WidthKernel):
         return 1.0 / self.scale
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
-        return np.exp(-cdist(X, Z, metric="cityblock") / self.scale)
+        with np.errstate(over="ignore"):  # a tiny width: -inf, whose exp is the 0 it should be
+            return np.exp(-cdist(X, Z, metric="cityblock") / self.scale)
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         return np.ones(X.shape[0])

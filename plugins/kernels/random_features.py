@@ -64,6 +64,11 @@ class RandomFourierFeatures(FeatureMap):
         return int(self.frequencies.shape[1])
 
     def _map(self, X: np.ndarray) -> np.ndarray:
-        projection = X @ (self.frequencies.T / self.width)
-        projection += self.offsets
+        with np.errstate(over="ignore", invalid="ignore"):
+            projection = X @ (self.frequencies.T / self.width)
+            projection += self.offsets
+        if not np.isfinite(projection).all():
+            raise ValidationError(
+                f"random-fourier: width {self.width:g} is too small for these features: Omega x / width "
+                "overflows float64; give a larger width (or standardise the features)")
         return np.sqrt(2.0 / self.n_features) * np.cos(projection, out=projection)

@@ -254,7 +254,8 @@ def documented_outcomes() -> dict[str, str]:
 def test_the_docs_table_names_every_input():
     table = (REPO / "docs" / "reliability.md").read_text()
     missing = [name for name in list(MUTATIONS) + list(FILE_MUTATIONS) + list(CONFIG_MUTATIONS)
-               + list(CLI_CALLS) + list(ESTIMATOR_INPUTS) + list(MODEL_FORGERIES)
+               + list(CLI_CALLS) + list(ESTIMATOR_INPUTS) + list(MODEL_FORGERIES) + list(KERNEL_SPEC_INPUTS)
+               + list(STORAGE_INPUTS) + list(LABEL_INPUTS)
                if f"| {name} |" not in table]
     assert not missing, f"docs/reliability.md lacks rows for {missing}"
 
@@ -334,6 +335,232 @@ def test_estimators_give_a_clear_error_or_a_model_that_predicts(kind, name, para
                 assert set(np.unique(predicted)) <= set(fitted.classes_)
             else:
                 assert np.isfinite(np.asarray(predicted, dtype=float)).all()
+
+
+# ---------------------------------------------------------------- kernel specs
+def _spec(*args: Any, **params: Any) -> Callable[[], list]:
+    """A list of the KernelSpec of ``args`` and ``params`` and the linear kernel, built when called."""
+    from kernelfuse.kernels.functions import KernelSpec
+
+    return lambda: [KernelSpec(*args, **params), KernelSpec("linear")]
+
+
+def _random_features(width: float) -> Callable[[], list]:
+    from kernelfuse.plugins.kernels.random_features import RandomFourierFeatures
+
+    return _spec(RandomFourierFeatures.draw(3, width=width, n_features=20, seed=0))
+
+
+#: input -> (the kernels of a fit, built when called; whether X is a pandas DataFrame of columns a, b, c).
+KERNEL_SPEC_INPUTS: dict[str, tuple[Callable[[], list], bool]] = {
+    "a kernel by registered name": (_spec("gaussian", width=2.0), False),
+    "a kernel name in capitals": (_spec("Gaussian", width=2.0), False),
+    "an unknown kernel name": (_spec("gausian", width=2.0), False),
+    "a kernel name with an unknown parameter": (_spec("gaussian", widht=2.0), False),
+    "a kernel name with a width of text": (_spec("gaussian", width="wide"), False),
+    "kernel parameters beside a kernel object": (lambda: _spec(REGISTRY.create("kernel", "gaussian"),
+                                                               width=2.0)(), False),
+    "a kernel that is a number": (_spec(42), False),
+    "a kernel that is None": (_spec(None), False),
+    "features out of range": (_spec("linear", features=[7]), False),
+    "a negative feature index": (_spec("gaussian", features=[-1]), False),
+    "features as a dict": (_spec("gaussian", features={"scale": 1}), False),
+    "features as one string": (_spec("gaussian", features="scale"), False),
+    "features as one integer": (_spec("gaussian", features=1), False),
+    "no features": (_spec("gaussian", features=[]), False),
+    "features of floats": (_spec("gaussian", features=[0.5, 1.0]), False),
+    "a boolean mask as features": (_spec("gaussian", features=[True, False, True]), False),
+    "DataFrame column names as features": (_spec("gaussian", features=["b", "c"]), True),
+    "an unknown DataFrame column name": (_spec("gaussian", features=["scale"]), True),
+    "column names without a DataFrame": (_spec("gaussian", features=["b"]), False),
+    "Gaussian width 5e-324": (_spec("gaussian", width=5e-324), False),
+    "Gaussian width 1e-300": (_spec("gaussian", width=1e-300), False),
+    "Gaussian width 1e300": (_spec("gaussian", width=1e300), False),
+    "Gaussian width 1.7e308": (_spec("gaussian", width=1.7e308), False),
+    "Gaussian gamma 1e-320": (_spec("gaussian", gamma=1e-320), False),
+    "Gaussian gamma 1e300": (_spec("gaussian", gamma=1e300), False),
+    "Laplacian width 1e-300": (_spec("laplacian", width=1e-300), False),
+    "Laplacian width 1e300": (_spec("laplacian", width=1e300), False),
+    "a median width of 1e300": (_spec("gaussian", width=1e300, relative_to="median"), False),
+    "a median width of 1e-300": (_spec("laplacian", width=1e-300, relative_to="median"), False),
+    "a NaN width": (_spec("gaussian", width=float("nan")), False),
+    "a zero width": (_spec("laplacian", width=0.0), False),
+    "a negative width": (_spec("gaussian", width=-1.0), False),
+    "an infinite width": (_spec("gaussian", width=float("inf")), False),
+    "random Fourier features of width 1e-308": (lambda: _random_features(1e-308)(), False),
+    "random Fourier features of width 1e300": (lambda: _random_features(1e300)(), False),
+}
+
+
+#: The named specs that are valid: built, computed (but names, on an array), and fitted wherever the
+#: linear kernel alone is.
+VALID_SPECS = ("a kernel by registered name", "a kernel name in capitals", "a negative feature index",
+               "a boolean mask as features", "DataFrame column names as features", "Gaussian width 5e-324",
+               "Gaussian width 1e-300", "Gaussian width 1e300", "Gaussian width 1.7e308", "Gaussian gamma 1e-320",
+               "Gaussian gamma 1e300", "Laplacian width 1e-300", "Laplacian width 1e300", "a median width of 1e300",
+               "a median width of 1e-300", "random Fourier features of width 1e300")
+
+
+def _check_stack(K: np.ndarray, specs: list) -> None:
+    """A kernel stack computed from specs: finite, symmetric, PSD where its functions say so."""
+    assert np.isfinite(K).all()
+    for Km, spec in zip(K, specs):
+        np.testing.assert_allclose(Km, Km.T, rtol=1e-10, atol=1e-10)
+        if spec.function.psd:
+            assert np.linalg.eigvalsh(Km)[0] >= -1e-8 * max(1.0, np.abs(Km).max()) * Km.shape[0]
+
+
+def _linear_fit(X: Any, y: np.ndarray) -> Any:
+    """The reference outcome: a fit of the linear kernel alone (a draw of one class fails it)."""
+    from kernelfuse.frontends.estimators import MKLClassifier
+    from kernelfuse.kernels.functions import KernelSpec
+
+    return outcome(lambda: MKLClassifier(kernels=[KernelSpec("linear")], max_iter=30).fit(X, y))
+
+
+@given(name=st.sampled_from(sorted(KERNEL_SPEC_INPUTS)), n=st.integers(5, 30), seed=st.integers(0, 9))
+def test_kernel_specs_give_a_clear_error_or_a_model_that_predicts(name, n, seed):
+    """Each named spec: built, computed on its own and fitted by an estimator (on a DataFrame where
+    the input says so): a kernelfuse error at any step, or a finite PSD stack and a model that
+    predicts; a valid spec is never refused."""
+    from kernelfuse.frontends.estimators import MKLClassifier
+    from kernelfuse.kernels.functions import compute_kernels, fitted_specs
+
+    make, frame = KERNEL_SPEC_INPUTS[name]
+    valid = name in VALID_SPECS
+    X, y = _features(n, seed)
+    specs = outcome(make)
+    event(f"spec: {type(specs).__name__}")
+    if isinstance(specs, Exception):
+        assert isinstance(specs, kernelfuse.KernelfuseError) and not valid, (name, specs)
+        return
+    K = outcome(lambda: compute_kernels(fitted_specs(specs, X), X))  # as a direct user computes them
+    if isinstance(K, Exception):
+        assert isinstance(K, kernelfuse.KernelfuseError) and not (valid and not frame), (name, K)
+    else:
+        _check_stack(K, specs)
+    if frame:
+        X = pytest.importorskip("pandas").DataFrame(X, columns=["a", "b", "c"])
+    fitted = outcome(lambda: MKLClassifier(kernels=specs, max_iter=30).fit(X, y))
+    event(f"fit: {type(fitted).__name__}")
+    if valid:
+        reference = _linear_fit(X, y)
+        assert isinstance(fitted, MKLClassifier) == isinstance(reference, MKLClassifier), (name, fitted, reference)
+    if isinstance(fitted, MKLClassifier):
+        predicted = outcome(lambda: fitted.predict(X))
+        assert isinstance(predicted, Exception) or set(np.unique(predicted)) <= set(fitted.classes_)
+
+
+# ---------------------------------------------------------------- kernel storage
+#: input -> the estimator's storage parameters (a storage_dir "{tmp}" is a fresh folder, "{file}" a file in it).
+STORAGE_INPUTS: dict[str, dict[str, Any]] = {
+    "memmap in a writable folder": {"storage": "memmap", "storage_dir": "{tmp}"},
+    "memmap in the temporary folder": {"storage": "memmap"},
+    "auto storage in a writable folder": {"storage": "auto", "storage_dir": "{tmp}"},
+    "memmap in a missing folder": {"storage": "memmap", "storage_dir": "{tmp}/missing/deeper"},
+    "memmap in a file": {"storage": "memmap", "storage_dir": "{file}"},
+    "memmap in an empty storage_dir": {"storage": "memmap", "storage_dir": ""},
+    "memmap in a folder refusing files": {"storage": "memmap", "storage_dir": "/proc"},
+    "a storage_dir that is a number": {"storage": "memmap", "storage_dir": 5},
+    "a memory stack beside a missing folder": {"storage": "memory", "storage_dir": "{tmp}/missing"},
+    "an unknown storage": {"storage": "disk"},
+    "rows for a solver that needs the stack": {"storage": "rows"},
+    "factors of kernels without features": {"storage": "factors", "solver": "spicymkl"},
+}
+
+
+#: The named storage settings that are valid: a model wherever the default storage gives one.
+VALID_STORAGE = ("memmap in a writable folder", "memmap in the temporary folder", "auto storage in a writable folder")
+
+
+@given(name=st.sampled_from(sorted(STORAGE_INPUTS)), n=st.integers(5, 30), seed=st.integers(0, 9),
+       budget=st.sampled_from([None, 10_000]))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_storage_settings_give_a_clear_error_or_a_model_that_predicts(tmp_path, name, n, seed, budget):
+    """Each named storage setting (within a budget of 10,000 bytes, or the default): a model where the
+    default storage gives one, or a kernelfuse error naming the setting; no stack file left behind."""
+    from kernelfuse.frontends.estimators import MKLClassifier
+
+    (tmp_path / "file").write_text("x")
+    params = {key: value.format(tmp=tmp_path, file=tmp_path / "file") if isinstance(value, str) else value
+              for key, value in STORAGE_INPUTS[name].items()}
+    X, y = _features(n, seed)
+    fitted = outcome(lambda: MKLClassifier(kernels=_small_grid(), max_iter=30, memory_budget=budget,
+                                           **params).fit(X, y))
+    event(type(fitted).__name__)
+    reference = _linear_fit(X, y)
+    if isinstance(fitted, Exception) and isinstance(reference, MKLClassifier):
+        assert name not in VALID_STORAGE, (name, fitted)
+        assert isinstance(fitted, kernelfuse.KernelfuseError) and "storage" in str(fitted), (name, fitted)
+    if isinstance(fitted, MKLClassifier):
+        predicted = outcome(lambda: fitted.predict(X))
+        assert isinstance(predicted, Exception) or predicted.shape == (len(X),)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # no stack file left behind
+
+
+# ---------------------------------------------------------------- multi-label targets
+def _sparse(kind: str, values: Callable[[np.ndarray], np.ndarray] = lambda Y: Y) -> Callable[[np.ndarray], Any]:
+    from scipy import sparse
+
+    return lambda Y: getattr(sparse, kind)(values(Y))
+
+
+#: input -> targets from a valid 0/1 indicator matrix (n, 2).
+LABEL_INPUTS: dict[str, Callable[[np.ndarray], Any]] = {
+    "a dense indicator matrix": lambda Y: Y,
+    "a sparse indicator matrix (CSR)": _sparse("csr_matrix"),
+    "a sparse indicator array (csr_array)": _sparse("csr_array"),
+    "a sparse indicator matrix (COO)": _sparse("coo_matrix"),
+    "a sparse indicator matrix (CSC)": _sparse("csc_matrix"),
+    "a sparse -1/+1 matrix": _sparse("csr_matrix", lambda Y: 2 * Y - 1),
+    "a sparse boolean matrix": _sparse("csr_matrix", lambda Y: Y.astype(bool)),
+    "a sparse float matrix": _sparse("csr_matrix", lambda Y: Y.astype(float)),
+    "a sparse matrix of one label column": _sparse("csr_matrix", lambda Y: Y[:, :1]),
+    "a sparse matrix with a label never on": _sparse("csr_matrix", lambda Y: np.c_[Y, np.zeros(len(Y), int)]),
+    "a sparse matrix holding a 2": _sparse("csr_matrix", lambda Y: np.where(np.arange(len(Y))[:, None] == 0, 2, Y)),
+    "a sparse matrix with NaN": _sparse("csr_matrix", lambda Y: np.where(Y > 0, np.nan, 0.0)),
+    "a sparse matrix of another length than X": _sparse("csr_matrix", lambda Y: Y[:-1]),
+    "a sparse matrix with no rows": _sparse("csr_matrix", lambda Y: Y[:0]),
+    "a sparse matrix with no columns": _sparse("csr_matrix", lambda Y: Y[:, :0]),
+}
+
+
+@given(name=st.sampled_from(sorted(LABEL_INPUTS)), n=st.integers(5, 30), seed=st.integers(0, 9),
+       shared=st.booleans())
+def test_multilabel_targets_give_a_clear_error_or_the_model_of_their_dense_form(name, n, seed, shared):
+    """The multi-label entry points (the estimator, per label or with one shared combination, on the
+    0/1 indicator, and ``solve`` of ``mlmkl_sum`` on its -1/+1 form) on each named change of the
+    targets: a clear error or a model, and a sparse target gives what its dense form gives."""
+    from scipy import sparse
+
+    from kernelfuse.frontends.estimators import MultiLabelMKLClassifier
+    from kernelfuse.kernels.functions import compute_kernels
+
+    X, y = _features(n, seed)
+    indicator = _targets("MultiLabelMKLClassifier", X, y)
+    Y = LABEL_INPUTS[name](indicator)
+    params = {"solver": "mlmkl-sum", "family": "mlmkl_sum", "C": 1.0} if shared else {}
+
+    def fit(targets: Any) -> Any:
+        model = MultiLabelMKLClassifier(kernels=_small_grid(), max_iter=30, **params)
+        fitted = outcome(lambda: model.fit(X, targets))
+        return fitted if isinstance(fitted, Exception) else outcome(lambda: fitted.decision_function(X))
+
+    scores = fit(Y)
+    event(f"fit: {type(scores).__name__}")
+    if sparse.issparse(Y):
+        dense = fit(Y.toarray())
+        assert type(scores) is type(dense), (scores, dense)
+        if isinstance(dense, Exception):
+            assert str(scores) == str(dense)
+        else:
+            np.testing.assert_allclose(scores, dense, rtol=1e-7, atol=1e-9)
+    K, signs = compute_kernels(_small_grid(), X), LABEL_INPUTS[name](2 * indicator - 1)  # solve takes -1/+1
+    solved = outcome(lambda: kernelfuse.solve(K, signs, solver="mlmkl-sum", family="mlmkl_sum", C=1.0,
+                                              time_limit=TIME_LIMIT))
+    event(f"solve: {type(solved).__name__}")
+    if isinstance(solved, Result):
+        check_result(solved, _stops_on_gap("mlmkl-sum"))
 
 
 # ---------------------------------------------------------------- model and result files

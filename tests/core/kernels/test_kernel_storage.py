@@ -180,3 +180,25 @@ def test_estimators_keep_low_rank_kernels_as_factors(data, solver, family, param
         MKLClassifier(kernels=specs, solver="mirror-vskl", family="l1_mkl_sq", storage="factors").fit(X, y)
     with pytest.raises(ValidationError, match=r"kernel\(s\) 0, 1 have none"):
         MKLClassifier(kernels=[KernelSpec(Gaussian(2.0)), KernelSpec(Gaussian(8.0))], storage="factors").fit(X, y)
+
+
+@pytest.mark.parametrize("storage", ["memmap", "auto"])
+def test_a_storage_dir_that_is_no_writable_folder_is_refused_by_name_before_any_kernel(tmp_path, monkeypatch,
+                                                                                       storage):
+    from kernelfuse.frontends import estimators
+
+    X, y = _classification(30)
+    specs = kernel_grid(3, widths=(1.0,), degrees=())
+    (tmp_path / "a file").write_text("x")
+    computed = []
+    monkeypatch.setattr(estimators, "fitted_specs", lambda *args: computed.append(args))
+    for folder, message in [(tmp_path / "missing", "storage_dir .*missing does not exist: create it"),
+                            (tmp_path / "a file", "storage_dir .*a file exists and is not a folder"),
+                            ("", "the storage_dir path is empty"),
+                            (5, r"storage_dir must be a folder path \(str or os.PathLike\), got 5")]:
+        with pytest.raises(ValidationError, match=message):
+            estimators.MKLClassifier(kernels=specs, storage=storage, storage_dir=folder).fit(X, y)
+    assert computed == []
+    monkeypatch.undo()
+    model = estimators.MKLClassifier(kernels=specs, storage="memmap", storage_dir=tmp_path).fit(X, y)
+    assert model.kernel_storage_.storage == "memmap" and sorted(p.name for p in tmp_path.iterdir()) == ["a file"]

@@ -227,3 +227,110 @@ def test_kernels_declare_whether_they_are_psd(name, params, psd):
     w = np.linalg.eigvalsh(kernel(X, X))
     assert kernel.psd is psd
     assert bool(w[0] >= -1e-8 * max(w[-1], 1.0)) is psd
+
+
+# ------------------------------------------------------------------ specs by kernel name and column
+@pytest.mark.parametrize("name, params", [("gaussian", {"width": 2}), ("Polynomial", {"degree": 3}),
+                                          ("laplacian", {"gamma": 0.5}), ("linear", {})])
+def test_a_spec_by_registered_kernel_name_is_the_spec_of_the_kernel_built(data, name, params):
+    X, Z = data
+    by_name = KernelSpec(name, [0, 2], 1, "mine", **params)
+    built = KernelSpec(get_registry().create("kernel", name, **params), [0, 2], 1, "mine")
+    assert by_name == built
+    np.testing.assert_allclose(compute_kernels([by_name], X, Z), compute_kernels([built], X, Z),
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_a_spec_refuses_an_unknown_kernel_name_or_misplaced_parameters():
+    with pytest.raises(kernelfuse.UnknownNameError,
+                       match=r"unknown kernel 'gausian'; did you mean 'gaussian'.*Known kernel names: .*linear"):
+        KernelSpec("gausian", width=2)
+    with pytest.raises(ValidationError, match=r"KernelSpec\('gaussian', widht=2\): .*'widht'.*"
+                                              r"takes width, gamma, relative_to"):
+        KernelSpec("gaussian", widht=2)
+    with pytest.raises(ValidationError, match=r"kernel parameters \(width\) go with a kernel name"):
+        KernelSpec(get_registry().create("kernel", "gaussian"), width=2)
+    with pytest.raises(ValidationError, match="function must be a KernelFunction or a registered kernel name"):
+        KernelSpec(42)
+    with pytest.raises(ValidationError, match="width must be > 0 and finite"):
+        KernelSpec("gaussian", width=0.0)
+
+
+@pytest.mark.parametrize("features, message", [
+    ([7], r"features: column 7 is out of range for X of 5 columns"),
+    ({"scale": 1}, r"features must be a list of columns .*got the mapping \{'scale': 1\}"),
+    ("scale", r"features must be a list of columns, got 'scale': write \['scale'\]"),
+    ([], "features has no columns"),
+    ([0.5], "features: a column is an index or a column name, got 0.5"),
+    (["scale"], "features: no column named 'scale'; X has no column names .*give column indices"),
+    (np.zeros(5, dtype=bool), "features selects no column"),
+])
+def test_spec_features_out_of_range_or_of_the_wrong_kind_are_refused_by_name(data, features, message):
+    X, _ = data
+    with pytest.raises(ValidationError, match=message):
+        compute_kernels([KernelSpec("linear", features=features)], X)
+
+
+def test_spec_features_as_a_mask_names_or_negative_indices_read_those_columns(data):
+    X, _ = data
+    expected = compute_kernels([KernelSpec("gaussian", features=[0, 2])], X)
+    mask = np.array([True, False, True, False, False])
+    assert KernelSpec("linear", features=mask).features == (0, 2)
+    for spec in (KernelSpec("gaussian", features=mask), KernelSpec("gaussian", features=[0, -3]).resolved(5),
+                 KernelSpec("gaussian", features=["a", "c"]).resolved(5, ["a", "b", "c", "d", "e"])):
+        assert spec.features == (0, 2)
+        np.testing.assert_allclose(compute_kernels([spec], X), expected, rtol=1e-12, atol=1e-14)
+
+
+EXTREME_WIDTHS = [5e-324, 1e-300, 1e-160, 1e-9, 1e160, 1e300, 1.7e308]
+
+
+@pytest.mark.parametrize("width", EXTREME_WIDTHS)
+@pytest.mark.parametrize("name", ["gaussian", "laplacian"])
+def test_extreme_widths_give_a_finite_psd_kernel(data, name, width):
+    """A tiny width gives the identity-like kernel (1 on equal rows, 0 elsewhere), a huge one the
+    constant 1; nothing overflows or divides by zero on the way."""
+    X = np.r_[data[0], data[0][:3]]  # three rows twice
+    with np.errstate(divide="raise", invalid="raise"):  # no x / 0, no 0 x inf (underflow to 0 is the point)
+        K = compute_kernels([KernelSpec(name, width=width)], X)[0]
+    assert np.isfinite(K).all()
+    np.testing.assert_allclose(K, K.T, rtol=0, atol=1e-12)
+    assert np.linalg.eigvalsh(K)[0] >= -1e-10 * X.shape[0]
+    np.testing.assert_allclose(np.diag(K), 1.0, rtol=1e-12)
+    equal_rows = (X[:, None, :] == X[None, :, :]).all(axis=2)
+    if width <= 1e-9:
+        np.testing.assert_allclose(K, equal_rows, rtol=0, atol=1e-12)
+    if width >= 1e160:
+        np.testing.assert_allclose(K, 1.0, rtol=1e-12)
+    gamma = get_registry().create("kernel", name, width=width).gamma
+    assert 0.0 <= gamma <= np.inf and not np.isnan(gamma)
+
+
+@pytest.mark.parametrize("gamma", [1e-320, 1e-300, 1e300, 1.7e308])
+@pytest.mark.parametrize("name", ["gaussian", "laplacian"])
+def test_extreme_gammas_give_a_positive_finite_width(name, gamma):
+    width = get_registry().create("kernel", name, gamma=gamma).width
+    assert 0.0 < width < np.inf
+
+
+@pytest.mark.parametrize("width", [0.0, -1e-300, np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("name", ["gaussian", "laplacian"])
+def test_non_positive_or_non_finite_widths_are_refused_by_name(name, width):
+    with pytest.raises(ValidationError, match="width must be > 0 and finite"):
+        KernelSpec(name, width=width)
+
+
+def test_a_gaussian_narrower_than_the_gram_form_resolves_uses_the_differences():
+    """Features far from the origin (norm 1e4) with rows 1e-3 apart: ``||x||^2 + ||z||^2 - 2 x'z``
+    rounds to about 1e-7, as large as the distances; at a width of 1e-3 the kernel is taken from
+    the differences of the close rows, as scikit-learn's exact formula gives it."""
+    from scipy.spatial.distance import cdist
+
+    rng = np.random.default_rng(3)
+    X = 1e4 + 1e-3 * rng.normal(size=(30, 4))
+    Z = np.r_[X[:5], X[5:10] + 1e-4]
+    kernel = get_registry().create("kernel", "gaussian", width=1e-3)
+    expected = np.exp(-cdist(Z, X, "sqeuclidean") / (2 * 1e-3**2))
+    np.testing.assert_allclose(kernel(Z, X), expected, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(compute_kernels([KernelSpec(kernel)], X, Z)[0], expected, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(np.diag(kernel(X, X)), 1.0, rtol=1e-12)

@@ -302,3 +302,12 @@ def test_low_rank_models_predict_from_features_as_from_test_kernels(normalizatio
             by_features = model.decision_function(X_test)
         np.testing.assert_allclose(by_features.reshape(by_kernels.shape), by_kernels, rtol=1e-9, atol=1e-12)
         assert model.score(X_test, y[1::2]) > 0.85
+
+
+def test_random_features_refuse_a_width_whose_phases_overflow():
+    X = np.random.default_rng(0).normal(size=(10, 5))
+    huge = RandomFourierFeatures.draw(5, width=1e300, n_features=50, seed=0)
+    np.testing.assert_allclose(huge(X, X), huge(X, X)[0, 0], rtol=1e-12)  # phases b only: a constant kernel
+    tiny = RandomFourierFeatures.draw(5, width=1e-308, n_features=50, seed=0)
+    with pytest.raises(ValidationError, match=r"random-fourier: width 1e-308 is too small .*give a larger width"):
+        tiny.features(X)

@@ -152,8 +152,26 @@ def test_a_read_only_folder_is_refused(tmp_path):
     try:
         with pytest.raises(ValidationError, match="does not accept new files"):
             check_output_path(tmp_path / "r.npz")
+        with pytest.raises(ValidationError, match=f"storage_dir {tmp_path} does not accept new files"):
+            files.writable_folder(tmp_path, "storage_dir")
     finally:
         os.chmod(tmp_path, 0o700)
+
+
+@pytest.mark.parametrize("folder, message", [
+    ("{tmp}/missing", "storage_dir {tmp}/missing does not exist: create it, or give an existing folder"),
+    ("{tmp}/file", "storage_dir {tmp}/file exists and is not a folder: give a folder"),
+    ("", "the storage_dir path is empty: give a folder"),
+    (3.5, r"storage_dir must be a folder path \(str or os.PathLike\), got 3.5"),
+    ("/proc", "storage_dir /proc does not accept new files"),
+])
+def test_folders_to_write_into_are_refused_by_the_parameter_name(tmp_path, folder, message):
+    (tmp_path / "file").write_text("x")
+    given = folder.format(tmp=tmp_path) if isinstance(folder, str) else folder
+    with pytest.raises(ValidationError, match=message.format(tmp=tmp_path)):
+        files.writable_folder(given, "storage_dir")
+    assert files.writable_folder(tmp_path, "storage_dir") == tmp_path
+    assert sorted(os.listdir(tmp_path)) == ["file"]  # the probe file is gone
 
 
 # ------------------------------------------------------------------ the CLI

@@ -354,3 +354,17 @@ def test_average_precision_per_label():
         average_precision_per_label(Y, S[:3])
     with pytest.raises(ValidationError, match="indicators"):
         average_precision_per_label(Y * 3, S)
+
+
+def test_sparse_label_matrices_are_taken_as_the_dense_ones():
+    from scipy import sparse
+
+    K, Y = problem_data(0)
+    dense = kernelfuse.solve(K, Y, solver="mlmkl-sum", family="mlmkl_sum", C=1.0)
+    for convert in (sparse.csr_matrix, sparse.csr_array, sparse.coo_matrix):
+        result = kernelfuse.solve(K, convert(Y), solver="mlmkl-sum", family="mlmkl_sum", C=1.0)
+        assert result.objective == pytest.approx(dense.objective, rel=1e-9)
+        np.testing.assert_allclose(result.kernel_weights, dense.kernel_weights, rtol=1e-7, atol=1e-10)
+    indicator = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
+    S = np.array([[0.9, 0.1], [0.8, 0.7], [0.3, 0.2], [0.1, 0.9]])
+    np.testing.assert_allclose(average_precision_per_label(sparse.csr_matrix(indicator), S), [5 / 6, 7 / 12])
