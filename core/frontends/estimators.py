@@ -32,13 +32,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.assembly.result import Result
 from kernelfuse.errors import IncompatiblePartsError, KernelfuseError, SolverError, ValidationError
-from kernelfuse.frontends.kernel_grid import default_grid, sized_grid, view_grid
+from kernelfuse.frontends.kernel_grid import view_grid
 from kernelfuse.frontends.progress import ProgressPrinter
 from kernelfuse.kernels.factors import FactorKernels, has_features
 from kernelfuse.kernels.functions import (
     KernelSpec,
     aligned,
     check_stack_request,
+    column_indices,
     compute_kernels,
     empty_aligned,
     fitted_specs,
@@ -56,10 +57,11 @@ from kernelfuse.kernels.storage import (
     training_stack,
 )
 from kernelfuse.problem.families import FAMILIES, get_family
+from kernelfuse.runtime.files import writable_folder
 from kernelfuse.runtime.logs import log_to_stderr, verbose_level
 from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory, readable_bytes
 from kernelfuse.runtime.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
-from kernelfuse.validation import check_psd_value, count, positive, positive_count, random_seed, seconds
+from kernelfuse.validation import check_psd_value, count, dense_targets, positive, positive_count, random_seed, seconds
 
 logger = logging.getLogger(__name__)
 
@@ -136,41 +138,6 @@ def stacked(X: Any) -> Any:
     return np.stack([np.asarray(Km, dtype=np.float64) for Km in X], axis=2)
 
 
-def _columns_of(view: str, columns: Any, n_features: int, names: Sequence[str]) -> tuple[int, ...]:
-    """The column indices of the view ``view``: ``columns`` as indices, column names of the
-    fitted DataFrame (``names``), or a boolean mask of ``n_features`` entries; checked."""
-    if isinstance(columns, (str, bytes, int, np.integer)) or not hasattr(columns, "__iter__"):
-        raise ValidationError(f"views[{view!r}] must be a list of columns, got {columns!r}: "
-                              f"write [{columns!r}] for a view of one column")
-    entries = list(columns)
-    if not entries:
-        raise ValidationError(f"views[{view!r}] has no columns")
-    if all(isinstance(c, (bool, np.bool_)) for c in entries):
-        if len(entries) != n_features:
-            raise ValidationError(f"views[{view!r}] is a boolean mask of {len(entries)} entries; "
-                                  f"X has {n_features} columns")
-        indices = [j for j, keep in enumerate(entries) if keep]
-        if not indices:
-            raise ValidationError(f"views[{view!r}] selects no column")
-        return tuple(indices)
-    out = []
-    for column in entries:
-        if isinstance(column, str):
-            if column not in names:
-                where = "X has no column names (fit a DataFrame to use them)" if not names \
-                    else f"X's columns are {reprlib.repr(list(names))}"
-                raise ValidationError(f"views[{view!r}]: no column named {column!r}; {where}")
-            out.append(names.index(column))
-        elif isinstance(column, (int, np.integer)) and not isinstance(column, (bool, np.bool_)):
-            if not -n_features <= column < n_features:
-                raise ValidationError(f"views[{view!r}]: column {column} is out of range for X of "
-                                      f"{n_features} columns")
-            out.append(int(column) % n_features)
-        else:
-            raise ValidationError(f"views[{view!r}]: a column is an index or a column name, got {column!r}")
-    return tuple(out)
-
-
 def _view_totals(values: np.ndarray | None, groups: np.ndarray, n_views: int) -> np.ndarray | None:
     """Per-kernel ``values`` (..., M) summed over each view's kernels: (..., n_views)."""
     if values is None:
@@ -215,9 +182,9 @@ class MKLEstimator(BaseEstimator):
 
     Parameters
     ----------
-    kernels : "grid" (the estimators' grid sized to the data,
-        :func:`~kernelfuse.frontends.kernel_grid.sized_grid` within ``memory_budget``; with
-        ``views``, :func:`~kernelfuse.frontends.kernel_grid.view_grid` on each view), a sequence
+    kernels : "grid" (the estimators' grid, :func:`~kernelfuse.frontends.kernel_grid.view_grid`:
+        Gaussians of 0.25 to 4 times the median distance and the linear kernel, on all
+        features, or on each view with ``views``), a sequence
         of :class:`~kernelfuse.kernels.functions.KernelSpec` (with ``views``: specs without
         ``features``, each applied to every view), or "precomputed"
     views : None, or the feature views of multi-view data: a mapping from a view's name to its
@@ -230,7 +197,7 @@ class MKLEstimator(BaseEstimator):
     family : problem family of OBJECTIVES.md (None: the solver's, :meth:`family_name`)
     C, C2, lam, p, q, r, eps : family (and loss) parameters; None keeps the family default,
         except ``C`` and ``C2`` for ``l1_mkl``: None means the estimator's measured default
-        (``C = 0.01``, ``C2 = 0.01`` for classification, ``C = 0.3``, ``C2 = 0`` for regression:
+        (``C = 0.01``, ``C2 = 0.001`` for classification, ``C = 0.1``, ``C2 = 0.01`` for regression:
         docs/estimators.md; ``C2=0`` gives plain l1-MKL),
         and ``C`` of ``l1_mkl_sq`` and ``vskl`` and ``lam`` of ``pnorm_mkl``: set at the
         kernels' scale (:func:`scaled_default`)
@@ -384,6 +351,8 @@ class MKLEstimator(BaseEstimator):
         for name, domain in _SETTINGS.items():
             domain.check(name, getattr(self, name))
         verbose_level(self.verbose)
+        if self.storage_dir is not None:  # a folder the stack cannot be written to: refused before any work
+            writable_folder(self.storage_dir, "storage_dir")
         family = get_family(self.family_name())  # its parameters checked before any kernel is computed
         family.resolve_params({p.name: getattr(self, p.name) for p in family.params
                                if getattr(self, p.name, None) is not None})
@@ -399,13 +368,17 @@ class MKLEstimator(BaseEstimator):
             raise ValidationError("views name columns of features; kernels='precomputed' has none: "
                                   "leave views=None, or pass the features and a kernel grid")
         if not self._precomputed():
-            return validate_data(self, X, y, dtype=np.float64, multi_output=self._multi_output())
-        X = np.asarray(stacked(X), dtype=np.float64)
-        if X.ndim != 3:
-            raise ValueError(f"kernels='precomputed' needs X of shape (n, n, M) or a list of M (n, n) "
-                             f"kernel matrices, got {X.shape}")
-        self.n_features_in_ = X.shape[1]
-        return X, np.asarray(y)
+            X, y = validate_data(self, X, y, dtype=np.float64, multi_output=self._multi_output())
+        else:
+            X = np.asarray(stacked(X), dtype=np.float64)
+            if X.ndim != 3:
+                raise ValueError(f"kernels='precomputed' needs X of shape (n, n, M) or a list of M (n, n) "
+                                 f"kernel matrices, got {X.shape}")
+            self.n_features_in_ = X.shape[1]
+            y = np.asarray(y)
+        if X.shape[0] < 2:  # standardised, one row is all zeros: no kernel to normalise
+            raise ValueError(f"{type(self).__name__} needs at least 2 samples; got n_samples = {X.shape[0]}")
+        return X, y
 
     def _multi_output(self) -> bool:
         return False
@@ -421,7 +394,8 @@ class MKLEstimator(BaseEstimator):
         """``views`` as (name, column indices) pairs, checked against the fitted features
         (``feature_names_in_`` for column names)."""
         names = list(getattr(self, "feature_names_in_", ()))
-        return [(name, _columns_of(name, columns, n_features, names)) for name, columns in self._named_views()]
+        return [(name, column_indices(f"views[{name!r}]", columns, n_features, names))
+                for name, columns in self._named_views()]
 
     def _named_views(self) -> list[tuple[str, Any]]:
         """``views`` as (name, columns as given) pairs: a mapping's keys, else "view 0", ..."""
@@ -452,24 +426,18 @@ class MKLEstimator(BaseEstimator):
             if not templates or not all(isinstance(s, KernelSpec) for s in templates):
                 raise ValidationError("kernels must be 'grid', 'precomputed' or a non-empty list of "
                                       f"KernelSpec, got {reprlib.repr(self.kernels)}")
+        if templates is None:
+            templates = view_grid()
         if self.views is not None:
-            if templates is None:
-                templates = view_grid()
-            elif any(spec.features is not None for spec in templates):
+            if any(spec.features is not None for spec in templates):
                 raise ValidationError("with views, every KernelSpec of kernels is applied to each view's "
                                       "columns: give specs without features (features=None)")
             specs = [KernelSpec(spec.function, columns, v, f"{spec.label or spec.function.name} on {name}")
                      for v, (name, columns) in enumerate(self._view_columns(X.shape[1]))
                      for spec in templates]
-        elif templates is None:
-            budget = self._budget_bytes()
-            specs = sized_grid(X.shape[1], X.shape[0], budget, self._kernel_dtype().itemsize)
-            if logger.isEnabledFor(logging.INFO):  # the whole grid's size, for the log only
-                logger.info("kernel grid: %d of the full grid's %d kernels, a stack within %s",
-                            len(specs), len(default_grid(X.shape[1])), readable_bytes(budget))
         else:
             specs = templates
-        return fitted_specs(specs, X)
+        return fitted_specs(specs, X, list(getattr(self, "feature_names_in_", ())))
 
     def _train_stack(self, X: np.ndarray) -> np.ndarray | SpecKernelRows | FactorKernels:
         if self._precomputed():
@@ -790,8 +758,7 @@ class MKLEstimator(BaseEstimator):
 
     def _feature_scores(self, X: np.ndarray, weights: list[list[np.ndarray]]) -> np.ndarray:
         """Decision values of the rows ``X`` from their features and :meth:`_feature_weights`."""
-        features = [spec.function.features(X if spec.features is None else X[:, list(spec.features)])
-                    for spec in self.kernels_]
+        features = [spec.function.features(spec.columns(X)) for spec in self.kernels_]
         scales = self.normalizer_.test_scales(np.stack([np.einsum("ij,ij->i", phi, phi) for phi in features]))
         features = [scale[:, None] * phi for scale, phi in zip(scales, features)]
         return np.column_stack([sum(phi @ w for phi, w in zip(features, per_kernel)) + r.intercept
@@ -830,9 +797,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
     """Multiple kernel learning classifier: binary, multiclass one-vs-rest (or natively).
 
     The default is SpicyMKL on ``l1_mkl`` with the logistic loss and the elastic net
-    ``C = 0.01``, ``C2 = 0.01`` (``sum_i loss + C sum_m ||f_m|| + C2/2 sum_m ||f_m||^2``), a
-    relative gap of 1e-3, on :func:`~kernelfuse.frontends.kernel_grid.default_grid` (with
-    ``views``: :func:`~kernelfuse.frontends.kernel_grid.view_grid` per view), chosen on the
+    ``C = 0.01``, ``C2 = 0.001`` (``sum_i loss + C sum_m ||f_m|| + C2/2 sum_m ||f_m||^2``), a
+    relative gap of 1e-3, on :func:`~kernelfuse.frontends.kernel_grid.view_grid` (on all
+    features, or on each view with ``views``), chosen on the
     choice splits of the accuracy protocol (docs/estimators.md).  Parameters and attributes: see
     :class:`MKLEstimator`; also ``classes_``.  ``decision_function`` is
     ``(n,)`` for two classes (positive: ``classes_[1]``), else ``(n, n_classes)``.
@@ -841,10 +808,10 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
     """
 
     default_loss = "logistic"
-    #: The elastic net ``0.01 sum_m ||f_m|| + 0.005 sum_m ||f_m||^2``: on the choice splits it
-    #: matched the average kernel on liver and sonar, where l1 alone (``C = 0.1``) fell behind.
+    #: The elastic net ``0.01 sum_m ||f_m|| + 0.0005 sum_m ||f_m||^2``, chosen on the choice
+    #: splits (docs/estimators.md): ``C2 = 0.01`` underfit banana's narrow kernels.
     l1_mkl_C = 0.01
-    l1_mkl_C2 = 0.01
+    l1_mkl_C2 = 0.001
 
     def fit(self, X: Any, y: Any) -> MKLClassifier:
         return self._fit_classes(*self._validated(X, y))
@@ -918,7 +885,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
 
 class MKLRegressor(RegressorMixin, MKLEstimator):
     """Multiple kernel learning regression: ``l1_mkl`` with the squared (default) or
-    ``eps-insensitive`` loss, ``sum_i loss(y_i, f_i) + C sum_m ||f_m||``.
+    ``eps-insensitive`` loss, ``sum_i loss(y_i, f_i) + C sum_m ||f_m|| + C2/2 sum_m ||f_m||^2``,
+    by default ``C = 0.1``, ``C2 = 0.01`` on :func:`~kernelfuse.frontends.kernel_grid.view_grid`,
+    chosen on the choice splits of the accuracy protocol (docs/estimators.md).
 
     The problem is solved on the standardised targets ``(y - target_shift_) / target_scale_``
     (their training mean and standard deviation), so that ``C`` and the default do not depend on
@@ -929,7 +898,10 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
     """
 
     default_loss = "squared"
-    l1_mkl_C = 0.3
+    #: On the median grid l1 alone (``C = 0.3``) fell behind the mean-kernel SVR on both
+    #: regression sets of the choice splits; the elastic net did not (docs/estimators.md).
+    l1_mkl_C = 0.1
+    l1_mkl_C2 = 0.01
     targets = ("loss",)
 
     def fit(self, X: Any, y: Any) -> MKLRegressor:
@@ -973,7 +945,7 @@ class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
         return True
 
     def fit(self, X: Any, y: Any) -> MultiLabelMKLClassifier:
-        X, Y = self._validated(X, y)
+        X, Y = self._validated(X, dense_targets(y))
         if Y.ndim == 1 or Y.shape[1] == 1:  # one label column: classes, as MKLClassifier
             self.multilabel_ = False
             return self._fit_classes(X, Y.ravel())

@@ -260,7 +260,7 @@ def test_estimator_time_limit_reaches_the_solver():
 
 def test_estimator_memory_budget_refuses_an_in_memory_stack_before_allocating():
     X, y = _features()
-    # the default grid shrinks to the budget down to 4 kernels, still over 1000 bytes
+    # the default grid's 6 kernels are over 1000 bytes
     with pytest.raises(ValidationError, match=r"needs \d+\.\d\d [KMG]iB.*over the memory budget of 1000 bytes;"):
         MKLClassifier(memory_budget=1000, storage="memory").fit(X, y)
 

@@ -1,4 +1,4 @@
-"""The estimators' defaults: C or lam at the kernels' scale, the kernel grid sized to the data."""
+"""The estimators' defaults: C or lam at the kernels' scale, the median-width kernel grid."""
 
 from __future__ import annotations
 
@@ -11,18 +11,8 @@ from sklearn.model_selection import train_test_split
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.frontends.estimators import MKLClassifier, scaled_default
-from kernelfuse.frontends.kernel_grid import (
-    POLYNOMIAL_DEGREES,
-    RIDGE_WIDTH,
-    SIMPLEMKL_WIDTHS,
-    default_grid,
-    kernel_grid,
-    sized_grid,
-)
-from kernelfuse.runtime.memory import default_memory_budget
-
-#: The bytes of the sizing tests: 512 MiB, the grid's cap before it followed the memory budget.
-GRID_BYTES = 512 * 2**20
+from kernelfuse.frontends.kernel_grid import VIEW_MEDIAN_WIDTHS, kernel_grid
+from kernelfuse.kernels.functions import median_distance
 
 
 def test_scaled_default_follows_the_scaling_law():
@@ -61,49 +51,32 @@ def test_default_parameter_beats_the_majority_class(data, settings):
     assert clf.score(X_test, y_test) > majority + 0.25
 
 
-@pytest.mark.parametrize("n_features, n_samples", [(30, 455), (30, 569), (8, 1000), (8, 2000), (4, 150)])
-def test_sized_grid_fits_its_bytes(n_features, n_samples):
-    """The whole default grid where it fits, else fewer widths (the ends kept) on every feature
-    set, else the kernels on all features only; the ridge kernel first; within the bytes given."""
-    specs = sized_grid(n_features, n_samples, GRID_BYTES)
-    full = default_grid(n_features)
-    assert len(full) == 1 + (len(SIMPLEMKL_WIDTHS) + 3) * (n_features + 1)
-    assert len(specs) * n_samples**2 * 8 <= GRID_BYTES
-    ridge = specs[0]
-    assert ridge.features is None and ridge.function.name == "gaussian" and ridge.function.width == RIDGE_WIDTH
-    if len(full) * n_samples**2 * 8 <= GRID_BYTES:
-        assert [s.label for s in specs] == [s.label for s in full]
-        return
-    widths = sorted({s.function.width for s in specs[1:] if s.function.name == "gaussian"})
-    degrees = sorted({s.function.degree for s in specs if s.function.name == "polynomial"})
-    assert degrees == list(POLYNOMIAL_DEGREES) and set(widths) <= set(SIMPLEMKL_WIDTHS)
-    feature_sets = {s.features for s in specs}
-    if len(feature_sets) > 1:  # every feature set, the widths thinned
-        assert len(feature_sets) == n_features + 1 and widths[0] == 0.5 and widths[-1] == 20.0
-        assert (1 + (len(widths) + 4) * (n_features + 1)) * n_samples**2 * 8 > GRID_BYTES  # the most that fit
-    else:
-        assert feature_sets == {None}
+@pytest.mark.parametrize("seed", range(4))
+def test_the_default_grid_is_median_widths_and_the_linear_kernel_on_all_features(seed):
+    """Whatever the number of rows and features: a Gaussian at each multiple of
+    ``VIEW_MEDIAN_WIDTHS`` of the median distance between the standardised training rows, and
+    the linear kernel, all on every feature, in one group."""
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(20, 80)), int(rng.integers(1, 12))
+    X = rng.normal(size=(n, d)) * rng.uniform(0.01, 100, size=d)
+    y = np.where(X[:, 0] > np.median(X[:, 0]), 1, 0)
+    clf = MKLClassifier().fit(X, y)
+    assert [s.function.name for s in clf.kernels_] == ["gaussian"] * len(VIEW_MEDIAN_WIDTHS) + ["linear"]
+    assert all(s.features is None and s.group == 0 for s in clf.kernels_)
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    widths = [s.function.width for s in clf.kernels_[:-1]]
+    np.testing.assert_allclose(widths, np.multiply(VIEW_MEDIAN_WIDTHS, median_distance(Z)), rtol=1e-12)
 
 
-def test_default_grid_follows_the_memory_budget():
-    X, y = load_breast_cancer(return_X_y=True)
-    X, y = X[:100, :4], y[:100]
-    budget = 41 * 100**2 * 8  # 41 kernels' stack: the ridge kernel, 5 feature sets of 5 widths + 3 degrees
-    clf = MKLClassifier(memory_budget=budget, standardize=True).fit(X, y)
-    assert len(clf.kernels_) == 41 == len(sized_grid(4, 100, budget))
-    assert {s.features for s in clf.kernels_} == {None, (0,), (1,), (2,), (3,)}
-    assert len(MKLClassifier(standardize=True).fit(X, y).kernels_) == 1 + 13 * 5  # the whole grid fits
-
-
-def test_default_grid_takes_the_whole_memory_budget():
-    """No cap below the budget: at N = 2,250 and 8 features a budget of 2 GiB keeps more of the
-    grid than 512 MiB did (the grid is listed, not built)."""
-    X = np.zeros((2250, 8))
-    big = MKLClassifier(memory_budget=2 * 2**30)._kernel_specs(X)
-    assert [s.label for s in big] == [s.label for s in sized_grid(8, 2250, 2 * 2**30)]
-    assert len(big) * 2250**2 * 8 <= 2 * 2**30 and len(big) > len(sized_grid(8, 2250, GRID_BYTES))
-    default = MKLClassifier()._kernel_specs(X)
-    assert len(default) == len(sized_grid(8, 2250, default_memory_budget()))
+def test_without_standardisation_the_default_widths_follow_the_features_units():
+    """The median heuristic is equivariant: features scaled by s give widths scaled by s, so the
+    same kernels (the grid does not depend on the units)."""
+    X, y = _cancer()
+    X, y = X[:120, :5], y[:120]
+    base = MKLClassifier(standardize=False).fit(X, y)
+    scaled = MKLClassifier(standardize=False).fit(X * 1000.0, y)
+    np.testing.assert_allclose([s.function.width for s in scaled.kernels_[:-1]],
+                               [1000.0 * s.function.width for s in base.kernels_[:-1]], rtol=1e-12)
 
 
 def test_default_grid_refuses_a_bad_kernel_dtype_by_name():

@@ -115,7 +115,7 @@ def test_regression_matches_the_solver_and_cvxpy():
     X_train, X_test, y_train, y_test = train_test_split(X[:150], y[:150] / 100, random_state=0)
     specs = kernel_grid(X.shape[1], widths=(1.0, 5.0), degrees=(1,))
     for loss, params in (("squared", {}), ("eps-insensitive", {"eps": 0.1})):
-        model = MKLRegressor(kernels=specs, standardize=True, loss=loss, C=0.3, tol=1e-8,
+        model = MKLRegressor(kernels=specs, standardize=True, loss=loss, C=0.3, C2=0.0, tol=1e-8,
                              **params).fit(X_train, y_train)
         assert model.score(X_test, y_test) > 0.3  # R^2 (diabetes is noisy)
         # The fitted model is the l1_mkl optimum of the standardised targets (eps in the
@@ -156,6 +156,53 @@ def test_multilabel_per_label_or_one_shared_combination():
     np.testing.assert_array_equal(shared.predict(X[90:]), (scores > 0).astype(Y.dtype))
     with pytest.raises(ValueError, match="indicator matrix"):
         MultiLabelMKLClassifier(kernels=specs).fit(X[:40], np.column_stack([Y[:40, 0] * 3, Y[:40, 1]]))
+
+
+def test_a_sparse_indicator_matrix_fits_the_model_of_the_dense_one():
+    from scipy import sparse
+    from sklearn.datasets import make_multilabel_classification
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    X, Y = make_multilabel_classification(n_samples=90, n_features=4, n_classes=3, random_state=1)
+    Y_sparse = MultiLabelBinarizer(classes=range(3), sparse_output=True).fit_transform(
+        [np.flatnonzero(row) for row in Y])
+    assert sparse.issparse(Y_sparse) and np.array_equal(Y_sparse.toarray(), Y)
+    specs = kernel_grid(4, widths=(1.0, 5.0), degrees=(1,))
+    for params in ({}, {"solver": "mlmkl-sum", "family": "mlmkl_sum", "C": 1.0}):
+        dense = MultiLabelMKLClassifier(kernels=specs, **params).fit(X[:60], Y[:60])
+        for given in (Y_sparse[:60], sparse.csr_array(Y_sparse[:60]), sparse.coo_matrix(Y_sparse[:60])):
+            model = MultiLabelMKLClassifier(kernels=specs, **params).fit(X[:60], given)
+            scores = model.decision_function(X[60:])
+            np.testing.assert_allclose(scores, dense.decision_function(X[60:]), rtol=1e-7, atol=1e-9)
+            clear = np.abs(scores) > 1e-6  # a label whose score is not on the threshold
+            np.testing.assert_array_equal(model.predict(X[60:])[clear], dense.predict(X[60:])[clear])
+            assert model.predict(X[60:]).dtype == Y.dtype
+            assert model.score(X[60:], Y_sparse[60:]) == pytest.approx(dense.score(X[60:], Y[60:]), abs=0.05)
+
+
+def test_kernel_specs_read_dataframe_columns_by_name():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 4))
+    y = np.where(X[:, 1] - X[:, 3] + 0.3 * rng.normal(size=60) > 0, 1, 0)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    by_name = MKLClassifier(kernels=[KernelSpec("gaussian", ["b", "d"], width=1.0),
+                                     KernelSpec("linear", ["a"])]).fit(frame, y)
+    by_index = MKLClassifier(kernels=[KernelSpec("gaussian", [1, 3], width=1.0),
+                                      KernelSpec("linear", [0])]).fit(X, y)
+    assert [spec.features for spec in by_name.kernels_] == [(1, 3), (0,)]
+    np.testing.assert_allclose(by_name.coef_, by_index.coef_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(by_name.decision_function(frame), by_index.decision_function(X),
+                               rtol=1e-7, atol=1e-9)
+    with pytest.raises(kernelfuse.ValidationError, match=r"features of kernel 0 \(gaussian\): no column "
+                                                         r"named 'bb'; did you mean 'b'\? X's columns are"):
+        MKLClassifier(kernels=[KernelSpec("gaussian", ["bb"])]).fit(frame, y)
+    with pytest.raises(kernelfuse.ValidationError, match="no column named 'b'; X has no column names "
+                                                         r"\(fit on a pandas DataFrame .* or give column indices"):
+        MKLClassifier(kernels=[KernelSpec("gaussian", ["b"])]).fit(X, y)
+    with pytest.raises(kernelfuse.ValidationError, match=r"features of kernel 1 \(linear\): column 4 is out of "
+                                                         "range for X of 4 columns"):
+        MKLClassifier(kernels=[KernelSpec("linear", [0]), KernelSpec("linear", [4])]).fit(X, y)
 
 
 def test_a_built_solver_object_is_accepted():
