@@ -32,7 +32,8 @@ import attrs
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import check_cv
+from sklearn.model_selection import KFold, StratifiedKFold, check_cv
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from kernelfuse.assembly.result import Result
@@ -308,8 +309,7 @@ class _CrossValidated(_AtPoint):
         Cs = self._path_Cs(K, targets)
         C2s = [None] if self.C2s is None else [float(c) for c in self.C2s]
         path = [PathPoint(C, C2) for C2 in C2s for C in Cs]
-        splitter = check_cv(self.cv, y, classifier=is_classifier(self))
-        folds = list(splitter.split(X, y))
+        folds = list(self._splitter(y).split(X, y))
         params = {name: value for name, value in self.get_params(deep=False).items()  # type: ignore[attr-defined]
                   if name not in CV_PARAMS}
         models = [self.fold_class(**{**params, "n_jobs": 1}) for _ in folds]
@@ -339,6 +339,18 @@ class _CrossValidated(_AtPoint):
         if self.refit:
             self._solving = PointSolve(self._chosen())
             super()._solve_each(K, targets)  # type: ignore[misc]
+
+    def _splitter(self, y: np.ndarray) -> Any:
+        """The folds: ``cv`` as scikit-learn reads it, except that None (5) and a number of folds
+        give shuffled folds, seeded by ``random_state`` (0 where None): rows in data files are
+        often sorted (by class, by time), and unshuffled folds then validate on a shifted part."""
+        if self.cv is not None and not isinstance(self.cv, Integral):
+            return check_cv(self.cv, y, classifier=is_classifier(self))
+        seed = 0 if self.random_state is None else self.random_state  # type: ignore[attr-defined]
+        n_splits = 5 if self.cv is None else int(self.cv)
+        if is_classifier(self) and type_of_target(y) in ("binary", "multiclass"):
+            return StratifiedKFold(n_splits, shuffle=True, random_state=seed)
+        return KFold(n_splits, shuffle=True, random_state=seed)
 
     def _path_Cs(self, K: Kernels, targets: Sequence[np.ndarray]) -> list[float]:
         """``Cs`` from the largest down: given, or log-spaced from ``C_max`` (of ``l1_mkl`` on the
@@ -407,8 +419,9 @@ class MKLClassifierCV(_CrossValidated, MKLClassifier):
     C2s : None (no elastic-net path: ``C2`` as the estimator sets it), or a sequence of the
         elastic net's ``C2 >= 0`` (``P + C2 / 2 sum_m ||f_m||^2``, OBJECTIVES.md units): a path
         over ``Cs`` for each, the pair chosen jointly
-    cv : None (5 folds), an int (that many folds, stratified), a scikit-learn splitter or an
-        iterable of (train, test) index arrays
+    cv : None (5 folds), an int (that many folds, stratified), each shuffled with the seed
+        ``random_state`` (0 where None), or a scikit-learn splitter or an iterable of
+        (train, test) index arrays, used as given
     scoring : None (the estimator's ``score``: accuracy), or a scikit-learn scorer name or callable
     refit : True: the chosen point solved on all rows, the estimator then predicts; False:
         ``C_`` and the scores only

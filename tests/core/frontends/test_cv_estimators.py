@@ -160,3 +160,27 @@ def test_scikit_learn_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check(estimator)
+
+
+def test_default_folds_are_shuffled_and_seeded_by_random_state(cancer):
+    """cv=None and cv=k give shuffled stratified folds seeded by random_state (0 where None), the
+    same as the splitter given explicitly; on rows sorted by class the folds still validate on
+    both classes in the training proportions."""
+    X, y = cancer
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    specs = small_grid(6)
+    default = MKLClassifierCV(kernels=specs, Cs=4, cv=3).fit(X, y)
+    given = MKLClassifierCV(kernels=specs, Cs=4, cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(X, y)
+    np.testing.assert_allclose(default.scores_, given.scores_, atol=1e-12)
+    assert default.C_ == given.C_
+    seeded = MKLClassifierCV(kernels=specs, Cs=4, cv=3, random_state=5)
+    folds = list(seeded._splitter(y).split(X, y))
+    expected = list(StratifiedKFold(3, shuffle=True, random_state=5).split(X, y))
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(folds, expected))
+    for _, test in folds:  # each validation part holds both classes, not one sorted block
+        assert abs(np.mean(y[test]) - np.mean(y)) < 0.05
+    regressor = MKLRegressorCV(kernels=specs, Cs=3, cv=4, random_state=2)
+    splits = list(regressor._splitter(X[:, 0]).split(X))
+    assert sorted(np.concatenate([t for _, t in splits]).tolist()) == list(range(y.size))
+    assert not all(np.array_equal(t, np.sort(t)) and t[-1] - t[0] == t.size - 1 for _, t in splits)
