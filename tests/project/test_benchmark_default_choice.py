@@ -28,12 +28,13 @@ def _set(name, task, scores):
 
 
 def test_the_candidates_are_keyword_arguments_per_task_and_features(choice):
-    pairs = {*choice.PENALTIES["classification"], *choice.PENALTIES["regression"]}
-    assert len(choice.CANDIDATES) == len(pairs)
-    build = choice.CANDIDATES["C = 0.01, C2 = 0.01"]
-    assert build("classification", 4) == {"C": 0.01, "C2": 0.01}
+    build = choice.CANDIDATES["median grid, C = 0.01, C2 = 0.001"]
+    assert build("classification", 4) == {"C": 0.01, "C2": 0.001}  # the estimators' own grid
     assert build("regression", 4) is None  # not tried for regression
-    assert choice.CANDIDATES["C = 0.3, C2 = 0"]("regression", 7) == {"C": 0.3, "C2": 0.0}
+    papers = choice.CANDIDATES["papers' grid, C = 0.3, C2 = 0"]("regression", 7)
+    assert (papers["C"], papers["C2"], len(papers["kernels"])) == (0.3, 0.0, 1 + 13 * 8)
+    assert all(build("classification", 3) is None or build("regression", 3) is None
+               for build in choice.CANDIDATES.values())
 
 
 def test_a_candidate_passes_where_it_is_not_significantly_worse_than_the_better_baseline(choice):
