@@ -80,6 +80,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
+    CHOICE_SEED,
+    REPORT_SEED,
     RESULTS_DIR,
     DataUnavailable,
     fmt,
@@ -113,13 +115,6 @@ HELDOUT = ("banana", "ringnorm", "titanic")
 HELDOUT_TEST = 2000
 HELDOUT_METHODS = ("spicymkl (logistic)", "spicymkl (hinge)", "MKLClassifier() defaults", "MKLClassifierCV()",
                    "average-kernel SVM", "RBF SVC (CV)", "single best kernel")
-#: The seed of the splits the estimators' defaults are chosen on (``benchmarks/default_choice.py``:
-#: split ``k`` seeded ``CHOICE_SEED + k``).
-CHOICE_SEED = 0
-#: The seed of the published tables' splits (split ``k`` seeded ``REPORT_SEED + k``): the
-#: default ``--seed`` of the full and quick runs, so that no table is measured on the splits
-#: the defaults were chosen on.
-REPORT_SEED = 5000
 #: The default ``--seed`` of ``--heldout``, that of its published run: it cuts the test parts
 #: and seeds the folds; the realisations are IDA's, and no choice uses these sets.
 HELDOUT_SEED = 0

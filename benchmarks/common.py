@@ -44,6 +44,13 @@ DATA_DIR = REPO.parent / "shared" / "data"
 #: The small UCI sets shipped with the benchmarks (benchmarks/data/README.md: source, licence).
 SHIPPED_DIR = Path(__file__).resolve().parent / "data"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+#: The seed of the splits the estimators' defaults are chosen on (``benchmarks/default_choice.py``:
+#: split ``k`` seeded ``CHOICE_SEED + k``).
+CHOICE_SEED = 0
+#: The seed of the published tables' splits (split ``k`` seeded ``REPORT_SEED + k``): splits no
+#: choice of a default has seen.  5000 reported the previous defaults, whose failures there led
+#: to the current ones: their tables come from 6000.
+REPORT_SEED = 6000
 
 UCI_SETS = ("liver", "wpbc", "ionosphere", "sonar")
 PENDIGITS_VIEWS = ("dyn", "sta4", "sta8", "sta16")
