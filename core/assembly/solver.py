@@ -29,6 +29,7 @@ from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.scaling import Rescaled, unit_scale
 from kernelfuse.runtime.memory import out_of_memory
+from kernelfuse.runtime.parallel import blas_threads
 
 logger = logging.getLogger(__name__)
 
@@ -149,9 +150,7 @@ class Solver(ABC):
             if self.blas_threads is None:
                 model = solver.run(inner, history)
             else:
-                from threadpoolctl import threadpool_limits
-
-                with threadpool_limits(limits=self.blas_threads, user_api="blas"):
+                with blas_threads(self.blas_threads):
                     model = solver.run(inner, history)
         except NUMERICAL_ERRORS as exc:
             raise SolverError(
