@@ -6,7 +6,7 @@ estimators' default grid.  Per fold: the wall time of an ``MKLClassifierCV`` fol
 kernels, a path of 10 values of C from C_max down to 1e-3 C_max, each solve warm-started at the
 one before, the validation kernels and the scores) against one cold default ``MKLClassifier()``
 fit on the fold's training rows, and the same path solved cold (a built solver takes no warm
-start).  The project's target: a path of 10 values costs at most 3x one default fit per fold.
+start).
 Then the whole fit (the kernels of all rows, every fold, the refit) against ``GridSearchCV``
 over the same 10 values.  A default fit takes about 0.05 s here, so after one untimed fit (imports,
 first calls) every time is the median of :data:`REPEATS` runs; run it single-threaded
@@ -27,8 +27,6 @@ import numpy as np
 
 import common
 
-#: The project's target: a path of 10 values within this many default fits, per fold.
-TARGET = 3.0
 #: Runs per measurement, their median kept: a fold's fit is tens of milliseconds.
 REPEATS = 5
 
@@ -118,9 +116,8 @@ def totals_table(payload: dict[str, Any]) -> str:
     if search:
         rows.append(["GridSearchCV(MKLClassifier())", search["seconds"], search["C"], max(search["mean_scores"])])
     table = common.markdown_table(["fit", "seconds", "C chosen", "best mean CV accuracy"], rows)
-    verdict = "PASS" if max(ratios) <= TARGET else "FAIL"
-    return (table + f"\n\nTarget (a path of {payload['n_Cs']} values at most {TARGET:g}x one default fit per "
-            f"fold): {verdict}, the largest ratio {max(ratios):.2f} (mean {np.mean(ratios):.2f}).")
+    return (table + f"\n\nA path of {payload['n_Cs']} values costs at most {max(ratios):.2f} default fits per "
+            f"fold (mean {np.mean(ratios):.2f}).")
 
 
 TABLES = {"folds": folds_table, "totals": totals_table}
