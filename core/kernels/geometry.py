@@ -15,8 +15,9 @@ For a kernel ``K`` (n, n), PSD, with feature map ``phi``:
   class; the hard-margin SVM's geometric margin is ``D / 2``.
 
 The two quadratic programs are convex QPs over one or two simplices, solved by the primal
-active-set method of :mod:`kernelfuse.kernels.simplex_qp` on a factor ``K = L L'`` with a ridge
-of ``1e-8`` times the mean diagonal (a unique solution ``g`` near the exact one's set, whose
+active-set method of :mod:`kernelfuse.kernels.simplex_qp` on ``K`` itself (on a factor ``K = L
+L'`` of its PSD part where a block of ``K`` is not positive definite) with a ridge of ``1e-8``
+times the mean diagonal (a unique solution ``g`` near the exact one's set, whose
 objective ``value`` is then exact to second order), and each answer comes with a certified
 interval of the exact program computed from the solution alone: any ``g``
 gives a lower bound on ``R^2`` and a ball of centre ``c`` enclosing every point; any ``g``
@@ -67,17 +68,21 @@ def _simplex_qp(K: np.ndarray, scale: np.ndarray, theta: np.ndarray, groups: np.
                 start: np.ndarray | None) -> np.ndarray:
     """``argmin 0.5 x'(2 D K D + mu I)x - theta'x`` over the simplices of ``groups``, ``D = diag(scale)``,
     from ``start`` (a point of the simplices) where given."""
-    from kernelfuse.kernels.simplex_qp import SimplexQP
+    from kernelfuse.kernels.simplex_qp import KernelSimplexQP, SimplexQP
 
-    L = psd_factor(K)
-    R = np.sqrt(2.0) * L.T * scale if L.shape[1] else np.zeros((1, K.shape[0]))
     mu = 1e-8 * max(float(np.mean(np.diagonal(K))), 1e-300)
     warm = start is not None
     if start is None:
         start = np.zeros(K.shape[0])
         for j in range(int(groups.max()) + 1):
             start[groups == j] = 1.0 / np.sum(groups == j)
-    return np.maximum(SimplexQP(R, mu, groups).solve(theta, start, warm=warm).x, 0.0)
+    try:  # on the kernel itself: an |S|-sized factor a step, no eigendecomposition of K
+        qp: SimplexQP = KernelSimplexQP(np.zeros((0, K.shape[0])), mu, groups, K=K, scale=scale)
+        return np.maximum(qp.solve(theta, start, warm=warm).x, 0.0)
+    except np.linalg.LinAlgError:  # a block not positive definite (rounding of an indefinite K): on its PSD part
+        L = psd_factor(K)
+        R = np.sqrt(2.0) * L.T * scale if L.shape[1] else np.zeros((1, K.shape[0]))
+        return np.maximum(SimplexQP(R, mu, groups).solve(theta, start, warm=warm).x, 0.0)
 
 
 def enclosing_ball(K: np.ndarray, start: np.ndarray | None = None) -> QPAnswer:

@@ -2,7 +2,8 @@
 
     ``min_x  0.5 x'(R'R + mu I) x - theta'x``   s.t.  ``x >= 0``, ``sum_{k in group j} x_k = 1`` for every j,
 
-with ``R`` (r, n) and ``mu > 0`` (a unique solution): the mirror step of mirrorVSKL's
+with ``R`` (r, n) and ``mu > 0`` (a unique solution), or ``R'R`` given as a matrix
+(:class:`KernelSimplexQP`): the mirror step of mirrorVSKL's
 ``local-quadratic`` map (a projected Newton step on kernel weights), and the enclosing ball and
 class hulls of :mod:`kernelfuse.kernels.geometry`.  Solved by the primal active-set method
 (Nocedal and Wright, Algorithm 16.3) from the vertex of each simplex with the smallest gradient:
@@ -79,23 +80,25 @@ class SimplexQP:
         for step in range(1, self.max_iter + 1):
             target, nu = self._solve_on_support(theta, support)
             p = target - x
-            if np.max(np.abs(p)) <= 1e-13:
-                eta = self.hessian_times(x) - theta + nu[self.groups]
-                eta[support] = 0.0
-                k = int(np.argmin(eta))
-                if eta[k] >= -scale:
-                    return SimplexQPSolution(x, step)
-                support[k] = True
-                continue
-            falling = support & (p < 0)
-            ratios = -x[falling] / p[falling]
-            length = min(1.0, float(ratios.min())) if ratios.size else 1.0
-            x = np.where(support, x + length * p, 0.0)
-            if length < 1.0:
-                blocking = np.flatnonzero(falling)[ratios <= length]
-                x[blocking] = 0.0
-                support[blocking] = False
-            x = np.maximum(x, 0.0)
+            if np.max(np.abs(p)) > 1e-13:
+                falling = support & (p < 0)
+                ratios = -x[falling] / p[falling]
+                length = min(1.0, float(ratios.min())) if ratios.size else 1.0
+                x = np.where(support, x + length * p, 0.0)
+                if length < 1.0:
+                    blocking = np.flatnonzero(falling)[ratios <= length]
+                    x[blocking] = 0.0
+                    support[blocking] = False
+                    x = np.maximum(x, 0.0)
+                    continue
+                x = np.maximum(x, 0.0)
+            # x minimises on the support (a full step reached it): the multipliers decide
+            eta = self.hessian_times(x) - theta + nu[self.groups]
+            eta[support] = 0.0
+            k = int(np.argmin(eta))
+            if eta[k] >= -scale:
+                return SimplexQPSolution(x, step)
+            support[k] = True
         x = self._fista(theta, x)
         return SimplexQPSolution(x, self.max_iter, fallback=True)
 
@@ -128,9 +131,13 @@ class SimplexQP:
         factor = scipy.linalg.cho_factor(small, check_finite=False)
         return lambda b: (b - R_S.T @ scipy.linalg.cho_solve(factor, R_S @ b, check_finite=False)) / self.mu
 
+    def _lipschitz(self) -> float:
+        """``||R'R + mu I||_2``."""
+        return float(np.linalg.norm(self.R, 2) ** 2) + self.mu if self.R.size else self.mu
+
     def _fista(self, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Accelerated projected gradient with the step ``1 / ||R'R + mu I||_2``."""
-        lipschitz = float(np.linalg.norm(self.R, 2) ** 2) + self.mu if self.R.size else self.mu
+        lipschitz = self._lipschitz()
         z, t = x.copy(), 1.0
         for _ in range(self.fista_iter):
             new = project_simplices(z - (self.hessian_times(z) - theta) / lipschitz, self.groups)
@@ -140,3 +147,25 @@ class SimplexQP:
             z = new + ((t - 1.0) / t_new) * (new - x)
             x, t = new, t_new
         return x
+
+
+@attrs.frozen(eq=False)
+class KernelSimplexQP(SimplexQP):
+    """The same QP with ``R'R = 2 D K D`` read from a kernel ``K`` (n, n), ``D = diag(scale)``,
+    ``R`` unused: a QP on a full-rank kernel without factorising it first, each step an
+    ``|S|``-sized Cholesky factor of ``(R'R)_SS + mu I``."""
+
+    K: np.ndarray = attrs.field(kw_only=True)
+    scale: np.ndarray = attrs.field(kw_only=True)
+
+    def hessian_times(self, v: np.ndarray) -> np.ndarray:
+        return 2.0 * self.scale * (self.K @ (self.scale * v)) + self.mu * v
+
+    def _inverse_on(self, S: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        block = self.K[np.ix_(S, S)] * (2.0 * np.outer(self.scale[S], self.scale[S]))
+        block[np.diag_indices_from(block)] += self.mu
+        factor = scipy.linalg.cho_factor(block, check_finite=False)
+        return lambda b: scipy.linalg.cho_solve(factor, b, check_finite=False)
+
+    def _lipschitz(self) -> float:
+        return 2.0 * float(np.linalg.eigvalsh(self.K * np.outer(self.scale, self.scale))[-1]) + self.mu

@@ -9,7 +9,8 @@ The answer: the value ``G(lam)``, its Danskin gradient ``-0.5 gamma_j^(-t) a_k(a
 certified bound ``H(alpha)`` (:func:`vskl_lower_bound`), the primal model and, on demand, the
 curvature for the ``local-quadratic`` map.  A sweep is two passes over the stack and one SVM
 (the capability ``value``, for SimpleMKL's line search: one SVM and ``K(w)`` alone, the forms
-computed where a query completes it);
+computed where a query completes it; a trial's ``K(w)`` combined from the kernels held for its
+line search, :class:`~kernelfuse.kernels.combined.HeldKernels`);
 ``gamma_floor`` and a rounding floor on ``v_j`` keep weak or constant groups from spreading the
 weights or cycling on noise (docs/reliability.md, degenerate problems).
 """
@@ -22,7 +23,16 @@ import attrs
 import numpy as np
 
 from kernelfuse.assembly.recipe import part_with
-from kernelfuse.kernels.combined import combined_kernel, expansion_products, included_kernels
+from kernelfuse.kernels.combined import (
+    HeldKernels,
+    combined_kernel,
+    expansion_products,
+    forms_passes,
+    included_kernels,
+    quadratic_forms,
+    worth_holding,
+)
+from kernelfuse.kernels.products import kernels_times
 from kernelfuse.parts.oracle import Oracle, OracleAnswer, ValueAnswer
 from kernelfuse.parts.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
@@ -71,6 +81,12 @@ class _State:
     svm: SVMSolution | None = None
     #: The SVMs :meth:`VSKLBlockCoordinateAscent.value` solved since the last query (the latest).
     solved: tuple[_Solved, ...] = ()
+    #: Whether :meth:`VSKLBlockCoordinateAscent.value` holds the kernels it forms (a stack of
+    #: enough kernels, :func:`worth_holding`).
+    holds: bool = False
+    #: The kernels :meth:`VSKLBlockCoordinateAscent.value` formed last, which its line search's
+    #: next trials are combinations of.
+    held: HeldKernels = HeldKernels()
 
 
 @attrs.define
@@ -93,7 +109,7 @@ class VSKLBlockCoordinateAscent(Oracle):
         point = 1.0 / sizes[groups]
         gamma = np.full(sizes.size, 1.0 / sizes.size)
         diagonal = np.array([float(np.max(np.diagonal(problem.K[m]))) for m in range(problem.n_kernels)])
-        return point, _State(problem, groups, q, gamma, diagonal)
+        return point, _State(problem, groups, q, gamma, diagonal, holds=worth_holding(problem.K))
 
     def query(self, point: np.ndarray, state: _State) -> tuple[OracleAnswer, _State]:
         solved = next((kept for kept in state.solved if np.array_equal(kept.point, point)), None)
@@ -131,10 +147,10 @@ class VSKLBlockCoordinateAscent(Oracle):
         value = float(solution.alpha.sum() - 0.5 * np.sum(scale * point * a))
         counters = {"svm_calls": sweeps, "bca_iterations": sweeps, "oracle_calls": 1,
                     "kernel_passes": passes, "svm_truncated": truncated}
-        answer = self._answer(point, state, solution, weights, scale, products, a, value, counters,
+        answer = self._answer(point, state, solution, weights, scale, a, value, counters,
                               f=K_w @ beta + solution.intercept,
                               curvature=_curvature(K_w, solution.alpha, C, products, scale))
-        return answer, attrs.evolve(state, gamma=gamma, svm=solution, solved=())
+        return answer, attrs.evolve(state, gamma=gamma, svm=solution, solved=(), held=HeldKernels())
 
     def value(self, point: np.ndarray, state: _State) -> tuple[ValueAnswer, _State]:
         """SimpleMKL's cost alone: ``G = 1'alpha - 0.5 beta' K(w) beta`` from one SVM on ``K(w)``,
@@ -149,38 +165,55 @@ class VSKLBlockCoordinateAscent(Oracle):
             return ValueAnswer(answer.value, answer.counters), state
         problem = state.problem
         y = problem.y
-        K_w, fraction = combined_kernel(problem.K, point * state.gamma[state.groups] ** (-t))
-        solution = self.svm_solver.solve(K_w, y, problem.params["C"], warm_start=state.svm)
+        weights = point * state.gamma[state.groups] ** (-t)
+        if state.holds:
+            K_w, fraction, held = state.held.kernel(problem.K, weights, state.diagonal)
+        else:
+            (K_w, fraction), held = combined_kernel(problem.K, weights), state.held
+        nearest = min(state.solved, key=lambda kept: float(np.abs(kept.point - point).sum()), default=None)
+        warm = state.svm if nearest is None else nearest.solution
+        solution = self.svm_solver.solve(K_w, y, problem.params["C"], warm_start=warm)
         beta = solution.alpha * y
         value = float(solution.alpha.sum() - 0.5 * beta @ (K_w @ beta))
         kept = (*state.solved[-(KEPT_VALUES - 1):], _Solved(np.array(point, copy=True), solution, value))
         counters = {"svm_calls": 1, "bca_iterations": 1, "oracle_calls": 1,
                     "kernel_passes": fraction, "svm_truncated": int(not solution.converged)}
-        return ValueAnswer(value, counters), attrs.evolve(state, svm=solution, solved=kept)
+        return ValueAnswer(value, counters), attrs.evolve(state, svm=solution, solved=kept, held=held)
 
     def _complete(self, point: np.ndarray, solved: _Solved, state: _State) -> tuple[OracleAnswer, _State]:
-        """The full answer where :meth:`value` solved the SVM: the forms ``a_k`` (one pass, the
-        gradient SimpleMKL computes at each accepted step), no second SVM."""
+        """The full answer where :meth:`value` solved the SVM: the forms ``a_k`` (the gradient
+        SimpleMKL computes at each accepted step) and ``f``, no second SVM: from the rows of the
+        support vectors of every kernel (:func:`quadratic_forms`) and the model's kernels where
+        that reads less than one pass, else both from one pass."""
         problem, groups, solution = state.problem, state.groups, solved.solution
         t, _ = exponents(state.q)
         scale = state.gamma[groups] ** (-t)
         weights = point * scale
-        products, a = expansion_products(problem.K, solution.alpha * problem.y)
+        beta = solution.alpha * problem.y
         kept = included_kernels(weights)
-        f = weights[kept] @ products[kept] + solution.intercept
+        passes = forms_passes(problem.K, beta) + kept.size / weights.size
+        if passes < 1.0:  # the forms from the support vectors' rows, f from the model's kernels
+            a = quadratic_forms(problem.K, beta)
+            f = weights[kept] @ kernels_times(problem.K, beta, kept) + solution.intercept
+        else:  # both from one pass
+            products, a = expansion_products(problem.K, beta)
+            f = weights[kept] @ products[kept] + solution.intercept
+            passes = 1.0
 
-        def curvature() -> np.ndarray:  # K(w) formed again only if a second-order step asks
+        def curvature() -> np.ndarray:  # K(w) and every product formed only if a second-order step asks
             K_w, _ = combined_kernel(problem.K, weights)
+            products, _ = expansion_products(problem.K, beta)
             return _curvature(K_w, solution.alpha, problem.params["C"], products, scale)()
 
-        counters = {"svm_calls": 0, "bca_iterations": 0, "oracle_calls": 0, "kernel_passes": 1.0,
-                    "svm_truncated": 0}
-        answer = self._answer(point, state, solution, weights, scale, products, a, solved.value, counters,
+        counters = {"svm_calls": 0, "bca_iterations": 0, "oracle_calls": 0,
+                    "kernel_passes": passes, "svm_truncated": 0}
+        answer = self._answer(point, state, solution, weights, scale, a, solved.value, counters,
                               f=f, curvature=curvature)
-        return answer, attrs.evolve(state, svm=solution, solved=())
+        held = state.held.anchored(weights, state.diagonal) if state.holds else state.held
+        return answer, attrs.evolve(state, svm=solution, solved=(), held=held)
 
     def _answer(self, point: np.ndarray, state: _State, solution: SVMSolution, weights: np.ndarray,
-                scale: np.ndarray, products: np.ndarray, a: np.ndarray, value: float,
+                scale: np.ndarray, a: np.ndarray, value: float,
                 counters: dict[str, float], f: np.ndarray,
                 curvature: Callable[[], np.ndarray]) -> OracleAnswer:
         """The answer at ``point`` from the SVM on ``K(w)``, ``w = point * scale``: the Danskin

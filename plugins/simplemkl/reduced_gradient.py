@@ -18,6 +18,7 @@ accepted SVM's solution).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import attrs
@@ -28,6 +29,8 @@ from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer, ValueAnswer
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import Domain, count, positive
+
+logger = logging.getLogger(__name__)
 
 GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 
@@ -88,6 +91,9 @@ class ReducedGradient(OuterOptimizer):
                 "optimizer 'reduced-gradient' works on one simplex; the problem has "
                 f"{int(problem.groups.max()) + 1} groups"
             )
+        logger.info("reduced-gradient (SimpleMKL) takes tens to hundreds of steps, each a golden-section search "
+                    "of about 7 SVMs and a pass over every kernel's support-vector rows: several times spicymkl's "
+                    "time (docs/methods/mirror-vskl.md)")
         return None
 
     def step(

@@ -211,7 +211,9 @@ class ActiveSetSVM(SVMSolver):
     ) -> tuple[np.ndarray, float]:
         """The duals and intercept on the sets: without an intercept (``blocks``, the kernel
         blocks' factor) ``K_FF beta_F = rhs``; with one (``blocks`` None) that system bordered by
-        ``y'a = 0``."""
+        ``y'a = 0``, by the Schur complement of a Cholesky factor of ``K_FF`` (``K_FF [u, v] =
+        [rhs, 1]``, ``b = (1'u - 1'beta_F) / 1'v``, ``beta_F = u - b v``) where ``K_FF`` is well
+        conditioned, else the bordered system (:func:`solve_free_system`)."""
         free = np.flatnonzero(~(lower | upper))
         at_c = np.flatnonzero(upper)
         alpha = np.zeros(y.shape[0])
@@ -223,8 +225,16 @@ class ActiveSetSVM(SVMSolver):
             alpha[free] = blocks.solve(free, rhs) * y[free]
             return alpha, 0.0
         n = free.size
-        system = np.block([[K[np.ix_(free, free)], np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
-        solution = solve_free_system(system, np.r_[rhs, -C * y[at_c].sum()], n, "sym")
+        block = K[np.ix_(free, free)]
+        total = -C * y[at_c].sum()  # 1'beta_F: y'a = 0
+        factor = _cholesky_factor(block)
+        if factor is not None:  # the border by its Schur complement: K_FF [u, v] = [rhs, 1]
+            u, v = scipy.linalg.lapack.dpotrs(factor, np.c_[rhs, np.ones(n)], lower=True)[0].T
+            b = (u.sum() - total) / v.sum()
+            alpha[free] = (u - b * v) * y[free]
+            return alpha, float(b)
+        system = np.block([[block, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
+        solution = solve_free_system(system, np.r_[rhs, total], n, "sym")
         alpha[free] = solution[:n] * y[free]
         return alpha, float(solution[-1])
 

@@ -258,6 +258,29 @@ def test_vskl_oracle_value_alone_and_its_completion():
     assert again.counters["svm_calls"] == 1
 
 
+def test_vskl_oracle_values_along_a_line_search_are_the_fresh_values():
+    """The capability ``value`` along a line search (its kernels combined from the held ones,
+    each SVM warm-started at the nearest trial): the SVM objective a fresh oracle gives at each
+    trial, from the stack and a cold SVM, and the completion at the step taken is the fresh answer."""
+    K, y = breast_cancer_kernels(n=50, m=8, seed=4)
+    problem = Problem.create(K, y, "l1_mkl_sq", C=5.0)
+    oracle = VSKLBlockCoordinateAscent(svm_solver=ActiveSetSVM())
+    d, state = oracle.init(problem)
+    _, state = oracle.query(d, state)
+    edge = np.array([0.3, 0.0, 0.2, 0.1, 0.05, 0.15, 0.1, 0.1])
+    trials = [edge, *(d + t * (edge - d) for t in (0.382, 0.618, 0.236, 0.5))]
+    for trial in trials:
+        alone, state = oracle.value(trial, state)
+        fresh, _ = VSKLBlockCoordinateAscent(svm_solver=ActiveSetSVM()).query(trial, oracle.init(problem)[1])
+        assert alone.value == pytest.approx(fresh.value, rel=1e-9)
+    assert alone.counters["kernel_passes"] < 1.0  # a trial between held kernels reads no stack
+    completed, state = oracle.query(trials[-1], state)
+    assert completed.counters["svm_calls"] == 0
+    assert completed.objective == pytest.approx(fresh.objective, rel=1e-9)
+    assert completed.lower_bound == pytest.approx(fresh.lower_bound, rel=1e-9)
+    np.testing.assert_allclose(completed.gradient, fresh.gradient, rtol=1e-8, atol=1e-12)
+
+
 def test_simplemkl_refuses_several_groups():
     K, y = breast_cancer_kernels(n=30, m=4, seed=0)
     with pytest.raises(kernelfuse.IncompatiblePartsError, match="one simplex"):

@@ -87,6 +87,39 @@ def test_active_set_kkt_and_warm_start_on_a_nearby_kernel():
     assert warm.intercept == pytest.approx(intercept_from_alpha(K, y, 10.0, warm.alpha), abs=1e-8)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_free_system_by_its_schur_complement_is_the_bordered_system(seed):
+    """With an intercept a step solves ``[K_FF 1; 1' 0] [beta_F; b] = [rhs; -C 1'y_U]``: by a
+    Cholesky factor of ``K_FF`` and the Schur complement of its border, the same solution as the
+    bordered system solved directly."""
+    K, y = kernel(seed)
+    rng = np.random.default_rng(seed)
+    lower = rng.random(y.size) < 0.5
+    upper = ~lower & (rng.random(y.size) < 0.3)
+    alpha, b = ActiveSetSVM._solve_on_sets(K, y, 1.0, lower, upper, None)
+    free, at_c = np.flatnonzero(~(lower | upper)), np.flatnonzero(upper)
+    n = free.size
+    system = np.block([[K[np.ix_(free, free)], np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
+    rhs = np.r_[y[free] - K[np.ix_(free, at_c)] @ y[at_c], -y[at_c].sum()]
+    expected = np.linalg.solve(system, rhs)
+    np.testing.assert_allclose(alpha[free] * y[free], expected[:n], rtol=1e-9, atol=1e-9)
+    assert b == pytest.approx(expected[-1], rel=1e-9, abs=1e-9)
+    assert np.all(alpha[at_c] == 1.0) and np.all(alpha[lower] == 0.0)
+
+
+def test_a_warm_start_reaches_the_cold_starts_optimum():
+    """Warm-started from the solution on a nearby kernel (a line search's previous trial), the
+    dual optimum is the cold start's, to the solver's tolerance."""
+    K3, y = breast_cancer_kernels(n=80, m=3, seed=7)
+    solver = ActiveSetSVM()
+    previous = solver.solve(np.tensordot([0.6, 0.3, 0.1], K3, axes=1) * 80, y, 5.0)
+    K = np.tensordot([0.55, 0.3, 0.15], K3, axes=1) * 80
+    warm, cold = solver.solve(K, y, 5.0, warm_start=previous), ActiveSetSVM().solve(K, y, 5.0)
+    assert svm_dual_value(K, y, warm.alpha) == pytest.approx(svm_dual_value(K, y, cold.alpha), rel=1e-10)
+    assert svm_primal_value(K, y, 5.0, warm.alpha, warm.intercept) == pytest.approx(
+        svm_dual_value(K, y, warm.alpha), rel=1e-9)
+
+
 def test_active_set_falls_back_and_stays_exact():
     K, y = kernel(1)
     solver = ActiveSetSVM(max_iter=1)

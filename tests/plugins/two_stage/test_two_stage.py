@@ -140,6 +140,31 @@ def test_gram_steps_are_exponentiated_gradient_steps_on_the_radius_margin_ratio(
     assert solve(K, y, "gram", max_iter=3).n_iter == 3
 
 
+def test_the_ball_and_hull_qps_on_the_kernel_are_those_on_its_factor(data) -> None:
+    """The enclosing ball and the class hulls solved on ``K(d)`` itself (warm-started at a nearby
+    ``d``, as GRAM's steps are) reach the optimum of the same QPs on its PSD factor."""
+    from kernelfuse.kernels import geometry
+    from kernelfuse.kernels.simplex_qp import SimplexQP
+
+    K, y = data
+    n = y.size
+    for d, near in ((np.full(4, 0.25), None), (np.array([0.4, 0.3, 0.2, 0.1]), np.full(4, 0.25))):
+        K_d = np.tensordot(d, K, axes=1)
+        start = None if near is None else geometry.enclosing_ball(np.tensordot(near, K, axes=1)).g
+        ball = geometry.enclosing_ball(K_d, start)
+        start = None if near is None else geometry.hull_distance(np.tensordot(near, K, axes=1), y).g
+        hulls = geometry.hull_distance(K_d, y, start)
+        mu = 1e-8 * float(np.mean(np.diagonal(K_d)))
+        R = np.sqrt(2.0) * geometry.psd_factor(K_d).T
+        g = SimplexQP(R, mu, np.zeros(n, int)).solve(np.diagonal(K_d).copy(), np.full(n, 1.0 / n)).x
+        assert ball.value == pytest.approx(float(np.diagonal(K_d) @ g - g @ K_d @ g), rel=1e-9)
+        groups = (y > 0).astype(int)
+        start = np.where(y > 0, 1.0 / np.sum(y > 0), 1.0 / np.sum(y < 0))
+        h = SimplexQP(R * y, mu, groups).solve(np.zeros(n), start).x
+        assert hulls.value == pytest.approx(float((h * y) @ K_d @ (h * y)), rel=1e-7)
+        assert ball.lower <= ball.value <= ball.upper and hulls.lower <= hulls.value <= hulls.upper
+
+
 @pytest.mark.parametrize("theta", [0.0, 0.5])
 def test_a_memo_step_is_a_gradient_step_on_the_squared_hull_distance(data, theta) -> None:
     K, y = data
