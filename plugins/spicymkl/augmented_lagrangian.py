@@ -50,9 +50,13 @@ class AugmentedLagrangian(OuterOptimizer):
         unnormalised linear and Gaussian kernels of a 40-point problem
         (traces 2,648 and 40), ``gamma0 = 1000`` unscaled made the first inner
         problem so stiff that Newton's system lost all precision and the
-        solver never converged.  Reading the diagonals costs no pass."""
+        solver never converged.  A centre away from zero without a slack centre (a warm start,
+        loss with a smooth conjugate: logistic, squared) is near the optimum: its schedule
+        starts one ``growth`` step up.  Reading the diagonals costs no pass."""
         trace = float(np.max(kernel_diagonal(problem.K).sum(axis=1)))
         first = self.gamma0 / trace if trace > 0 else self.gamma0
+        if point.slack is None and np.any(point.coef != 0):
+            first *= self.growth  # warm start, smooth conjugate: one step up (docs/methods/spicymkl.md)
         largest = self.gamma_max / problem.params["C"]
         return min(first, largest), largest
 

@@ -245,6 +245,24 @@ def test_the_optimizer_raises_the_penalties_geometrically():
         get_registry().create("optimizer", "augmented-lagrangian", growth=0.5)
 
 
+def test_a_warm_centre_of_a_smooth_loss_starts_one_growth_step_up():
+    """The first penalty is gamma0 / tr(K) at the zero centre and at a centre with a slack centre
+    (the hinge's form); a centre away from zero without one (a warm start, smooth conjugate)
+    starts at growth times it, still capped by gamma_max / C."""
+    optimizer = get_registry().create("optimizer", "augmented-lagrangian", gamma0=2.0, growth=5.0,
+                                      gamma_max=50.0)
+    K, y = breast_cancer_kernels(n=3, m=2, seed=0)
+    trace = float(np.einsum("mii->m", K).max())
+    problem = Problem.create(K, y, "l1_mkl", loss="logistic", C=0.5)
+    answer = kernelfuse.parts.oracle.OracleAnswer(value=0.0, gradient=np.zeros(7), coef=np.ones((2, 3)),
+                                            objective=0.0, intercept=0.0)
+    warm = np.ones((2, 3))
+    cold_first, largest = optimizer.init(problem, ProximalPoint(np.zeros((2, 3))), answer)
+    assert (cold_first, largest) == pytest.approx((min(2.0 / trace, 100.0), 100.0))
+    assert optimizer.init(problem, ProximalPoint(warm), answer)[0] == pytest.approx(min(10.0 / trace, 100.0))
+    assert optimizer.init(problem, ProximalPoint(warm, slack=np.zeros(3)), answer)[0] == cold_first
+
+
 def test_parts_compose_by_name_and_parameters_route_to_them():
     K, y = breast_cancer_kernels(n=40, m=6, seed=6)
     slow = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss="logistic", C=0.1,
