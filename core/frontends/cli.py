@@ -292,6 +292,18 @@ def version_line() -> str:
     return f"kernelfuse {importlib.metadata.version('kernelfuse')} (Python {platform.python_version()}, {others})"
 
 
+def _family_parameter_help() -> dict[str, str]:
+    """Each family parameter's help: what it is in each family that takes it (OBJECTIVES.md)."""
+    from kernelfuse.problem.families import FAMILIES
+
+    meanings: dict[str, dict[str, list[str]]] = {}
+    for family in FAMILIES.values():
+        for param in family.params:
+            meanings.setdefault(param.name, {}).setdefault(param.doc, []).append(family.name)
+    return {name: "; ".join(f"{doc} ({', '.join(families)})" for doc, families in docs.items())
+            for name, docs in meanings.items()}
+
+
 def build_parser() -> argparse.ArgumentParser:
     from kernelfuse.parts.registry import KINDS
 
@@ -309,18 +321,27 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--solver", required=True, help="registered solver name (see 'kernelfuse plugins')")
     solve.add_argument("--family", help="problem family (see 'kernelfuse families')")
     solve.add_argument("--loss", help="registered loss name (family l1_mkl)")
-    for name in ("C", "C2", "lam", "p", "q", "r", "eps", "tol"):
-        solve.add_argument(f"--{name}", type=_number, metavar="X")
-    solve.add_argument("--max-iter", dest="max_iter", type=int, metavar="N")
-    solve.add_argument("--time-limit", dest="time_limit", type=_number, metavar="SECONDS")
-    solve.add_argument("--seed", type=int, metavar="S")
+    for name, text in _family_parameter_help().items():
+        solve.add_argument(f"--{name}", type=_number, metavar="X", help=text)
+    solve.add_argument("--eps", type=_number, metavar="X",
+                       help="the width of the eps-insensitive loss (--loss eps-insensitive)")
+    solve.add_argument("--tol", type=_number, metavar="X",
+                       help="stop at a certified relative duality gap at most X (status converged); "
+                            "default: the solver's")
+    solve.add_argument("--max-iter", dest="max_iter", type=int, metavar="N",
+                       help="stop after N outer iterations (status max_iter); default: the solver's")
+    solve.add_argument("--time-limit", dest="time_limit", type=_number, metavar="SECONDS",
+                       help="stop after SECONDS of solving with the best model so far (status time_limit)")
+    solve.add_argument("--seed", type=int, metavar="S",
+                       help="seed of the stochastic solvers (obscure, mlmkl-sa, ...); others refuse it")
     solve.add_argument("--set", type=_setting, action="append", metavar="NAME=VALUE",
                        help="any other solver or part parameter (repeatable), e.g. growth=3 "
                             "or svm_solver=libsvm; an unknown name lists the accepted ones")
     solve.add_argument("--kernels", metavar="K.npy",
                        help="the kernel stack (M, N, N) as a .npy file, float64 or float32, "
                             "memory-mapped instead of read into memory; PROBLEM.npz then holds no K")
-    solve.add_argument("--output", required=True, metavar="RESULT.npz")
+    solve.add_argument("--output", required=True, metavar="RESULT.npz",
+                       help="where the result is written (atomically: a failed run leaves no file)")
     solve.add_argument("--quiet", action="store_true", help="print nothing on success")
     solve.add_argument("--check-psd", type=_check_psd, default="auto", metavar="{auto,true,false}",
                        help="how hard the kernels are checked for PSD: auto (default) a certificate "
@@ -346,13 +367,14 @@ def build_parser() -> argparse.ArgumentParser:
     fit = commands.add_parser("fit", help="train a model from a TOML config and CSV data")
     fit.add_argument("config", metavar="CONFIG.toml", help="see kernelfuse.frontends.config / docs/tutorial.md")
     fit.add_argument("--output", metavar="MODEL.npz", help="overrides [output] model")
-    fit.add_argument("--quiet", action="store_true")
+    fit.add_argument("--quiet", action="store_true", help="print nothing on success")
     fit.set_defaults(run=_cmd_fit)
 
     predict = commands.add_parser("predict", help="predict with a saved model")
-    predict.add_argument("model", metavar="MODEL.npz")
+    predict.add_argument("model", metavar="MODEL.npz", help="a model written by 'kernelfuse fit' or model.save()")
     predict.add_argument("data", metavar="DATA.csv", help="a CSV with the training feature columns")
-    predict.add_argument("--output", required=True, metavar="PREDICTIONS.csv")
+    predict.add_argument("--output", required=True, metavar="PREDICTIONS.csv",
+                         help="where the predictions are written, one per row of DATA.csv")
     predict.set_defaults(run=_cmd_predict)
 
     families = commands.add_parser("families", help="list the problem families")

@@ -277,3 +277,18 @@ def test_version_prints_the_installed_versions_on_one_line():
     assert done.returncode == 0 and done.stdout.count("\n") == 1
     assert done.stdout.startswith(f"kernelfuse {importlib.metadata.version('kernelfuse')} (Python ")
     assert f"scikit-learn {importlib.metadata.version('scikit-learn')})" in done.stdout
+
+
+def test_every_option_of_every_command_has_help_text():
+    """``kernelfuse COMMAND --help`` explains every argument (the CLI reference is generated
+    from these texts)."""
+    import argparse
+
+    from kernelfuse.frontends.cli import build_parser
+
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(commands.choices) >= {"solve", "plugins", "demo", "fit", "predict", "families"}
+    for name, command in commands.choices.items():
+        for action in command._actions:
+            assert action.help and action.help.strip(), f"kernelfuse {name} {action.option_strings or action.dest}"
