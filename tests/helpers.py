@@ -17,6 +17,9 @@ from sklearn.preprocessing import StandardScaler
 T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
+#: The pages a user runs from the top, every python and shell block in order
+#: (tests/project/test_docs_commands.py); the other pages' python blocks: test_docs.py.
+COMMAND_PAGES = (REPO / "README.md", REPO / "docs" / "tutorial.md")
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 

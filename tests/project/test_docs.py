@@ -1,4 +1,5 @@
-"""The documentation's code runs: every ```python block of README.md and docs/*.md."""
+"""The documentation's code runs: every ```python block of docs/*.md (README.md and the
+tutorial, with their shell commands: test_docs_commands.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import re
 
 import pytest
 
-from helpers import REPO, SHARED_DATA
+from helpers import COMMAND_PAGES, REPO, SHARED_DATA
 
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+PAGES = [page for page in sorted((REPO / "docs").rglob("*.md")) if page not in COMMAND_PAGES]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
