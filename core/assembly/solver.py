@@ -176,8 +176,12 @@ class Solver(ABC):
                 f"the objective at the returned model is {objective} "
                 f"(the run ended with {model.status!r}{': ' + model.message if model.message else ''})"
             )
-        logger.info("solver %r: %s after %d iterations, %.2fs: objective %.10g, gap %.3g",
-                    self.name, status, int(model.n_iter), elapsed, objective, gap)
+        if status == "completed":  # fixed weights, then one SVM: the gap measures, it does not stop
+            logger.info("solver %r: completed (fixed kernel weights), %.2fs: objective %.10g; "
+                        "gap %.3g to the family's optimum, for information", self.name, elapsed, objective, gap)
+        else:
+            logger.info("solver %r: %s after %d iterations, %.2fs: objective %.10g, gap %.3g",
+                        self.name, status, int(model.n_iter), elapsed, objective, gap)
         if status not in FINISHED_STATUSES:
             warnings.warn(
                 f"solver {self.name!r} stopped with status {status!r}"

@@ -59,7 +59,7 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
     X_train, X_test, y_train, y_test, names = breast_cancer_split()
     grid: dict[str, Any] = {"widths": (1.0, 5.0), "degrees": (1,)} if quick else {}
     specs = kernel_grid(X_train.shape[1], feature_names=names, **grid)
-    logger.info("demo: building %d kernels on %d training and %d test points (%s)", len(specs),
+    logger.info("demo: building %d kernels on %d training and %d test points (%s with the test kernels)", len(specs),
                 X_train.shape[0], X_test.shape[0],
                 readable_bytes(len(specs) * X_train.shape[0] * (X_train.shape[0] + X_test.shape[0]) * 8))
     start = time.perf_counter()
@@ -68,7 +68,7 @@ def run_demo(output: str | PathLike[str], *, quick: bool = False, quiet: bool = 
     K_test = normalizer.transform(compute_kernels(specs, X_train, X_test), specs, X_test)
     kernel_time = time.perf_counter() - start
     say(f"breast cancer: {K.shape[1]} training / {K_test.shape[1]} test points, "
-        f"{len(specs)} kernels ({K.nbytes / 2**30:.2f} GiB), built in {kernel_time:.1f}s")
+        f"{len(specs)} kernels (training stack {readable_bytes(K.nbytes)}), built in {kernel_time:.1f}s")
 
     params = {key: value for key, value in DEFAULTS.items() if key != "solver"}
     if solver != DEFAULTS["solver"]:  # another solver: the SVC form of the baseline
