@@ -129,7 +129,6 @@ docs: $(DOCS_STAMP)
 	@if grep 'not found among documentation files' $(DOCS_LOG) | grep -Ev "link '(\.\./)?\.\./benchmarks/"; then \
 		echo "make docs: the link(s) above point to no documentation file" >&2; exit 1; fi
 	mkdir -p site/benchmarks/results
-	cp benchmarks/README.md site/benchmarks/
 	if ls benchmarks/results/*.png > /dev/null 2>&1; then cp benchmarks/results/*.png site/benchmarks/results/; fi
 
 clean:

@@ -32,8 +32,8 @@ candidates = [
 # says so without a warning, and its certified gap to the optimum is information.
 search = GridSearchCV(model, candidates, cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(X, y)
 best = search.best_params_
-print("best:", {key.split("__")[1]: value for key, value in best.items()},
-      f"cross-validated accuracy {search.best_score_:.3f}")
+print("best:", {key.split("__")[1]: value for key, value in best.items()})
+print(f"cross-validated accuracy {search.best_score_:.3f}")
 
 # %%
 # Every candidate's mean accuracy over the folds, with one standard deviation.
