@@ -332,6 +332,28 @@ def check_targets(y: object, target: str, n_samples: int) -> tuple[np.ndarray, n
     return y, None
 
 
+def check_sample_weight(sample_weight: object, n_samples: int) -> np.ndarray | None:
+    """Per-sample weights ``w`` of the loss, ``sum_i w_i loss(y_i, f_i)``, checked: None (every
+    ``w_i = 1``), a number (every sample's weight) or an array of shape (N,), finite, ``>= 0`` and
+    not all zero.  Returned as a new float64 array (the caller's is never written)."""
+    if sample_weight is None:
+        return None
+    weights = _as_float_array(sample_weight, "sample_weight")
+    if weights.ndim == 0:
+        weights = np.full(n_samples, float(weights))
+    if weights.shape != (n_samples,):
+        raise ValidationError(f"sample_weight must have shape ({n_samples},), one weight per sample, "
+                              f"got {weights.shape}")
+    if not np.isfinite(weights).all():
+        raise ValidationError("sample_weight contains NaN or inf")
+    if (weights < 0).any():
+        raise ValidationError(f"sample_weight must be >= 0; {int((weights < 0).sum())} are negative "
+                              f"(the smallest {weights.min():g})")
+    if not (weights > 0).any():
+        raise ValidationError("sample_weight is all zero: at least one sample must weigh")
+    return weights.copy()
+
+
 def check_groups(groups: object, n_kernels: int) -> np.ndarray:
     """Group of each kernel, renumbered 0..G-1 in order of first label value."""
     array = np.asarray(groups)

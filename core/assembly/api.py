@@ -27,6 +27,7 @@ def solve(
     callback: Callable[[Iteration], object] | None = None,
     check_psd: str | bool = "auto",
     registry: Registry | None = None,
+    sample_weight: Any = None,
     **params: Any,
 ) -> Result:
     """Solve an MKL problem of ``family`` with ``solver``.
@@ -50,6 +51,12 @@ def solve(
     it flags); True the exact check (every kernel's eigenvalues, ``O(M N^3)``); False no
     PSD check, for kernels known to be PSD (docs/reliability.md, "Input checks and their
     cost").
+
+    ``sample_weight`` (N,): a weight ``w_i >= 0`` per sample (not all zero), making the family's
+    data term ``sum_i w_i loss(y_i, f_i)`` (so ``l1_mkl``: ``P = sum_i w_i loss_i + C sum_m ||f_m||``);
+    integer weights give the optimum of the problem with each row repeated ``w_i`` times.  Solvers
+    that do not take weights for the family refuse them, naming those that do (``cvxpy``, and
+    ``spicymkl`` for ``l1_mkl``).
 
     ```python
     import numpy as np, kernelfuse
@@ -121,7 +128,7 @@ def solve(
         loss, loss_params = loss_factory(**loss_params), {}
     problem = Problem.create(
         K, y, fam, loss=loss, loss_params=loss_params, groups=groups,
-        check_psd=check_psd, registry=registry, **family_params,
+        check_psd=check_psd, registry=registry, sample_weight=sample_weight, **family_params,
     )
     if given is not None:
         import attrs

@@ -100,6 +100,12 @@ class OuterLoop(Solver):
         (:mod:`kernelfuse.kernels.array_backend`)."""
         return all(getattr(part, "reads_device_arrays", False) for part in (self.optimizer, self.oracle))
 
+    @property
+    def weighted_families(self) -> frozenset[str]:  # type: ignore[override]
+        """The oracle's: it reads the problem's loss and certifies the bound; the optimiser
+        moves a point on the oracle's answers."""
+        return frozenset(getattr(self.oracle, "weighted_families", frozenset()))
+
     def parts(self) -> dict[str, object]:
         return {"optimizer": self.optimizer, "oracle": self.oracle, "stop": self.stop}
 

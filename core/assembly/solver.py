@@ -9,6 +9,7 @@ reported objective always comes from :func:`kernelfuse.problem.objectives.evalua
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import warnings
@@ -79,6 +80,10 @@ class Solver(ABC):
     #: Whether it works from a stack of another array library (CuPy, PyTorch: on a GPU) without
     #: copying kernels to the host (:mod:`kernelfuse.kernels.array_backend`).
     reads_device_arrays: ClassVar[bool] = False
+    #: The families whose weighted problem (a :class:`Problem` with ``sample_weight``: the data
+    #: term ``sum_i w_i loss(y_i, f_i)``) it minimises, with a certificate valid for it; a
+    #: weighted problem of any other family is refused (:meth:`check_problem`).
+    weighted_families: ClassVar[frozenset[str]] = frozenset()
 
     def parts(self) -> dict[str, object]:
         """Its parts by role (the problem's loss is added at solve time)."""
@@ -109,6 +114,8 @@ class Solver(ABC):
                 f"solver {self.name!r} reads the kernel stack as a NumPy array; a stack of "
                 f"{type(problem.K).__module__.split('.')[0]} is read on its device by spicymkl only: "
                 "use solver='spicymkl', or pass a NumPy stack")
+        if problem.sample_weight is not None:
+            check_weighted(self, problem.family.name)
         from kernelfuse.assembly.recipe import check_requirements
 
         check_requirements({**self.parts(), "loss": problem.loss}, self.requires, self.name)
@@ -205,6 +212,33 @@ class Solver(ABC):
             norm_shares=shares,
             loss=problem.loss.name,
         )
+
+
+def check_weighted(solver: Solver, family: str, given: str = "sample_weight") -> None:
+    """A :class:`~kernelfuse.errors.ValidationError` naming ``given`` (the parameter that made the
+    problem weighted), the solver and the solvers that take weights, unless ``solver`` declares
+    ``family`` in its ``weighted_families``."""
+    if family in solver.weighted_families:
+        return
+    takers = weighted_solvers(family)
+    raise errors.ValidationError(
+        f"{given}: solver {solver.name!r} does not take sample weights for family {family!r}; "
+        + (f"the solvers that do: {', '.join(takers)}" if takers
+           else "no registered solver takes them for this family")
+        + f" (or leave {given}=None)")
+
+
+def weighted_solvers(family: str) -> list[str]:
+    """The registered solvers whose ``weighted_families`` (their built solver's) hold ``family``."""
+    from kernelfuse.parts.registry import get_registry
+
+    registry = get_registry()
+    takers = []
+    for name in registry.names("solver"):
+        with contextlib.suppress(errors.KernelfuseError):  # a recipe that needs parameters to build
+            if family in registry.get("solver", name).factory.build(registry).weighted_families:
+                takers.append(name)
+    return takers
 
 
 def _rescaled_status(solver: Solver, units: Rescaled, objective: float, model: Any,

@@ -38,7 +38,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelfuse.assembly.result import Result
 from kernelfuse.errors import ValidationError
-from kernelfuse.frontends.estimators import MKLClassifier, MKLEstimator, MKLRegressor
+from kernelfuse.frontends.docstrings import inherits_parameter_docs
+from kernelfuse.frontends.estimators import MKLClassifier, MKLEstimator, MKLRegressor, with_parameters
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.kernels.rows import SpecKernelRows
@@ -179,12 +180,12 @@ def _rows(model: MKLEstimator, X: np.ndarray, rows: np.ndarray, train: np.ndarra
     return X[np.ix_(rows, train)] if model._precomputed() else X[rows]
 
 
-def _fold_path(model: FoldModel, X: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray,
-               scoring: Any = None) -> FoldPath:
+def _fold_path(model: FoldModel, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, train: np.ndarray,
+               test: np.ndarray, scoring: Any = None) -> FoldPath:
     """One fold (a job of :func:`~kernelfuse.runtime.parallel.map_jobs`): the path fitted on the
-    training rows, each point scored on the validation rows."""
+    training rows (with their sample weights), each point scored on the validation rows, unweighted."""
     start = time.perf_counter()
-    model.fit(_rows(model, X, train, train), y[train])
+    model.fit(_rows(model, X, train, train), y[train], sample_weight=None if weights is None else weights[train])
     held_out = _rows(model, X, test, train)
     model.hold_out(held_out)
     scorer = check_scoring(model, scoring=scoring)
@@ -211,13 +212,45 @@ def _checked_values(name: str, values: Any, domain: Any) -> list[float]:
 class _CrossValidated(_AtPoint):
     """The cross-validation of :class:`MKLClassifierCV` and :class:`MKLRegressorCV`: ``fit``
     builds the kernels of all rows (the base's fit), takes the path's top from them, runs the
-    folds' paths, then solves the chosen point on all rows (``refit``)."""
+    folds' paths, then solves the chosen point on all rows (``refit``).
+
+    Parameters
+    ----------
+    Cs : int (default 10): that many values log-spaced from ``C_max`` (``l1_mkl`` only: the
+        smallest C whose model is all zero, on all rows) down to ``1e-3 C_max``; or a sequence of
+        C (any family taking C), solved from the largest down
+    C2s : None (no elastic-net path: ``C2`` as the estimator sets it), or a sequence of the
+        elastic net's ``C2 >= 0`` (``P + C2 / 2 sum_m ||f_m||^2``, OBJECTIVES.md units): a path
+        over ``Cs`` for each, the pair chosen jointly
+    cv : None (5 folds), an int (that many folds, stratified for a classifier), each shuffled
+        with the seed ``random_state`` (0 where None), or a scikit-learn splitter or an iterable
+        of (train, test) index arrays, used as given
+    scoring : None (the estimator's ``score``: accuracy, or R^2), or a scikit-learn scorer name or
+        callable; the validation rows are scored unweighted (``sample_weight`` and
+        ``class_weight`` weigh the training loss of each fold, sliced to its rows; "balanced" is
+        computed on each fold's rows)
+    refit : True: the chosen point solved on all rows, the estimator then predicts; False:
+        ``C_`` and the scores only
+    n_jobs : folds at once, through :func:`kernelfuse.runtime.parallel.map_jobs` (joblib); the
+        refit's one-vs-rest problems too
+
+    Attributes
+    ----------
+    C_, C2_ : the chosen point (``C2_`` with ``C2s``)
+    Cs_, C2s_ : the path's values (``Cs_`` largest first)
+    scores_ : (n_folds, n_Cs), or (n_folds, n_Cs, n_C2s): each point's validation score
+    path_gaps_ : the largest certified relative gap among a fold's problems at each point
+    path_statuses_ : ``converged``, else the first other status, per fold and point
+    path_n_iter_ : outer iterations, summed over the problems, per fold and point
+    fold_times_ : seconds per fold
+    cv_results_ : scikit-learn's layout of the scores (``mean_test_score``, ``rank_test_score``, ...)
+    """
 
     #: The estimator cross-validated, and the fold models' class: it, solving a path.
     base_class: ClassVar[type[MKLEstimator]]
     fold_class: ClassVar[type[FoldModel]]
     Cs: Any  # an int or a sequence (an array too), told apart in _path_Cs
-    _cv_rows: tuple[np.ndarray, np.ndarray]
+    _cv_rows: tuple[np.ndarray, np.ndarray, np.ndarray | None]
 
     def __init__(
         self,
@@ -266,17 +299,17 @@ class _CrossValidated(_AtPoint):
         self.scoring = scoring
         self.refit = refit
 
-    def fit(self, X: Any, y: Any) -> Any:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         try:
-            return super().fit(X, y)  # type: ignore[misc]
+            return super().fit(X, y, sample_weight)  # type: ignore[misc]
         finally:
             for name in ("_cv_rows", "_solving"):
                 self.__dict__.pop(name, None)
 
-    def _validated(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        X, y = super()._validated(X, y)  # type: ignore[misc]
+    def _validated(self, X: Any, y: Any, sample_weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        X, y = super()._validated(X, y, sample_weight)  # type: ignore[misc]
         self._check_path_settings()
-        self._cv_rows = (X, y)
+        self._cv_rows = (X, y, self._fit_weight)  # type: ignore[attr-defined]  # the sample weights, sliced per fold
         return X, y
 
     def _check_path_settings(self) -> None:
@@ -308,7 +341,7 @@ class _CrossValidated(_AtPoint):
             raise ValidationError(f"refit must be True or False, got {self.refit!r}")
 
     def _solve_each(self, K: Kernels, targets: Sequence[np.ndarray]) -> None:
-        X, y = self._cv_rows
+        X, y, weights = self._cv_rows
         Cs = self._path_Cs(K, targets)
         C2s = [None] if self.C2s is None else [float(c) for c in self.C2s]
         path = [PathPoint(C, C2) for C2 in C2s for C in Cs]
@@ -318,7 +351,8 @@ class _CrossValidated(_AtPoint):
         models = [self.fold_class(**{**params, "n_jobs": 1}) for _ in folds]
         for model in models:
             model.path = path
-        outcomes = map_jobs(_fold_path, [(model, X, y, train, test) for model, (train, test) in zip(models, folds)],
+        outcomes = map_jobs(_fold_path, [(model, X, y, weights, train, test)
+                                         for model, (train, test) in zip(models, folds)],
                             self.n_jobs, {"scoring": self.scoring})  # type: ignore[attr-defined]
         shape = (len(folds), len(Cs)) if self.C2s is None else (len(folds), len(C2s), len(Cs))
 
@@ -362,7 +396,7 @@ class _CrossValidated(_AtPoint):
             return sorted((float(c) for c in self.Cs), reverse=True)
         loss = self.loss if self.loss is not None else self.default_loss  # type: ignore[attr-defined]
         problem = Problem.create(K, targets[0], "l1_mkl", loss=loss, loss_params=self._loss_params(),
-                                 check_psd=False)
+                                 check_psd=False, sample_weight=self._fit_weight)  # type: ignore[attr-defined]
         c_max = max(l1_mkl_c_max(attrs.evolve(problem, y=np.asarray(target, dtype=np.float64)))
                     for target in targets)
         return list(c_max * np.logspace(0.0, np.log10(C_MAX_FRACTION), int(self.Cs)))
@@ -409,45 +443,26 @@ def _status(results: Sequence[Result]) -> str:
     return next((r.status for r in results if r.status != "converged"), "converged")
 
 
+@inherits_parameter_docs
+@with_parameters(class_weight=None)
 class MKLClassifierCV(_CrossValidated, MKLClassifier):
     """:class:`~kernelfuse.frontends.estimators.MKLClassifier` with ``C`` (and ``C2``) chosen by
-    cross-validation on a warm-started, certified path (module docstring).
-
-    Parameters: every :class:`~kernelfuse.frontends.estimators.MKLClassifier` parameter (``C``
-    must stay None; ``C2`` too with ``C2s``), and
-
-    Cs : int (default 10): that many values log-spaced from ``C_max`` (``l1_mkl`` only: the
-        smallest C whose model is all zero, on all rows) down to ``1e-3 C_max``; or a sequence of
-        C (any family taking C), solved from the largest down
-    C2s : None (no elastic-net path: ``C2`` as the estimator sets it), or a sequence of the
-        elastic net's ``C2 >= 0`` (``P + C2 / 2 sum_m ||f_m||^2``, OBJECTIVES.md units): a path
-        over ``Cs`` for each, the pair chosen jointly
-    cv : None (5 folds), an int (that many folds, stratified), each shuffled with the seed
-        ``random_state`` (0 where None), or a scikit-learn splitter or an iterable of
-        (train, test) index arrays, used as given
-    scoring : None (the estimator's ``score``: accuracy), or a scikit-learn scorer name or callable
-    refit : True: the chosen point solved on all rows, the estimator then predicts; False:
-        ``C_`` and the scores only
-    n_jobs : folds at once, through :func:`kernelfuse.runtime.parallel.map_jobs` (joblib); the
-        refit's one-vs-rest problems too
-
-    Attributes: ``C_`` (and ``C2_``, ``C2s_``), ``Cs_`` (largest first), ``scores_`` (n_folds, n_Cs)
-    or (n_folds, n_Cs, n_C2s), ``path_gaps_`` (the largest certified relative gap among a fold's
-    problems at each point), ``path_statuses_`` (``converged``, else the first other status),
-    ``path_n_iter_`` (outer iterations, summed over the problems), ``fold_times_`` (seconds per
-    fold), ``cv_results_``, and with ``refit`` the refitted model's: ``coef_``,
-    ``kernel_weights_``, ``classes_``, ``results_``, ...  One C for every one-vs-rest class,
-    chosen on the multiclass score; ties go to the larger C (the sparser model).
+    cross-validation on a warm-started, certified path (module docstring).  Every
+    :class:`~kernelfuse.frontends.estimators.MKLClassifier` parameter, ``C`` left at None (``C2``
+    too with ``C2s``).  One C for every one-vs-rest class, chosen on the multiclass score; ties go
+    to the larger C (the sparser model).
     """
 
     base_class = MKLClassifier
     fold_class = _ClassifierPath
 
+
+@inherits_parameter_docs
 class MKLRegressorCV(_CrossValidated, MKLRegressor):
     """:class:`~kernelfuse.frontends.estimators.MKLRegressor` with ``C`` (and ``C2``) chosen by
-    cross-validation on a warm-started, certified path: the parameters and attributes of
-    :class:`MKLClassifierCV` (folds not stratified; ``scoring`` None: R^2).  The path's C are in
-    the units of the problem solved (the standardised targets), as the regressor's ``C``.
+    cross-validation on a warm-started, certified path (folds not stratified; ``scoring`` None:
+    R^2).  The path's C are in the units of the problem solved (the standardised targets), as the
+    regressor's ``C``.
     """
 
     base_class = MKLRegressor

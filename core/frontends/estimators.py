@@ -15,13 +15,14 @@ Every parameter: docs/estimators.md.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import os
 import reprlib
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from scipy.special import log_expit, logsumexp
@@ -31,7 +32,9 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelfuse.assembly.result import Result
+from kernelfuse.assembly.solver import Solver, check_weighted
 from kernelfuse.errors import IncompatiblePartsError, KernelfuseError, SolverError, ValidationError
+from kernelfuse.frontends.docstrings import inherits_parameter_docs
 from kernelfuse.frontends.kernel_grid import view_grid
 from kernelfuse.frontends.progress import ProgressPrinter
 from kernelfuse.kernels.factors import FactorKernels, has_features
@@ -61,7 +64,16 @@ from kernelfuse.runtime.files import writable_folder
 from kernelfuse.runtime.logs import log_to_stderr, verbose_level
 from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory, readable_bytes
 from kernelfuse.runtime.parallel import check_n_jobs, map_jobs, remove_shared, shared_empty, shares_files
-from kernelfuse.validation import check_psd_value, count, dense_targets, positive, positive_count, random_seed, seconds
+from kernelfuse.validation import (
+    check_psd_value,
+    check_sample_weight,
+    count,
+    dense_targets,
+    positive,
+    positive_count,
+    random_seed,
+    seconds,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -278,9 +290,11 @@ class MKLEstimator(BaseEstimator):
     l1_mkl_C2: ClassVar[float | None] = None
     #: The family targets (:class:`~kernelfuse.problem.families.Family`) the estimator fits.
     targets: ClassVar[tuple[str, ...]] = ("loss", "binary", "class", "multilabel")
-    # During a fit (_training_kernels): the files of a memory-mapped stack and of a shared one.
+    # During a fit (_training_kernels): the files of a memory-mapped stack and of a shared one,
+    # and the sample weights of the loss (None: every weight 1).
     _stack_file: str | None
     _shared_file: str | None
+    _fit_weight: np.ndarray | None
 
     def __init__(
         self,
@@ -344,8 +358,9 @@ class MKLEstimator(BaseEstimator):
     def _precomputed(self) -> bool:
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
-    def _validated(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        """``X`` (features, or a precomputed stack) and ``y`` checked; sets ``n_features_in_``."""
+    def _validated(self, X: Any, y: Any, sample_weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """``X`` (features, or a precomputed stack) and ``y`` checked; sets ``n_features_in_``, and
+        the fit's sample weights (:meth:`_weigh`)."""
         check_n_jobs(self.n_jobs)
         check_psd_value(self.check_psd)
         for name, domain in _SETTINGS.items():
@@ -376,8 +391,26 @@ class MKLEstimator(BaseEstimator):
                                  f"kernel matrices, got {X.shape}")
             self.n_features_in_ = X.shape[1]
             y = np.asarray(y)
+        X, y = self._weigh(X, y, sample_weight)
         if X.shape[0] < 2:  # standardised, one row is all zeros: no kernel to normalise
-            raise ValueError(f"{type(self).__name__} needs at least 2 samples; got n_samples = {X.shape[0]}")
+            raise (ValueError if self._fit_weight is None else ValidationError)(
+                f"{type(self).__name__} needs at least 2 samples; got n_samples = {X.shape[0]}"
+                + ("" if self._fit_weight is None else " of sample_weight > 0"))
+        return X, y
+
+    def _weigh(self, X: np.ndarray, y: np.ndarray, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``sample_weight`` checked (:func:`~kernelfuse.validation.check_sample_weight`), and the
+        solver checked to take weights, before any kernel is computed; kept as the fit's weights
+        (``_fit_weight``, read by :meth:`_solve_each`).  With features, the rows of weight 0 are left
+        out of the fit (the same optimum: the loss does not see them, and the expansion needs no
+        coefficient on them); a precomputed stack keeps them, and the solver gets weight 0."""
+        weights = check_sample_weight(sample_weight, X.shape[0])
+        if weights is not None:
+            check_weighted(self._built_solver(), self.family_name())
+            if not self._precomputed() and not (weights > 0).all():
+                keep = weights > 0
+                X, y, weights = X[keep], y[keep], weights[keep]
+        self._fit_weight = weights
         return X, y
 
     def _multi_output(self) -> bool:
@@ -532,12 +565,16 @@ class MKLEstimator(BaseEstimator):
 
     def _solver_reads(self, flag: str) -> bool:
         """Whether the solver declares ``flag`` (``reads_kernel_rows``, ``reads_kernel_factors``)."""
+        return bool(getattr(self._built_solver(), flag, False))
+
+    def _built_solver(self) -> Solver:
+        """The solver, built at its recipe's defaults where ``solver`` is a name: what it declares."""
         from kernelfuse.parts.registry import get_registry
 
         if not isinstance(self.solver, str):
-            return bool(getattr(self.solver, flag, False))
+            return self.solver
         registry = get_registry()
-        return bool(getattr(registry.get("solver", self.solver).factory.build(registry), flag, False))
+        return registry.get("solver", self.solver).factory.build(registry)
 
     @contextlib.contextmanager
     def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows | FactorKernels]:
@@ -561,6 +598,7 @@ class MKLEstimator(BaseEstimator):
             if self._shared_file is not None:
                 remove_shared(self._shared_file)
             del self._stack_file, self._shared_file
+            self.__dict__.pop("_fit_weight", None)
 
     def _test_input(self, X: Any) -> np.ndarray:
         """``X`` at predict time, checked: features (standardised as in training), or a
@@ -625,7 +663,7 @@ class MKLEstimator(BaseEstimator):
         if loss is None and get_family(family).losses is None:  # the family takes any loss
             loss = self.default_loss
         common = dict(solver=self.solver, family=family, loss=loss, groups=groups,
-                      check_psd=self._psd_check(), **params)
+                      check_psd=self._psd_check(), sample_weight=getattr(self, "_fit_weight", None), **params)
         names = getattr(self, "classes_", range(len(targets)))
         kind = "label" if getattr(self, "multilabel_", False) else "class"
         labels = [f"{kind} {names[k]} ({k + 1} of {len(targets)})" if len(targets) > 1 else ""
@@ -776,6 +814,54 @@ class MKLEstimator(BaseEstimator):
         return tags
 
 
+def class_weights(class_weight: Any, classes: np.ndarray, encoded: np.ndarray) -> np.ndarray | None:
+    """The weight of each class (``classes``, the labels ``classes[encoded]``) from ``class_weight``:
+    None; "balanced", ``n_samples / (n_classes * n_samples_of_class)`` as scikit-learn computes it;
+    or a dict from class label to a weight ``> 0`` (classes left out weigh 1).  A sample's weight
+    is its class's, in every one-vs-rest problem."""
+    if class_weight is None:
+        return None
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        return encoded.size / (classes.size * np.bincount(encoded, minlength=classes.size))
+    if not isinstance(class_weight, Mapping):
+        raise ValidationError(f"class_weight must be None, 'balanced' or a dict from class label to weight, "
+                              f"got {reprlib.repr(class_weight)}")
+    labels = classes.tolist()
+    unknown = [key for key in class_weight if not isinstance(key, Hashable) or key not in labels]
+    if unknown:
+        raise ValidationError(f"class_weight names classes the targets do not have: {reprlib.repr(unknown)}; "
+                              f"the classes are {reprlib.repr(labels)}")
+    return np.array([positive.check(f"class_weight[{label!r}]", class_weight.get(label, 1.0))
+                     for label in labels])
+
+
+_Estimator = TypeVar("_Estimator", bound=type)
+
+
+def with_parameters(**extra: Any) -> Callable[[_Estimator], _Estimator]:
+    """A class decorator: its ``__init__`` takes the keyword parameters ``extra`` (name: default) after
+    those of the ``__init__`` it inherits, and sets them as attributes; its signature lists them
+    (scikit-learn's ``get_params``, ``clone``), so one parameter list serves every estimator."""
+    def decorate(cls: _Estimator) -> _Estimator:
+        inherited = cls.__init__  # type: ignore[misc]
+
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            own = {name: kwargs.pop(name, default) for name, default in extra.items()}
+            inherited(self, *args, **kwargs)
+            for name, value in own.items():
+                setattr(self, name, value)
+
+        signature = inspect.signature(inherited)
+        added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+                 for name, default in extra.items()]
+        __init__.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*signature.parameters.values(), *added])
+        __init__.__doc__ = inherited.__doc__
+        cls.__init__ = __init__  # type: ignore[misc]
+        return cls
+    return decorate
+
+
 def _has_probability_model(estimator: MKLClassifier) -> bool:
     """Whether the estimator's loss is the logistic loss, the one with a probability model
     (the check of ``available_if``: an :class:`AttributeError` otherwise, so that
@@ -793,6 +879,8 @@ def _has_probability_model(estimator: MKLClassifier) -> bool:
     return True
 
 
+@inherits_parameter_docs
+@with_parameters(class_weight=None)
 class MKLClassifier(ClassifierMixin, MKLEstimator):
     """Multiple kernel learning classifier: binary, multiclass one-vs-rest (or natively).
 
@@ -800,12 +888,28 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
     ``C = 0.01``, ``C2 = 0.001`` (``sum_i loss + C sum_m ||f_m|| + C2/2 sum_m ||f_m||^2``), a
     relative gap of 1e-3, on :func:`~kernelfuse.frontends.kernel_grid.view_grid` (on all
     features, or on each view with ``views``), chosen on the
-    choice splits of the accuracy protocol (docs/estimators.md).  Parameters and attributes: see
-    :class:`MKLEstimator`; also ``classes_``.  ``decision_function`` is
+    choice splits of the accuracy protocol (docs/estimators.md).  ``decision_function`` is
     ``(n,)`` for two classes (positive: ``classes_[1]``), else ``(n, n_classes)``.
     ``predict_proba`` and ``predict_log_proba`` exist for the logistic loss only
-    (:meth:`predict_log_proba`).
+    (:meth:`predict_log_proba`).  The parameters shared by every estimator are
+    :class:`MKLEstimator`'s (listed below by ``help()``).
+
+    Parameters
+    ----------
+    class_weight : None, "balanced" (``n_samples / (n_classes * n_c)`` for class ``c`` of ``n_c``
+        samples, as scikit-learn computes it) or a dict from class label to a weight ``> 0``;
+        with ``fit``'s ``sample_weight`` (None, or a weight ``>= 0`` per sample) each sample's
+        loss weighs ``w_i = sample_weight_i * class_weight[y_i]``: the data term is
+        ``sum_i w_i loss(y_i, f_i)``, in every one-vs-rest problem (a sample weighs its own
+        class's weight whether it is the positive or the negative side).  Solvers that take
+        weights: spicymkl (the default) and cvxpy; the others refuse them, naming the parameter
+
+    Attributes
+    ----------
+    classes_ : the class labels, sorted (``np.unique`` of the training labels)
     """
+
+    class_weight: Any
 
     default_loss = "logistic"
     #: The elastic net ``0.01 sum_m ||f_m|| + 0.0005 sum_m ||f_m||^2``, chosen on the choice
@@ -813,15 +917,25 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
     l1_mkl_C = 0.01
     l1_mkl_C2 = 0.001
 
-    def fit(self, X: Any, y: Any) -> MKLClassifier:
-        return self._fit_classes(*self._validated(X, y))
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MKLClassifier:
+        """Fit on features (or a precomputed stack) ``X`` and labels ``y``; ``sample_weight``: None, or
+        a weight ``>= 0`` per sample, the loss's ``w_i`` (times ``class_weight``'s), see :class:`MKLClassifier`."""
+        return self._fit_classes(*self._validated(X, y, sample_weight))
 
     def _fit_classes(self, X: np.ndarray, y: np.ndarray) -> MKLClassifier:
         check_classification_targets(y)
         self.classes_, encoded = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got 1 class ({self.classes_[0]!r})")
+            weighed = getattr(self, "_fit_weight", None) is not None  # rows of weight 0 left out
+            raise (ValidationError if weighed else ValueError)(
+                f"{type(self).__name__} needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
+                + (" among the rows of sample_weight > 0" if weighed else ""))
+        per_class = class_weights(self.class_weight, self.classes_, encoded)
+        if per_class is not None:
+            if getattr(self, "_fit_weight", None) is None:  # sample_weight checked it already
+                check_weighted(self._built_solver(), self.family_name(), "class_weight")
+            weights = per_class[encoded]
+            self._fit_weight = weights if self._fit_weight is None else self._fit_weight * weights
         signs = np.where(encoded[:, None] == np.arange(self.classes_.size), 1.0, -1.0)
         target = get_family(self.family_name()).target
         with self._training_kernels(X) as K:
@@ -883,6 +997,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
         return False
 
 
+@inherits_parameter_docs
 class MKLRegressor(RegressorMixin, MKLEstimator):
     """Multiple kernel learning regression: ``l1_mkl`` with the squared (default) or
     ``eps-insensitive`` loss, ``sum_i loss(y_i, f_i) + C sum_m ||f_m|| + C2/2 sum_m ||f_m||^2``,
@@ -893,8 +1008,13 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
     (their training mean and standard deviation), so that ``C`` and the default do not depend on
     the targets' units; ``eps`` is in the targets' units (divided by ``target_scale_`` for the
     solve).  ``results_`` are the solves of the standardised targets; ``coef_``,
-    ``intercept_`` and ``predict`` are in the targets' units.  Parameters and attributes: see
-    :class:`MKLEstimator`.
+    ``intercept_`` and ``predict`` are in the targets' units.  The parameters shared by every
+    estimator are :class:`MKLEstimator`'s (listed below by ``help()``).
+
+    Attributes
+    ----------
+    target_shift_, target_scale_ : the training targets' mean and standard deviation (the
+        solve's units)
     """
 
     default_loss = "squared"
@@ -904,8 +1024,10 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
     l1_mkl_C2 = 0.01
     targets = ("loss",)
 
-    def fit(self, X: Any, y: Any) -> MKLRegressor:
-        X, y = self._validated(X, y)
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MKLRegressor:
+        """Fit on features (or a precomputed stack) ``X`` and targets ``y``; ``sample_weight``: None,
+        or a weight ``>= 0`` per sample, the loss's ``w_i`` (``sum_i w_i loss(y_i, f_i)``)."""
+        X, y = self._validated(X, y, sample_weight)
         y = np.asarray(y, dtype=np.float64)
         self.target_shift_ = float(y.mean())
         spread = float(y.std())
@@ -928,6 +1050,7 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
         return self._scores(X)[:, 0] * self.target_scale_ + self.target_shift_
 
 
+@inherits_parameter_docs
 class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
     """Multi-label MKL: ``Y`` an indicator matrix (n, L) of 0/1 (or -1/+1).
 
@@ -939,16 +1062,24 @@ class MultiLabelMKLClassifier(MultiOutputMixin, MKLClassifier):
     the fitted ``Y``'s values (0/1, or -1/+1: ``label_values_``) and dtype.  ``classes_`` is ``arange(L)`` and
     ``multilabel_`` True.  Targets of one dimension are fitted as
     :class:`MKLClassifier` fits them (``multilabel_`` False).
+
+    Attributes
+    ----------
+    multilabel_ : whether ``Y`` had several label columns
+    label_values_ : the off and on values of the fitted ``Y`` (0/1 or -1/+1)
     """
 
     def _multi_output(self) -> bool:
         return True
 
-    def fit(self, X: Any, y: Any) -> MultiLabelMKLClassifier:
-        X, Y = self._validated(X, dense_targets(y))
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MultiLabelMKLClassifier:
+        X, Y = self._validated(X, dense_targets(y), sample_weight)
         if Y.ndim == 1 or Y.shape[1] == 1:  # one label column: classes, as MKLClassifier
             self.multilabel_ = False
             return self._fit_classes(X, Y.ravel())
+        if self.class_weight is not None:
+            raise ValidationError("class_weight weighs the classes of one label column; multi-label "
+                                  "targets have none: leave class_weight=None (sample_weight weighs rows)")
         if type_of_target(Y) != "multilabel-indicator" or Y.shape[1] < 2:
             raise ValueError(f"{type(self).__name__} needs Y as an indicator matrix of at least "
                              f"two labels (values 0/1 or -1/+1), got {type_of_target(Y)} {Y.shape}")

@@ -9,10 +9,12 @@ before any work starts.  The contract of each method: :class:`Loss`.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import attrs
 import numpy as np
 
 
@@ -38,7 +40,8 @@ class Loss(ABC):
     ``conjugate_prox(y, v, step)``, ``conjugate_prox_derivative(y, v, step)``
         The proximal map of the conjugate,
         ``argmin_w loss*(y, w) + (w - v)^2 / (2 step)``, per example, and its
-        derivative in ``v`` (where it exists; one side's value at a kink).  For
+        derivative in ``v`` (where it exists; one side's value at a kink); ``step`` a number or
+        one per example.  For
         losses whose conjugate is not smooth on an open domain (hinge, squared
         hinge, epsilon-insensitive), SpicyMKL smooths the conjugate with it
         (section 3.3's slack variables).
@@ -59,8 +62,8 @@ class Loss(ABC):
         conjugate_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
         conjugate_second_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
         conjugate_domain: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-        conjugate_prox: Callable[[np.ndarray, np.ndarray, float], np.ndarray]
-        conjugate_prox_derivative: Callable[[np.ndarray, np.ndarray, float], np.ndarray]
+        conjugate_prox: Callable[[np.ndarray, np.ndarray, float | np.ndarray], np.ndarray]
+        conjugate_prox_derivative: Callable[[np.ndarray, np.ndarray, float | np.ndarray], np.ndarray]
         cvxpy_sum: Callable[[np.ndarray, Any], tuple[Any, list[Any]]]
 
     @abstractmethod
@@ -70,3 +73,116 @@ class Loss(ABC):
     def total(self, y: np.ndarray, f: np.ndarray) -> float:
         """sum_i loss(y_i, f_i)."""
         return float(np.sum(self.value(y, f)))
+
+
+def _per_example(weight: np.ndarray, array: np.ndarray) -> np.ndarray:
+    """``weight`` (N,) shaped to multiply ``array`` (N, ...) example by example."""
+    return weight.reshape(weight.shape + (1,) * (np.ndim(array) - 1))
+
+
+def _scaled(method: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """``w_i method(y_i, f_i)``: the value and the derivative of ``w loss``."""
+    return _per_example(weight, f) * method(y, f)
+
+
+def _conjugate(conjugate: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
+               rho: np.ndarray) -> np.ndarray:
+    """``(w loss)*(rho) = w loss*(rho / w)``; for ``w = 0`` the conjugate of 0: 0 at ``rho = 0``, else inf."""
+    positive = weight > 0
+    safe = np.where(positive, weight, 1.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        value = safe * conjugate(y, rho / _per_example(safe, rho))
+    at_zero = np.all(np.reshape(rho == 0, (weight.size, -1)), axis=1)
+    return np.where(positive, value, np.where(at_zero, 0.0, np.inf))
+
+
+def _conjugate_derivative(derivative: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
+                          rho: np.ndarray) -> np.ndarray:
+    """``d/drho [w loss*(rho / w)] = loss*'(rho / w)``; nan where ``w = 0`` (a point domain)."""
+    positive = weight > 0
+    safe = np.where(positive, weight, 1.0)
+    return np.where(positive, derivative(y, rho / safe), np.nan)
+
+
+def _conjugate_second_derivative(second: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
+                                 rho: np.ndarray) -> np.ndarray:
+    """``d^2/drho^2 [w loss*(rho / w)] = loss*''(rho / w) / w``; nan where ``w = 0`` (a point domain)."""
+    positive = weight > 0
+    safe = np.where(positive, weight, 1.0)
+    return np.where(positive, second(y, rho / safe) / safe, np.nan)
+
+
+def _conjugate_prox(prox: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray, v: np.ndarray,
+                    step: float | np.ndarray) -> np.ndarray:
+    """``argmin_u w loss*(u / w) + (u - v)^2 / (2 step) = w prox_{loss*, step / w}(v / w)`` (``u = w z``
+    turns it into ``w [loss*(z) + (z - v / w)^2 / (2 step / w)]``); 0 where ``w = 0``."""
+    positive = weight > 0
+    safe = np.where(positive, weight, 1.0)
+    return np.where(positive, safe * prox(y, v / safe, step / safe), 0.0)
+
+
+def _conjugate_prox_derivative(derivative: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
+                               v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
+    """The derivative of :func:`_conjugate_prox` in ``v``: ``prox'(v / w)`` at step ``step / w``; 0 where ``w = 0``."""
+    positive = weight > 0
+    safe = np.where(positive, weight, 1.0)
+    return np.where(positive, derivative(y, v / safe, step / safe), 0.0)
+
+
+def _cvxpy_sum(cvxpy_sum: Callable[..., tuple[Any, list[Any]]], weight: np.ndarray, y: np.ndarray,
+               f: Any) -> tuple[Any, list[Any]]:
+    """``sum_i w_i loss(y_i, f_i)``: the loss's own ``cvxpy_sum`` over the examples of each distinct
+    weight ``c > 0``, times ``c`` (examples of weight 0 add nothing)."""
+    total: Any = 0.0
+    constraints: list[Any] = []
+    for value in np.unique(weight[weight > 0]):
+        rows = np.flatnonzero(weight == value)
+        expression, extra = cvxpy_sum(y[rows], f[rows])
+        total = total + float(value) * expression
+        constraints += extra
+    return total, constraints
+
+
+@attrs.frozen(eq=False, slots=False)
+class WeightedLoss(Loss):
+    """The data term ``sum_i w_i loss(y_i, f_i)`` of per-sample weights ``w_i >= 0`` (``sample_weight``).
+
+    It has the capabilities of ``loss``, each of ``w loss``: ``value`` and ``derivative`` times
+    ``w``; the conjugate ``(w loss)*(rho) = w loss*(rho / w)`` (for ``w = 0``: 0 at ``rho = 0``,
+    inf elsewhere), whose domain is ``w`` times the loss's; its proximal map
+    ``w prox_{loss*, step / w}(v / w)``; and ``cvxpy_sum`` a weighted sum of the loss's own.  A
+    weight of 0 makes that example's conjugate the indicator of ``{0}``, with no derivatives
+    (nan there: Newton on a smooth conjugate needs every ``w_i > 0``).  Weights are checked by
+    :func:`kernelfuse.validation.check_sample_weight`; ``name`` and ``target`` are the loss's.
+    """
+
+    loss: Loss
+    weight: np.ndarray
+
+    def __attrs_post_init__(self) -> None:
+        loss, weight = self.loss, self.weight
+        # The loss's registered name and targets; misc: ClassVars of Loss, set per instance here.
+        object.__setattr__(self, "name", loss.name)
+        object.__setattr__(self, "target", loss.target)
+        wraps: dict[str, Callable[..., Any]] = {
+            "derivative": _scaled, "conjugate": _conjugate, "conjugate_derivative": _conjugate_derivative,
+            "conjugate_second_derivative": _conjugate_second_derivative,
+            "conjugate_prox": _conjugate_prox, "conjugate_prox_derivative": _conjugate_prox_derivative,
+            "cvxpy_sum": _cvxpy_sum,
+        }
+        for method, wrap in wraps.items():
+            if callable(getattr(loss, method, None)):
+                object.__setattr__(self, method, functools.partial(wrap, getattr(loss, method), weight))
+
+    def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return _scaled(self.loss.value, self.weight, y, f)
+
+    def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``w`` times the loss's domain (the whole line where it has none); ``{0}`` where ``w = 0``."""
+        if callable(getattr(self.loss, "conjugate_domain", None)):
+            lower, upper = self.loss.conjugate_domain(y)
+        else:
+            lower, upper = np.full(self.weight.shape, -np.inf), np.full(self.weight.shape, np.inf)
+        positive = self.weight > 0
+        safe = np.where(positive, self.weight, 1.0)  # no 0 * inf
+        return np.where(positive, safe * lower, 0.0), np.where(positive, safe * upper, 0.0)

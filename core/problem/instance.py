@@ -11,10 +11,10 @@ import numpy as np
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernels import array_backend
 from kernelfuse.kernels.rows import KernelRows
-from kernelfuse.parts.loss import Loss
+from kernelfuse.parts.loss import Loss, WeightedLoss
 from kernelfuse.parts.regularizer import Regularizer
 from kernelfuse.problem.families import Family, get_family
-from kernelfuse.validation import check_groups, check_kernels, check_psd_value, check_targets
+from kernelfuse.validation import check_groups, check_kernels, check_psd_value, check_sample_weight, check_targets
 
 
 @attrs.frozen(eq=False)
@@ -31,6 +31,14 @@ class Problem:
     families with groups, else None; ``params`` the family parameters with
     defaults filled in; ``largest_entry`` the largest ``|K_ij|`` of a stack, read
     by the validation (None for kernel rows and factors).
+
+    ``sample_weight`` (N,) the per-sample weights ``w_i >= 0`` of the loss, or None (every
+    ``w_i = 1``): the family's data term ``sum_i loss(y_i, f_i)`` of OBJECTIVES.md becomes
+    ``sum_i w_i loss(y_i, f_i)`` (so ``l1_mkl``: ``P = sum_i w_i loss_i + C sum_m ||f_m||``;
+    ``l1_mkl_sq``: ``0.5 (sum_m ||f_m||)^2 + C sum_i w_i hinge_i``), and ``loss`` is then that
+    data term, a :class:`~kernelfuse.parts.loss.WeightedLoss`: every objective, certificate and
+    solver reading ``loss`` reads the weighted problem.  Only solvers declaring the family in
+    ``weighted_families`` take it (:meth:`kernelfuse.assembly.solver.Solver.check_problem`).
     """
 
     # Any: a NumPy stack, a device array or KernelRows; which one a solver receives, the
@@ -43,6 +51,7 @@ class Problem:
     groups: np.ndarray | None = None
     classes: np.ndarray | None = None
     largest_entry: float | None = None
+    sample_weight: np.ndarray | None = None
 
     @property
     def regularizer(self) -> Regularizer:
@@ -87,6 +96,7 @@ class Problem:
         groups: object = None,
         check_psd: str | bool = "auto",
         registry: Any = None,
+        sample_weight: object = None,
         **params: Any,
     ) -> Problem:
         """Validate everything and build the problem.
@@ -95,7 +105,9 @@ class Problem:
         family's own (``pnorm_mkl`` picks Crammer-Singer for more than two
         classes).  ``params`` are the family parameters of OBJECTIVES.md.  ``check_psd``:
         how hard PSD kernels are checked (:data:`kernelfuse.validation.CHECK_PSD`: ``"auto"``
-        a certificate, True the exact eigenvalues, False none).
+        a certificate, True the exact eigenvalues, False none).  ``sample_weight``: None, or
+        a weight ``>= 0`` per sample (not all zero), checked by
+        :func:`~kernelfuse.validation.check_sample_weight`.
         """
         fam = get_family(family)
         check_psd = check_psd_value(check_psd)
@@ -113,6 +125,9 @@ class Problem:
         loss_obj = _resolve_loss(fam, loss, loss_params or {}, y, registry)
         target = fam.target if fam.target == "multilabel" else loss_obj.target
         y_checked, classes = check_targets(y, target, n_samples)
+        weights = check_sample_weight(sample_weight, n_samples)
+        if weights is not None:
+            loss_obj = WeightedLoss(loss_obj, weights)
 
         if fam.uses_groups:
             group_array = (
@@ -123,7 +138,7 @@ class Problem:
             raise ValidationError(f"family {fam.name} does not use groups, but groups were given")
         else:
             group_array = None
-        return cls(K, y_checked, fam, loss_obj, resolved, group_array, classes, largest_entry)
+        return cls(K, y_checked, fam, loss_obj, resolved, group_array, classes, largest_entry, weights)
 
 
 def _is_binary(y: object) -> bool:

@@ -33,12 +33,12 @@ class EpsilonInsensitive(Loss):
         """|rho| <= 1."""
         return np.full(np.shape(y), -1.0), np.full(np.shape(y), 1.0)
 
-    def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+    def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """argmin_w y w + eps |w| + (w - v)^2 / (2 step) on |w| <= 1: clip(soft(v - step y, step eps), -1, 1)."""
         u = v - step * y
         return np.clip(np.sign(u) * np.maximum(np.abs(u) - step * self.eps, 0.0), -1.0, 1.0)
 
-    def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+    def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 where neither the soft threshold nor the clip holds, else 0."""
         u = np.abs(v - step * y)
         return ((u > step * self.eps) & (u - step * self.eps < 1.0)).astype(float)

@@ -32,11 +32,11 @@ class Hinge(Loss):
         """y rho in [-1, 0]: rho in [-1, 0] for y = +1 and [0, 1] for y = -1."""
         return np.minimum(-y, 0.0), np.maximum(-y, 0.0)
 
-    def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+    def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """argmin_w y w + (w - v)^2 / (2 step) on y w in [-1, 0]: y clip(y v - step, -1, 0)."""
         return y * np.clip(y * v - step, -1.0, 0.0)
 
-    def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+    def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 where the clip is inactive, 0 where it holds."""
         u = y * v - step
         return ((u > -1.0) & (u < 0.0)).astype(float)

@@ -42,11 +42,11 @@ class SquaredHinge(Loss):
         """y rho <= 0: rho in (-inf, 0] for y = +1 and [0, inf) for y = -1."""
         return np.where(y > 0, -np.inf, 0.0), np.where(y > 0, 0.0, np.inf)
 
-    def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+    def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """argmin_w s + s^2/4 + (w - v)^2 / (2 step), s = y w <= 0: y min(0, (y v - step) / (1 + step/2))."""
         return y * np.minimum(0.0, (y * v - step) / (1.0 + 0.5 * step))
 
-    def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float) -> np.ndarray:
+    def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 / (1 + step/2) where y v > step (the bound inactive), else 0."""
         return np.where(y * v - step < 0.0, 1.0 / (1.0 + 0.5 * step), 0.0)
 

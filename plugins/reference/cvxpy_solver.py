@@ -429,6 +429,12 @@ class CvxpyReference(Solver):
     families: ClassVar[frozenset[str]] = frozenset(
         name for name, family in FAMILIES.items() if family.objective in _FORMULATIONS)
     requires: ClassVar[Requirements] = {"loss": ("cvxpy_sum",)}
+    #: With ``sample_weight`` the loss is ``sum_i w_i loss_i`` (a weighted ``cvxpy_sum``); the
+    #: certificates of these families read the weighted loss's conjugate domain (``l1_mkl``: its
+    #: conjugate; ``l1_mkl_sq``, ``vskl``: the SVM box ``0 <= alpha_i <= C w_i``).  ``pnorm_mkl``'s
+    #: and the multi-label families' bounds assume a box of 1 (or ``C``), ``mikl``'s scaling is
+    #: the unweighted one: refused there.
+    weighted_families: ClassVar[frozenset[str]] = frozenset({"l1_mkl", "l1_mkl_sq", "vskl"})
 
     def clarabel_options(self, gap_tol: float, feas_tol: float,
                          time_limit: float = math.inf) -> dict[str, Any]:

@@ -78,6 +78,9 @@ class SmoothedDualNewton(Oracle):
         "loss": ("derivative", "conjugate", ("conjugate_prox", "conjugate_second_derivative")),
     }
     reads_kernel_factors: ClassVar[bool] = True
+    #: Weighted problems (``sample_weight``): the loss, its conjugate and prox are the weighted
+    #: data term's (:class:`~kernelfuse.parts.loss.WeightedLoss`), the certificate with them.
+    weighted_families: ClassVar[frozenset[str]] = frozenset({"l1_mkl"})
     #: A stack on a device (CuPy, PyTorch) is read there: passes, Hessian and solve.
     reads_device_arrays: ClassVar[bool] = True
     #: The prox part: its ``C`` and ``C2`` are set from the problem (setting them on the
@@ -126,6 +129,11 @@ class SmoothedDualNewton(Oracle):
         and ``||K_m||_F`` take one pass, and the warm model's products a pass over its active
         kernels."""
         if not uses_slack(problem.loss):
+            if problem.sample_weight is not None and not (problem.sample_weight > 0).all():
+                raise ValidationError(
+                    f"sample_weight: spicymkl with loss {problem.loss.name!r} (Newton on its smooth "
+                    "conjugate) needs every weight > 0; drop the samples of weight 0 (the same optimum), "
+                    "or use a loss with a conjugate prox (hinge, squared-hinge, eps-insensitive)")
             check_requirements({"loss": problem.loss}, {"loss": SMOOTH_CONJUGATE}, "spicymkl")
         M, N = problem.n_kernels, problem.n_samples
         C, C2 = problem.params["C"], problem.params.get("C2", 0.0)

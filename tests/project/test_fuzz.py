@@ -255,7 +255,7 @@ def test_the_docs_table_names_every_input():
     table = (REPO / "docs" / "reliability.md").read_text()
     missing = [name for name in list(MUTATIONS) + list(FILE_MUTATIONS) + list(CONFIG_MUTATIONS)
                + list(CLI_CALLS) + list(ESTIMATOR_INPUTS) + list(MODEL_FORGERIES) + list(KERNEL_SPEC_INPUTS)
-               + list(STORAGE_INPUTS) + list(LABEL_INPUTS)
+               + list(STORAGE_INPUTS) + list(LABEL_INPUTS) + list(WEIGHT_INPUTS)
                if f"| {name} |" not in table]
     assert not missing, f"docs/reliability.md lacks rows for {missing}"
 
@@ -561,6 +561,69 @@ def test_multilabel_targets_give_a_clear_error_or_the_model_of_their_dense_form(
     event(f"solve: {type(solved).__name__}")
     if isinstance(solved, Result):
         check_result(solved, _stops_on_gap("mlmkl-sum"))
+
+
+# ---------------------------------------------------------------- sample and class weights
+#: input -> (``sample_weight`` from the number of rows n, ``class_weight``): the weighting inputs.
+WEIGHT_INPUTS: dict[str, tuple[Callable[[int], Any], Any]] = {
+    "integer sample weights": (lambda n: np.arange(n) % 3 + 1, None),
+    "sample weights of 0 on some rows": (lambda n: np.where(np.arange(n) % 4 == 0, 0.0, 1.5), None),
+    "sample weights from 1e-6 to 1e6": (lambda n: np.geomspace(1e-6, 1e6, n), None),
+    "sample weights as a list": (lambda n: [1.0] * n, None),
+    "negative sample weights": (lambda n: -np.ones(n), None),
+    "NaN in sample weights": (lambda n: np.where(np.arange(n) == 1, np.nan, 1.0), None),
+    "inf in sample weights": (lambda n: np.where(np.arange(n) == 1, np.inf, 1.0), None),
+    "sample weights of another length than X": (lambda n: np.ones(n + 1), None),
+    "sample weights of two columns": (lambda n: np.ones((n, 2)), None),
+    "sample weights all zero": (lambda n: np.zeros(n), None),
+    "sample weights of strings": (lambda n: ["a"] * n, None),
+    "class_weight balanced": (lambda n: None, "balanced"),
+    "class_weight of one class": (lambda n: None, {1: 4.0}),
+    "class_weight naming an unknown class": (lambda n: None, {7: 1.0}),
+    "class_weight negative": (lambda n: None, {0: -1.0}),
+    "class_weight NaN": (lambda n: None, {0: np.nan}),
+    "class_weight an unknown name": (lambda n: None, "balance"),
+    "class_weight a list": (lambda n: None, [1.0, 2.0]),
+}
+
+
+#: The weighting inputs that are valid: a model, or the refusal of a solver without weights (naming
+#: ``sample_weight``), or of the targets of the rows of weight > 0 (one class left).
+VALID_WEIGHTS = ("integer sample weights", "sample weights of 0 on some rows", "sample weights from 1e-6 to 1e6",
+                 "sample weights as a list", "class_weight balanced", "class_weight of one class")
+
+
+@given(kind=st.sampled_from(["MKLClassifier", "MKLRegressor", "MultiLabelMKLClassifier", "solve"]),
+       name=st.sampled_from(sorted(WEIGHT_INPUTS)), solver=st.sampled_from(["spicymkl", "cvxpy", "simplemkl"]),
+       n=st.integers(6, 30), seed=st.integers(0, 9))
+def test_weights_give_a_model_or_a_kernelfuse_error_naming_the_parameter(kind, name, solver, n, seed):
+    """A weighting input fits (or solves), or is refused by a kernelfuse error naming the parameter
+    (``sample_weight`` or ``class_weight``): never a raw exception.  A solver without weights refuses
+    them by name; ``MKLRegressor`` has no ``class_weight``."""
+    from kernelfuse.frontends import estimators
+
+    weights, class_weight = WEIGHT_INPUTS[name]
+    X, y = _features(n, seed)
+    sample_weight = weights(n)
+    if kind == "solve":
+        from kernelfuse.kernels.functions import compute_kernels
+
+        if class_weight is not None:
+            reject()
+        family = "l1_mkl" if solver != "simplemkl" else "l1_mkl_sq"
+        got = outcome(lambda: kernelfuse.solve(compute_kernels(_small_grid(), X), 2.0 * y - 1, solver=solver,
+                                               family=family, sample_weight=sample_weight, time_limit=TIME_LIMIT))
+    else:
+        if kind == "MKLRegressor" and (class_weight is not None or solver == "simplemkl"):
+            reject()  # no class weights; simplemkl fits classes only
+        params = {} if class_weight is None else {"class_weight": class_weight}
+        model = getattr(estimators, kind)(kernels=_small_grid(), max_iter=30, solver=solver, **params)
+        got = outcome(lambda: model.fit(X, _targets(kind, X, y), sample_weight=sample_weight))
+    event(type(got).__name__)
+    if isinstance(got, Exception):
+        assert isinstance(got, kernelfuse.KernelfuseError), (name, got)
+        if name not in VALID_WEIGHTS:  # valid weights may leave rows whose targets are refused
+            assert ("sample_weight" if class_weight is None else "class_weight") in str(got), (name, got)
 
 
 # ---------------------------------------------------------------- model and result files
