@@ -958,6 +958,60 @@ TABLES: dict[str, Callable[..., str]] = {
 # ---------------------------------------------------------------------------- main
 
 
+#: The methods of the overview figure (:func:`draw_overview`), in its legend's order.
+OVERVIEW = ("MKLClassifier() defaults", "MKLClassifierCV()", "spicymkl (logistic)", "simplemkl",
+            "MKLpy EasyMKL", "average-kernel SVM", "RBF SVC (CV)")
+
+
+def draw_overview(payload: dict[str, Any], png: Path) -> Path | None:
+    """The home page's figure: per classification set, each of :data:`OVERVIEW`'s test accuracy
+    against the set's better baseline (:func:`better_baseline`: the mean and std over the splits
+    of the paired difference, in points of accuracy; the better baseline is 0), and the seconds of
+    its whole selection (every cross-validation fit and the refit, mean over the splits); None
+    without matplotlib."""
+    from common import have_matplotlib
+    from kernelfuse.runtime.files import write_png
+
+    if not have_matplotlib():
+        return None
+    import matplotlib.pyplot as plt
+
+    sets = [data for data in payload["sets"] if data["task"] == "classification"]
+    methods = [m for m in OVERVIEW if m in payload["methods"]]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.6 * len(sets) + 2.2), sharey=True)
+    rows = np.arange(len(sets))
+    for k, method in enumerate(methods):
+        gains, spreads, seconds = [], [], []
+        for data in sets:
+            baseline = better_baseline(data)
+            pairs = [(split["runs"][method].get("score"), split["runs"][baseline].get("score"))
+                     for split in data["splits"]] if baseline else []
+            diffs = 100 * np.array([a - b for a, b in pairs if a is not None and b is not None])
+            gains.append(diffs.mean() if diffs.size else np.nan)
+            spreads.append(diffs.std(ddof=1) if diffs.size > 1 else 0.0)
+            seconds.append(method_summary(data, method)["seconds"] or np.nan)
+        offset = rows + (k - (len(methods) - 1) / 2) * 0.11
+        marker = "o" if method.startswith("MKLClassifier") else "s" if "SVC" in method or "SVM" in method else "^"
+        left.errorbar(gains, offset, xerr=spreads, fmt=marker, ms=5, capsize=2, label=method)
+        right.plot(seconds, offset, marker, ms=5)
+    left.axvline(0.0, color="0.5", lw=0.8)
+    left.set_yticks(rows, [data["name"] for data in sets])
+    left.invert_yaxis()
+    left.set_xlabel("test accuracy minus the better baseline's (points; mean +- std over the splits)")
+    right.set_xscale("log")
+    right.set_xlabel("seconds per selection and refit (mean)")
+    for ax in (left, right):
+        ax.grid(axis="x", alpha=0.3)
+    fig.legend(loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle(f"{payload['n_splits']} random 70/30 splits (seeds {payload['seed']}-"
+                 f"{payload['seed'] + payload['n_splits'] - 1}), hyperparameters by 3-fold "
+                 "cross-validation; better baseline: the average-kernel SVM or the RBF SVC", fontsize=9)
+    fig.tight_layout(rect=(0.0, 0.1, 1.0, 1.0))
+    write_png(fig, png, dpi=110)
+    plt.close(fig)
+    return png
+
+
 def merge_rows(into: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
     """``into`` with the rows of ``rerun`` (the same splits: seed, ``n_splits``) replacing its
     rows of the same methods, split by split, and adding the methods it did not have (to its
@@ -1017,16 +1071,22 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"split k seeded SEED + k (default {REPORT_SEED}; --heldout {HELDOUT_SEED})")
     parser.add_argument("--allow-choice-seed", action="store_true",
                         help=f"allow --seed {CHOICE_SEED}, the splits the defaults are chosen on "
-                             "(to reproduce the tables published before issue 41)")
+                             "(to reproduce tables published from those splits)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--merge-into", type=Path, default=None, metavar="JSON",
                         help="rerun --methods on the splits of this results file and replace their "
                              "rows in it (the file records the rerun's commit and date)")
     parser.add_argument("--check-mklpy", action="store_true",
                         help="only check that MKLpy fits on the CPU here (make bench-env)")
+    parser.add_argument("--draw", type=Path, default=None, metavar="JSON",
+                        help="only draw the overview figure of this results file (its name, .png)")
     args = parser.parse_args(argv)
     if args.check_mklpy:
         return check_mklpy()
+    if args.draw:
+        png = draw_overview(json.loads(args.draw.read_text()), args.draw.with_suffix(".png"))
+        print(f"plot: {png}" if png else "accuracy.py: --draw needs matplotlib", file=sys.stderr)
+        return 0 if png else 1
     if args.quick and args.heldout:
         parser.error("--quick and --heldout are two different runs: give one")
     config = "quick" if args.quick else "heldout" if args.heldout else "full"
@@ -1092,6 +1152,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge_into:
         payload = merge_rows(merged, payload)
     write_json(out, payload)
+    if config == "full":
+        draw_overview(payload, out.with_suffix(".png"))
     if not args.sets:  # a run of some sets keeps them for the run of all that gathers them
         shutil.rmtree(partial, ignore_errors=True)
     for table in TABLES.values():
