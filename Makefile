@@ -128,8 +128,6 @@ docs: $(DOCS_STAMP)
 	@cat $(DOCS_LOG) >&2
 	@if grep 'not found among documentation files' $(DOCS_LOG) | grep -Ev "link '(\.\./)?\.\./benchmarks/"; then \
 		echo "make docs: the link(s) above point to no documentation file" >&2; exit 1; fi
-	mkdir -p site/benchmarks/results
-	if ls benchmarks/results/*.png > /dev/null 2>&1; then cp benchmarks/results/*.png site/benchmarks/results/; fi
 
 clean:
 	rm -rf $(VENV) demo-output build dist site docs/generated

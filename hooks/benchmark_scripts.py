@@ -1,9 +1,11 @@
-"""mkdocs hook: benchmarks/README.md (every benchmark script, its command and run time) as the
-site page ``benchmark-scripts.md``, so that the pages' links to it open a page, not raw text.
+"""mkdocs hook: the benchmarks' README and figures as files of the site.
 
-The README stays beside the scripts it describes; at build time its links into docs/ are made
-relative to the site's root, and the pages' links to it (``../benchmarks/README.md`` from
-docs/, ``../../benchmarks/README.md`` from docs/methods/) point to the page.
+benchmarks/README.md (every benchmark script, its command and run time) becomes the page
+``benchmark-scripts.md``, so that the pages' links to it open a page, not raw text: its links
+into docs/ are made relative to the site's root, and the pages' links to it
+(``../benchmarks/README.md`` from docs/, ``../../benchmarks/README.md`` from docs/methods/)
+point to the page.  Every figure of benchmarks/results/ is served at
+``benchmarks/results/NAME.png``, where the pages' links to ``../../benchmarks/results/`` land.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files
 
-README = Path(__file__).resolve().parents[1] / "benchmarks" / "README.md"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 PAGE = "benchmark-scripts.md"
 
 
 def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
-    files.append(File.generated(config, PAGE, content=README.read_text().replace("](../docs/", "](")))
+    readme = (BENCHMARKS / "README.md").read_text().replace("](../docs/", "](")
+    files.append(File.generated(config, PAGE, content=readme))
+    for figure in sorted((BENCHMARKS / "results").glob("*.png")):
+        files.append(File.generated(config, f"benchmarks/results/{figure.name}", abs_src_path=str(figure)))
     return files
 
 
