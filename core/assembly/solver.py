@@ -28,7 +28,7 @@ from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.rows import KernelRows
 from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
-from kernelfuse.problem.scaling import Rescaled, unit_scale
+from kernelfuse.problem.scaling import Rescaled, far_off_C, unit_scale
 from kernelfuse.runtime.memory import out_of_memory
 from kernelfuse.runtime.parallel import blas_threads
 
@@ -135,7 +135,7 @@ class Solver(ABC):
     ) -> Result:
         """Check, run, and report the objective evaluated at the returned model.
 
-        Kernels far from unit scale are handed to :meth:`run` rescaled to it
+        Kernels and real targets far from unit scale are handed to :meth:`run` rescaled to it
         (:mod:`kernelfuse.problem.scaling`), the model mapped back.  A computation
         failing inside :meth:`run` (a singular system, a
         floating-point error) becomes a :class:`SolverError` naming the
@@ -152,7 +152,11 @@ class Solver(ABC):
         try:
             units = unit_scale(problem)  # a copy of the stack where it rescales
             inner = problem if units is None else units.problem
-            solver = self if units is None else self.rescaled(units.scale)
+            far_off = far_off_C(problem, inner)
+            if far_off is not None:
+                warnings.warn(far_off, stacklevel=2)
+            # a warm start's coef in the solve's units (its intercept stays in the caller's: a start)
+            solver = self if units is None else self.rescaled(units.scale / units.target_scale)
             history = History(callback, 1.0 if units is None else units.objective_factor)
             if self.blas_threads is None:
                 model = solver.run(inner, history)
@@ -168,7 +172,8 @@ class Solver(ABC):
             raise out_of_memory(exc, f"solver {self.name!r}") from exc
         elapsed = history.elapsed()
         if units is not None:  # back to the problem's units
-            model = attrs.evolve(model, coef=np.asarray(model.coef) / units.scale,
+            model = attrs.evolve(model, coef=np.asarray(model.coef) * (units.target_scale / units.scale),
+                                 intercept=units.target_scale * model.intercept,
                                  dual_objective=units.objective_factor * model.dual_objective)
         with np.errstate(all="ignore"):  # a diverged model overflows: reported below, not twice
             objective, weights, shares = objectives.score(problem, model.coef, model.intercept, model.kernel_weights)

@@ -45,6 +45,11 @@ class Loss(ABC):
         losses whose conjugate is not smooth on an open domain (hinge, squared
         hinge, epsilon-insensitive), SpicyMKL smooths the conjugate with it
         (section 3.3's slack variables).
+    ``in_units(t)``
+        ``(loss', k)`` with ``loss(y, f) = t^k loss'(y / t, f / t)`` for every ``t > 0``: a loss
+        of real targets homogeneous of degree ``k`` (its own parameters in units of ``t``).
+        Targets far from unit scale are then solved in units of their largest magnitude
+        (:mod:`kernelfuse.problem.scaling`).
     ``cvxpy_sum(y, f)``
         ``(expression, constraints)``: sum_i loss(y_i, f_i) as a cvxpy expression
         in the cvxpy expression ``f``, in a form the Clarabel solver handles,
@@ -64,6 +69,7 @@ class Loss(ABC):
         conjugate_domain: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
         conjugate_prox: Callable[[np.ndarray, np.ndarray, float | np.ndarray], np.ndarray]
         conjugate_prox_derivative: Callable[[np.ndarray, np.ndarray, float | np.ndarray], np.ndarray]
+        in_units: Callable[[float], tuple[Loss, int]]
         cvxpy_sum: Callable[[np.ndarray, Any], tuple[Any, list[Any]]]
 
     @abstractmethod
@@ -143,6 +149,12 @@ def _cvxpy_sum(cvxpy_sum: Callable[..., tuple[Any, list[Any]]], weight: np.ndarr
     return total, constraints
 
 
+def _in_units(in_units: Callable[[float], tuple[Loss, int]], weight: np.ndarray, t: float) -> tuple[Loss, int]:
+    """``w loss`` in units of ``t``: the weights unchanged, the loss's own law (``Loss.in_units``)."""
+    loss, degree = in_units(t)
+    return WeightedLoss(loss, weight), degree
+
+
 @attrs.frozen(eq=False, slots=False)
 class WeightedLoss(Loss):
     """The data term ``sum_i w_i loss(y_i, f_i)`` of per-sample weights ``w_i >= 0`` (``sample_weight``).
@@ -150,7 +162,8 @@ class WeightedLoss(Loss):
     It has the capabilities of ``loss``, each of ``w loss``: ``value`` and ``derivative`` times
     ``w``; the conjugate ``(w loss)*(rho) = w loss*(rho / w)`` (for ``w = 0``: 0 at ``rho = 0``,
     inf elsewhere), whose domain is ``w`` times the loss's; its proximal map
-    ``w prox_{loss*, step / w}(v / w)``; and ``cvxpy_sum`` a weighted sum of the loss's own.  A
+    ``w prox_{loss*, step / w}(v / w)``; ``cvxpy_sum`` a weighted sum of the loss's own; and
+    ``in_units`` the loss's law with the same weights.  A
     weight of 0 makes that example's conjugate the indicator of ``{0}``, with no derivatives
     (nan there: Newton on a smooth conjugate needs every ``w_i > 0``).  Weights are checked by
     :func:`kernelfuse.validation.check_sample_weight`; ``name`` and ``target`` are the loss's.
@@ -168,7 +181,7 @@ class WeightedLoss(Loss):
             "derivative": _scaled, "conjugate": _conjugate, "conjugate_derivative": _conjugate_derivative,
             "conjugate_second_derivative": _conjugate_second_derivative,
             "conjugate_prox": _conjugate_prox, "conjugate_prox_derivative": _conjugate_prox_derivative,
-            "cvxpy_sum": _cvxpy_sum,
+            "cvxpy_sum": _cvxpy_sum, "in_units": _in_units,
         }
         for method, wrap in wraps.items():
             if callable(getattr(loss, method, None)):

@@ -19,7 +19,7 @@ from kernelfuse.errors import UnknownNameError
 from kernelfuse.parts.regularizer import Regularizer
 from kernelfuse.problem import objectives, scaling
 from kernelfuse.problem.regularizers import BlockL1, BlockLp, MixedLpq, VSKLNorm, at_least_one
-from kernelfuse.problem.scaling import Law
+from kernelfuse.problem.scaling import Law, TargetLaw
 from kernelfuse.validation import Domain, exponent_in_one_two, nonnegative, one_or_two, positive
 
 #: Target kinds: ``binary`` is y in {-1, +1}; ``real`` any finite y;
@@ -102,6 +102,9 @@ class Family:
     regularizer: Callable[[Mapping[str, float], np.ndarray | None], Regularizer] | None = None
     #: ``(params, N) -> w``, the loss's factor in ``P = w sum_i loss_i + Omega``.
     loss_weight: Callable[[Mapping[str, float], int], float] = _weight_one
+    #: ``(params, t, k) -> (params on y / t, factor with P = factor * P')`` for a loss of degree
+    #: ``k`` in real targets; None where the targets are labels.
+    target_scaling: TargetLaw | None = None
 
     def resolve_params(self, given: Mapping[str, object]) -> dict[str, float]:
         """Defaults filled in, each value checked against its range."""
@@ -119,7 +122,7 @@ FAMILIES: dict[str, Family] = {
             "l1_mkl", "l1-MKL, SpicyMKL form: sum_i loss + C sum_m ||f_m|| (+ C2/2 sum ||f_m||^2)",
             target="loss", params=(C, C2), losses=None, default_loss="hinge",
             objective=objectives.norm_penalised, scaling=scaling.l1_mkl_law,
-            regularizer=_elastic_l1,
+            regularizer=_elastic_l1, target_scaling=scaling.l1_mkl_target_law,
         ),
         Family(
             "l1_mkl_sq", "l1-MKL, SimpleMKL form: 0.5 (sum_m ||f_m||)^2 + C sum_i hinge",

@@ -1,11 +1,17 @@
-"""Solving in the kernels' own units: a problem on ``K`` is the same problem on ``K / s``.
+"""Solving in the kernels' and the targets' own units: a problem on ``K`` is the same problem
+on ``K / s``, and one with real targets ``y`` the same problem on ``y / t``.
 
 With ``K' = K / s`` and ``coef' = s coef`` the model is unchanged and each family's parameters
 map by its scaling law (``l1_mkl``: ``C' = C / sqrt(s)``, ``C2' = C2 / s``; ``l1_mkl_sq``, ``vskl``,
 ``mlmkl_*``: ``C' = s C``, ``P = P' / s``; ``pnorm_mkl``: ``lam' = lam / s``; ``mikl``:
-``lam' = lam / s^q``).  :meth:`kernelfuse.assembly.solver.Solver.solve` hands every solver
-kernels of largest entry 1 when the given one lies outside :data:`SCALE_BAND`: the solvers'
-defaults assume unit scale (docs/reliability.md, "Numerical robustness").
+``lam' = lam / s^q``).  With ``y' = y / t`` the model is ``f' = f / t`` (``coef' = coef / t``,
+``b' = b / t``), for a loss homogeneous of degree ``k`` (``loss(y, f) = t^k loss'(y / t, f / t)``,
+the loss's ``in_units``: squared ``k = 2``, epsilon-insensitive ``k = 1`` with ``eps' = eps / t``)
+and the family's target law (``l1_mkl``: ``C' = C t^(1-k)``, ``C2' = C2 t^(2-k)``, ``P = t^k P'``;
+the other families take labels in {-1, +1}).  :meth:`kernelfuse.assembly.solver.Solver.solve`
+hands every solver kernels of largest entry 1 when the given one lies outside
+:data:`SCALE_BAND`, and targets of largest magnitude 1 when theirs does: the solvers' defaults
+assume unit scale (docs/reliability.md, "Numerical robustness").
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ SCALE_BAND = (1e-5, 1e5)
 
 #: A family's law: (parameters, s) -> (parameters on K / s, factor with P = factor * P').
 Law = Callable[[Mapping[str, float], float], tuple[dict[str, float], float]]
+#: A family's target law: (parameters, t, k) -> (parameters on y / t, factor with P = factor * P'),
+#: for a loss homogeneous of degree k.
+TargetLaw = Callable[[Mapping[str, float], float, int], tuple[dict[str, float], float]]
 
 
 def l1_mkl_law(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
@@ -54,13 +63,32 @@ def mikl_law(params: Mapping[str, float], s: float) -> tuple[dict[str, float], f
     return {**params, "lam": lam}, 1.0
 
 
+def l1_mkl_target_law(params: Mapping[str, float], t: float, k: int) -> tuple[dict[str, float], float]:
+    """``l1_mkl`` on ``y / t`` with a loss of degree ``k``: ``||f_m|| = t ||f'_m||``, so
+    ``P = t^k [sum_i loss'_i + C t^(1-k) sum_m ||f'_m|| + C2 t^(2-k) / 2 sum_m ||f'_m||^2]``:
+    ``C' = C t^(1-k)``, ``C2' = C2 t^(2-k)``; ``P = t^k P'`` (powers as repeated products, as
+    :func:`mikl_law`)."""
+    return {**params, "C": _times_power(params["C"], t, 1 - k),
+            "C2": _times_power(params["C2"], t, 2 - k)}, _times_power(1.0, t, k)
+
+
+def _times_power(value: float, t: float, k: int) -> float:
+    """``value t^k`` for an integer ``k``, by ``|k|`` products or quotients (``t^k`` itself may
+    overflow where the product does not)."""
+    for _ in range(abs(k)):
+        value = value * t if k > 0 else value / t
+    return value
+
+
 @attrs.frozen
 class Rescaled:
-    """``problem`` on ``K / scale``; ``P = objective_factor * P'`` and ``coef = coef' / scale``."""
+    """``problem`` on ``K / scale`` and ``y / target_scale``; ``P = objective_factor * P'``,
+    ``coef = target_scale coef' / scale`` and ``b = target_scale b'``."""
 
     problem: Problem
     scale: float
     objective_factor: float
+    target_scale: float = 1.0
 
 
 def representable(params: Mapping[str, float], mapped: Mapping[str, float]) -> bool:
@@ -101,6 +129,18 @@ def rescale(problem: Problem, scale: float) -> Rescaled:
 
 
 def unit_scale(problem: Problem) -> Rescaled | None:
+    """The problem with largest kernel entry 1 where the given one lies outside
+    :data:`SCALE_BAND` (:func:`unit_kernels`), then with targets of largest magnitude 1 where
+    theirs lies outside it (:func:`unit_targets`); None where neither applies."""
+    kernels = unit_kernels(problem)
+    targets = unit_targets(problem if kernels is None else kernels.problem)
+    if targets is None or kernels is None:
+        return targets or kernels
+    return attrs.evolve(targets, scale=kernels.scale,
+                        objective_factor=kernels.objective_factor * targets.objective_factor)
+
+
+def unit_kernels(problem: Problem) -> Rescaled | None:
     """The problem with largest kernel entry 1 when the given one lies outside
     :data:`SCALE_BAND`; None when it lies inside, or the kernels are read by rows or
     memory-mapped (rescaling would copy the stack into memory).  Factors are
@@ -118,3 +158,47 @@ def unit_scale(problem: Problem) -> Rescaled | None:
         return None
     scale = nearest_representable_scale(problem, largest)
     return None if scale == 1.0 else rescale(problem, scale)
+
+
+def rescale_targets(problem: Problem, t: float) -> Rescaled:
+    """The same problem on ``y / t`` (the loss's ``in_units``, the family's target law)."""
+    assert problem.family.target_scaling is not None
+    loss, degree = problem.loss.in_units(t)
+    params, factor = problem.family.target_scaling(problem.params, t, degree)
+    return Rescaled(attrs.evolve(problem, y=problem.y / t, loss=loss, params=params), 1.0, factor, t)
+
+
+def unit_targets(problem: Problem) -> Rescaled | None:
+    """The problem on targets ``y / t``, ``t`` their largest magnitude, when ``t`` lies outside
+    :data:`SCALE_BAND`, the loss is homogeneous (its ``in_units``) and the family has a target
+    law; None otherwise, or where the law's parameters or factor are not floats
+    (:func:`representable`)."""
+    if problem.family.target_scaling is None or not hasattr(problem.loss, "in_units"):
+        return None
+    t = float(np.abs(problem.y).max(initial=0.0))
+    if t == 0.0 or not math.isfinite(t) or SCALE_BAND[0] <= t <= SCALE_BAND[1]:
+        return None
+    rescaled = rescale_targets(problem, t)
+    factor = rescaled.objective_factor
+    fits = representable(problem.params, rescaled.problem.params) and math.isfinite(factor) and factor > 0.0
+    return rescaled if fits else None
+
+
+#: The largest ``C`` handed to a solver (kernels and real targets at unit scale) without a
+#: warning: above it SpicyMKL (logistic from 1e8, squared from 1e10) and SimpleMKL and
+#: Clarabel (at 1e15) ended short of their tolerance on breast cancer (docs/reliability.md).
+C_LIMIT = 1e6
+
+
+def far_off_C(problem: Problem, solved: Problem) -> str | None:
+    """A warning naming ``C`` and the fix where the problem as a solver gets it (``solved``:
+    :func:`unit_scale`'s, or ``problem`` itself) has ``C`` above :data:`C_LIMIT`; None
+    otherwise.  Every law maps ``C`` linearly, so ``C`` of ``problem`` at the limit is
+    ``C * C_LIMIT / C'``."""
+    if "C" not in solved.params or not solved.params["C"] > C_LIMIT:
+        return None
+    C, unit = problem.params["C"], solved.params["C"]
+    return (f"C = {C:g} is {unit:g} at unit scale (kernels of largest entry 1"
+            + (", targets of largest magnitude 1" if problem.family.target_scaling is not None else "")
+            + f"), above {C_LIMIT:g}, where the solvers lose accuracy and may end short of tol; "
+            f"C <= {C * C_LIMIT / unit:.3g} keeps it at most {C_LIMIT:g}")

@@ -43,6 +43,10 @@ class EpsilonInsensitive(Loss):
         u = np.abs(v - step * y)
         return ((u > step * self.eps) & (u - step * self.eps < 1.0)).astype(float)
 
+    def in_units(self, t: float) -> tuple[EpsilonInsensitive, int]:
+        """max(0, |y - f| - eps) = t max(0, |y / t - f / t| - eps / t): degree 1, ``eps' = eps / t``."""
+        return attrs.evolve(self, eps=self.eps / t), 1
+
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
 

@@ -36,5 +36,9 @@ class Squared(Loss):
         """d^2 loss*/d rho^2 = 1/2."""
         return np.full(np.shape(rho), 0.5)
 
+    def in_units(self, t: float) -> tuple[Squared, int]:
+        """(y - f)^2 = t^2 (y / t - f / t)^2: degree 2."""
+        return self, 2
+
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         return sum_squares_cone(y - f)

@@ -883,9 +883,8 @@ def test_clear_errors_are_told_apart_from_crashes():
     assert json.loads(json.dumps(outcome_line(kernelfuse.ValidationError("x"))))
 
 
-#: Interrupted solves: outer-loop solvers with no OSQP inside, on a problem they cannot finish
-#: (OSQP's own SIGINT handler can swallow an interrupt that lands while it sets up or polishes:
-#: docs/reliability.md, Interrupts).
+#: Interrupted solves: outer-loop solvers on a problem they cannot finish (solves whose SVMs run
+#: on OSQP, with its own SIGINT handler, are interrupted in tests/project/test_degenerate.py).
 INTERRUPTED_SOLVES = {
     "spicymkl": ["--family", "l1_mkl"],
     "mikl": ["--family", "mikl"],

@@ -331,3 +331,32 @@ def test_a_large_constant_part_of_the_kernel_changes_nothing(name):
     f_plain = K @ (plain.alpha * y) + plain.intercept
     f_shifted = (K + 1e8 * K.max()) @ (shifted.alpha * y) + shifted.intercept
     assert np.max(np.abs(f_shifted - f_plain)) <= 1e-3
+
+
+def test_a_sigint_that_osqp_caught_after_its_last_check_is_raised_when_it_returns():
+    """A SIGINT that lands while OSQP's handler is installed but after its last read of its flag
+    (the last ADMM step, polishing, unscaling: here a solve that only listens) is not lost: the
+    call raises KeyboardInterrupt when it returns; the next solve starts with the flag cleared."""
+    import ctypes
+    import os
+    import signal
+    from types import SimpleNamespace
+
+    import osqp
+    from osqp.interface import SolverStatus
+
+    from kernelfuse.plugins.svm.osqp_qp import solve_passing_interrupts
+
+    ext = osqp.OSQP().ext
+    library = ctypes.CDLL(ext.__file__)
+
+    def late_signal(raise_error):
+        library.osqp_start_interrupt_listener()
+        os.kill(os.getpid(), signal.SIGINT)
+        library.osqp_end_interrupt_listener()
+        return SimpleNamespace(info=SimpleNamespace(status_val=SolverStatus.OSQP_SOLVED))
+
+    with pytest.raises(KeyboardInterrupt):
+        solve_passing_interrupts(SimpleNamespace(ext=ext, solve=late_signal))
+    K, y = kernel(0)
+    assert get_registry().create("svm_solver", "osqp").solve(K, y, 1.0).converged
