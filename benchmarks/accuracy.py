@@ -54,7 +54,8 @@ and replaces them there (the file records the rerun's commit and date under ``re
 
 Writes ``benchmarks/results/accuracy[_quick|_heldout].json`` (``n_splits``, the grids, the machine,
 git commit, library versions with MKLpy's and torch's) and prints the tables that
-``benchmarks/report.py`` renders into docs/benchmarks.md.
+``benchmarks/report.py`` renders into README.md and docs/ (``solvers``, one row per method:
+the first screen of docs/choosing-a-solver.md).
 """
 
 from __future__ import annotations
@@ -821,16 +822,29 @@ def _standings(payload: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+#: The verdicts of a method against the set's better baseline (:func:`verdict`), in order.
+VERDICTS = ("significantly worse", "not significantly worse", "significantly better")
+
+
+def verdict(summary: dict[str, Any] | None) -> str | None:
+    """A method against the set's better baseline (:func:`method_summary`): one of
+    :data:`VERDICTS` (significantly better: a higher mean and a paired t-test with p <
+    :data:`ALPHA`); None for the baseline itself, or where there are no pairs."""
+    if summary is None or summary["worse"] is None:
+        return None
+    p = summary["t_p"]
+    return (VERDICTS[0] if summary["worse"] else VERDICTS[2]
+            if summary["gain"] > 0 and p is not None and p < ALPHA else VERDICTS[1])
+
+
 def _versus(summary: dict[str, Any] | None) -> str:
     """A method against the set's better baseline: the mean gain over the paired splits (+:
-    better), the paired t-test's p, and whether it is significantly worse, not significantly
-    worse, or significantly better."""
-    if summary is None or summary["worse"] is None:
+    better), the paired t-test's p, and its :func:`verdict`."""
+    said = verdict(summary)
+    if summary is None or said is None:
         return "-"
     p = summary["t_p"]
-    verdict = ("significantly worse" if summary["worse"] else "significantly better"
-               if summary["gain"] > 0 and p is not None and p < ALPHA else "not significantly worse")
-    return f"{summary['gain']:+.3g}{'' if p is None else f' (p = {p:.2g})'}, {verdict}"
+    return f"{summary['gain']:+.3g}{'' if p is None else f' (p = {p:.2g})'}, {said}"
 
 
 def _against(standing: dict[str, Any]) -> str:
@@ -877,6 +891,72 @@ def headline_table(payload: dict[str, Any]) -> str:
     return markdown_table(["set", "best", "better baseline", "estimator defaults",
                            "defaults against the baseline (+: better)",
                            "best MKL method against the baseline (+: better)"], rows) + _stale(payload)
+
+
+def _solver_row(method: str, sets: Sequence[dict[str, Any]], scale: float
+                ) -> tuple[bool, float | None, list[str]]:
+    """One row of :func:`solvers_table`, ``method`` over the sets it ran on: whether it was paired
+    with the better baseline on every set, its mean gain over it (``scale`` times the score's; 0
+    on a set where it is that baseline; None where it was never paired), and the row's cells."""
+    gains, counts, baseline_of = [], dict.fromkeys(VERDICTS, 0), 0
+    seconds, kept = [], []
+    for data in sets:
+        summary = method_summary(data, method) if method in data["methods"] else {"n": 0}
+        if not summary["n"]:
+            continue
+        if better_baseline(data) == method:
+            gains.append(0.0)
+            baseline_of += 1
+        elif (said := verdict(summary)) is not None:
+            gains.append(scale * summary["gain"])
+            counts[said] += 1
+        seconds += [split["runs"][method]["seconds"] for split in data["splits"]
+                    if split["runs"][method].get("score") is not None]
+        if summary["kept"] is not None:
+            kept.append(summary["kept"])
+    if not seconds:
+        ran = any(method in data["methods"] for data in sets)
+        return False, None, [method, "not run" if ran else "not in this run", "-", "-", "-"]
+    mean = float(np.mean(gains)) if gains else None
+    cover = "" if len(gains) == len(sets) else f" ({len(gains)} of {len(sets)} sets)"
+    tally = " / ".join(str(counts[v]) for v in VERDICTS)
+    if baseline_of:
+        tally = "the baseline" if baseline_of == len(gains) else f"{tally} (the baseline on {baseline_of})"
+    low, high = (f"{k:.0f}" for k in (min(kept, default=math.nan), max(kept, default=math.nan)))
+    spread = "-" if not kept else low if low == high else f"{low} to {high}"
+    gain = "-" if mean is None else f"{mean:+.1f}{cover}"
+    return len(gains) == len(sets), mean, [method, gain, tally, fmt(float(np.median(seconds)), 2), spread]
+
+
+def solvers_table(payload: dict[str, Any], task: str = "classification") -> str:
+    """One row per method of the run on the sets of ``task`` (those run on every set first, by
+    their mean gain), then the two baselines (:data:`BASELINES`): the test score's mean gain over
+    the better baseline of each set (:func:`method_summary`; in points of accuracy, +: better),
+    averaged over the sets the method ran on; on how many sets it is significantly worse, not
+    significantly worse, or significantly better than that baseline (:func:`verdict`: paired
+    t-test over the splits); the median seconds of one selection (every cross-validation fit and
+    the refit) over all its splits; and the range over the sets of the kernels it keeps (mean
+    over the splits).  What the columns mean is a note under the table."""
+    sets = [data for data in payload["sets"] if data["task"] == task]
+    scale, unit = (100.0, "points") if task == "classification" else (1.0, "RMSE, +: lower")
+    methods = list(dict.fromkeys(m for data in sets for m in data["methods"] if m not in BASELINES[task]))
+    rows = sorted((_solver_row(m, sets, scale) for m in methods),
+                  key=lambda row: (row[1] is None, not row[0], -(row[1] or 0.0)))
+    rows += [_solver_row(m, sets, scale) for m in BASELINES[task]]
+    sizes = sorted({data["M"] for data in sets}) or [0]
+    score = "accuracy" if task == "classification" else "RMSE"
+    note = (f"\n\n_{len(sets)} sets, {payload['n_splits']} random 70/30 splits each, every method's "
+            f"hyperparameters chosen by {payload['folds']}-fold cross-validation inside the training part. "
+            f"Gain: test {score} minus that of the set's better baseline (the better of "
+            f"{' and '.join(BASELINES[task])} by its mean), averaged over the sets. Worse / same / better: "
+            f"the sets where a paired t-test over the splits finds it significantly worse (p < {ALPHA:g}), "
+            "neither, or significantly better. Seconds: one whole selection, every cross-validation fit "
+            f"and the refit. Kernels kept: of SimpleMKL's grid, {sizes[0]} to {sizes[-1]} kernels a set "
+            "(the estimators' defaults build their own)._")
+    return markdown_table(
+        ["method", f"gain over the better baseline ({unit})", "sets worse / same / better",
+         "seconds per selection (median)", "kernels kept"],
+        [cells for *_, cells in rows]) + note + _stale(payload)
 
 
 def skipped_lines(payload: dict[str, Any]) -> str:
@@ -950,6 +1030,7 @@ TABLES: dict[str, Callable[..., str]] = {
     "regression": lambda d: results_table(d, "regression"),
     "winners": winners_table,
     "headline": headline_table,
+    "solvers": solvers_table,
     "settings": settings_table,
     "skipped": skipped_lines,
 }

@@ -303,3 +303,40 @@ def test_the_tables_are_not_published_from_the_splits_the_defaults_were_chosen_o
         assert seeds[-1] == seed and json.loads(out.read_text())["seed"] == seed
     assert "seeded 0 + k: the splits the estimators' defaults were chosen on" in accuracy.settings_table(
         {**json.loads(out.read_text()), "heldout": False})
+
+
+def test_the_solvers_table_counts_each_method_against_the_better_baseline_of_each_set(accuracy):
+    def runs(scores, seconds=(1.0, 1.0, 1.0, 1.0), kept=3):
+        return [{"score": s, "seconds": t, "kept": kept, "statuses": {"ok": 1}} for s, t in zip(scores, seconds,
+                                                                                               strict=True)]
+
+    first = {"average-kernel SVM": runs([0.80, 0.82, 0.79, 0.81]),  # the better baseline here
+             "RBF SVC (CV)": runs([0.70, 0.71, 0.69, 0.72]),
+             "spicymkl (hinge)": runs([0.85, 0.88, 0.83, 0.87], (1.0, 2.0, 3.0, 4.0)),  # better
+             "simplemkl": runs([0.75, 0.76, 0.74, 0.77])}  # worse
+    second = {"average-kernel SVM": runs([0.70, 0.72, 0.71, 0.73]),
+              "RBF SVC (CV)": runs([0.80, 0.81, 0.79, 0.82]),  # the better baseline here
+              "spicymkl (hinge)": runs([0.81, 0.80, 0.80, 0.81], (5.0, 6.0, 7.0, 8.0), kept=5),  # the same
+              "simplemkl": [{"skipped": "timed out on split 0"}] * 4, "mikl": [{"skipped": "not here"}] * 4}
+    sets = [{"name": name, "task": "classification", "M": 9, "methods": list(rows),
+             "splits": [{"split": k, "runs": {m: r[k] for m, r in rows.items()}} for k in range(4)]}
+            for name, rows in (("one", first), ("two", second))]
+    payload = {"n_splits": 4, "folds": 3, "sets": sets}
+    lines = accuracy.solvers_table(payload).splitlines()
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines if line.startswith("| ")][1:]
+    assert rows == [
+        ["spicymkl (hinge)", "+2.6", "0 / 1 / 1", "4.5", "3 to 5"],  # (+5.25 + 0) / 2 points; median of 8 s
+        ["simplemkl", "-5.0 (1 of 2 sets)", "1 / 0 / 0", "1", "3"],
+        ["mikl", "not run", "-", "-", "-"],
+        ["average-kernel SVM", "-4.5", "1 / 0 / 0 (the baseline on 1)", "1", "3"],
+        ["RBF SVC (CV)", "-5.0", "1 / 0 / 0 (the baseline on 1)", "1", "3"]]
+    assert "_2 sets, 4 random 70/30 splits each" in accuracy.solvers_table(payload)
+    assert accuracy.TABLES["solvers"] is accuracy.solvers_table
+    # a run without the RBF baseline: the mean kernel is the baseline everywhere, and the RBF row says so
+    for data in sets:
+        data["methods"].remove("RBF SVC (CV)")
+        for split in data["splits"]:
+            del split["runs"]["RBF SVC (CV)"]
+    rows = [line for line in accuracy.solvers_table(payload).splitlines() if line.startswith("| ")]
+    assert rows[-2:] == ["| average-kernel SVM | +0.0 | the baseline | 1 | 3 |",
+                         "| RBF SVC (CV) | not in this run | - | - | - |"]

@@ -16,9 +16,12 @@ so that it errs towards a lower figure.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
+import struct
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -128,9 +131,10 @@ def _lines(text: str, width: int) -> int:
     return max(1, math.ceil(len(_rendered(text)) / width))
 
 
-def estimated_offset(markdown: str) -> float:
-    """The estimated height in px, from the page's top, of the markdown before its first image."""
-    head = markdown[:IMAGE.search(markdown).start()]
+def estimated_offset(markdown: str, until: re.Pattern[str] = IMAGE, image_height: float = 0.0) -> float:
+    """The estimated height in px, from the page's top, of the markdown before the first match of
+    ``until`` (by default its first image); an image before that takes ``image_height`` px."""
+    head = markdown[:until.search(markdown).start()]
     height = HEADER + 24.0  # the content's top padding
     blocks = re.split(r"(^```.*?^```\n?)", head, flags=re.S | re.M)
     for block in blocks:
@@ -147,7 +151,9 @@ def estimated_offset(markdown: str) -> float:
                 lines = lines[1:]
                 if not lines:
                     continue
-            if lines[0].startswith("|"):
+            if IMAGE.match(lines[0]):
+                height += image_height + PARAGRAPH_GAP
+            elif lines[0].startswith("|"):
                 height += TABLE_ROW * len([line for line in lines if not line.startswith("|--")])
             elif re.match(r"^\s*([-*]|\d+\.) ", lines[0]):
                 items = re.split(r"\n(?=\s*(?:[-*]|\d+\.) )", "\n".join(lines))
@@ -167,3 +173,50 @@ def test_the_layout_estimate_counts_what_takes_room():
     one = "# Title\n\nword " * 1 + "\n\n![f](x.png)\n"
     longer = "# Title\n\n" + "word " * 800 + "\n\n```python\n" + "x = 1\n" * 30 + "```\n\n![f](x.png)\n"
     assert estimated_offset(one) < 300 < 2 * SCREEN < estimated_offset(longer)
+
+
+# --- choosing a solver: the decision chart and the measured table in the first screen --------
+
+CHOOSING = DOCS / "choosing-a-solver.md"
+#: The measured table of choosing-a-solver.md (benchmarks/accuracy.py's ``solvers``).
+SOLVERS_TABLE = re.compile(r"^<!-- generated: accuracy\.json solvers -->$", re.M)
+
+
+def _solver_chart() -> ModuleType:
+    """hooks/solver_chart.py, the mkdocs hook that draws the page's decision chart."""
+    spec = importlib.util.spec_from_file_location("solver_chart", REPO / "hooks" / "solver_chart.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_choosing_a_solver_opens_with_the_chart_the_measured_table_then_the_rules_of_thumb():
+    text = CHOOSING.read_text()
+    chart = _solver_chart()
+    image = IMAGE.search(text)
+    assert image and image.group(1) == chart.SITE_PATH
+    assert text[image.end():].startswith(f'{{ width="{chart.WIDTH_PX}" }}\n\n<!-- generated: accuracy.json solvers')
+    assert _sections(text)[0] == "Rules of thumb"
+    width, height = struct.unpack(">II", chart.png()[16:24])  # the PNG header's IHDR
+    assert width == chart.WIDTH_PX * chart.DPI_SCALE
+    shown = height * chart.WIDTH_PX / width
+    table = estimated_offset(text, SOLVERS_TABLE, image_height=shown)
+    assert estimated_offset(text) <= SCREEN / 2, "the chart starts in the upper half of the first screen"
+    # the table's header and its first three rows are on the first screen
+    assert table + 4 * TABLE_ROW <= SCREEN, f"the measured table starts at about {table:.0f} px"
+
+
+def test_the_decision_chart_reads_at_1366_px_and_names_solvers_the_page_describes():
+    from matplotlib.text import Text
+
+    chart = _solver_chart()
+    figure = chart.figure()
+    texts = [t for t in figure.findobj(Text) if t.get_text()]
+    assert min(t.get_fontsize() for t in texts) >= chart.MIN_POINTS >= 9
+    assert all(not ax.axison for ax in figure.axes)  # boxes and arrows, no ticks
+    page = CHOOSING.read_text()
+    named = {name for _, names, _ in chart.STEPS for name in names.split(" / ")} | {chart.DEFAULT[0]}
+    for name in named:
+        assert f"| `{name.strip()}`" in page, f"the chart names {name!r}, which the solver table does not describe"
+    assert chart.png() == chart.png()  # the same bytes each build
