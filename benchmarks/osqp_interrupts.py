@@ -5,9 +5,7 @@
 Each trial starts a child process that solves an ML-MKL-SA problem
 (:func:`kernelfuse.testing.small_problem`, ``mlmkl_max``, N = 100, 6 kernels, C = 1e4,
 ``tol`` 1e-15: it runs for minutes) on one BLAS thread, and sends it SIGINT at a random
-moment, uniform in the first ``--delay`` seconds (2) after its first iteration.  The child
-imports scikit-learn first: the first warning of a process imports it (0.6-1.5 s), and the
-interrupted solve's warning would otherwise count that import.
+moment, uniform in the first ``--delay`` seconds (2) after its first iteration.
 The label SVMs (``--svms``):
 
 * ``fallback``: the active-set SVM with its steps bounded to one (``max_iter`` and
@@ -73,7 +71,6 @@ CHILD = textwrap.dedent("""
             intervals.append((start, time.monotonic()))
 
     OSQPSolver.solve = recorded
-    kernelfuse.ConvergenceWarning  # imports scikit-learn, as the interrupted solve's warning would
     K, Y, _ = small_problem("mlmkl_max", 0, n=100, n_kernels=6)
 
     def ready(row):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import tracemalloc
 import warnings
@@ -36,6 +37,26 @@ def interruptible() -> None:
     child's Python raises KeyboardInterrupt.  A shell's background job (``make test &`` in a
     script) starts with SIGINT ignored, and its children inherit that."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU seconds process ``pid`` has used so far (Linux's /proc; None elsewhere): the work a
+    child did, whatever else a loaded machine runs."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    """The CPU seconds of this process's children reaped so far (``RUSAGE_CHILDREN``): around one
+    child's wait, its whole CPU time."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def breast_cancer_kernels(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -194,7 +194,7 @@ class Solver(ABC):
         else:
             logger.info("solver %r: %s after %d iterations, %.2fs: objective %.10g, gap %.3g",
                         self.name, status, int(model.n_iter), elapsed, objective, gap)
-        if status not in FINISHED_STATUSES:
+        if status not in (*FINISHED_STATUSES, "interrupted"):  # the caller asked for an interrupt
             warnings.warn(
                 f"solver {self.name!r} stopped with status {status!r}"
                 + (f": {message}" if message else ""),

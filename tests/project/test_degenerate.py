@@ -27,7 +27,7 @@ import pytest
 
 import kernelfuse
 from degenerate import CASES, degenerate_problem
-from helpers import interruptible
+from helpers import cpu_seconds, interruptible
 from kernelfuse.assembly.result import STATUSES
 from kernelfuse.parts.registry import get_registry
 
@@ -116,7 +116,6 @@ LONG_SOLVE = textwrap.dedent("""
     import kernelfuse
     from degenerate import degenerate_problem
     warnings.simplefilter("ignore")
-    kernelfuse.ConvergenceWarning  # imports scikit-learn (0.6 s), as the interrupted solve's warning would
     K, y, kw = degenerate_problem({family!r}, "C huge", 0, n={n}, n_kernels=6)
 
     def started(row):
@@ -142,16 +141,6 @@ LONG_SOLVES = {
 }
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """The CPU seconds process ``pid`` has used (Linux's /proc; None elsewhere)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(("solve", "seed"), [("mikl", 0), *((name, seed) for name in list(LONG_SOLVES)[1:]
                                                             for seed in range(2))])
@@ -171,12 +160,12 @@ def test_an_interrupt_is_served_within_a_second(solve: str, seed: int) -> None:
     try:
         assert process.stdout.readline().strip() == "running", process.stderr.read()[-2000:]
         time.sleep(np.random.default_rng(seed).uniform(0.0, 1.0))
-        sent, cpu_sent = time.perf_counter(), _cpu_seconds(process.pid)
+        sent, cpu_sent = time.perf_counter(), cpu_seconds(process.pid)
         process.send_signal(signal.SIGINT)
         status = process.stdout.readline().strip()
         if status == "Solver interrupted":  # OSQP says so on stdout when it was under way
             status = process.stdout.readline().strip()
-        served, cpu_served = time.perf_counter() - sent, _cpu_seconds(process.pid)
+        served, cpu_served = time.perf_counter() - sent, cpu_seconds(process.pid)
         process.wait(timeout=30)
     finally:
         process.kill()
