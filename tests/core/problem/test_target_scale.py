@@ -13,7 +13,7 @@ from helpers import breast_cancer_kernels, subset_kernels
 from kernelfuse.problem import objectives
 from kernelfuse.problem.families import FAMILIES
 from kernelfuse.problem.instance import Problem
-from kernelfuse.problem.scaling import C_LIMIT, SCALE_BAND, rescale_targets, unit_scale
+from kernelfuse.problem.scaling import SCALE_BAND, SVM_C_LIMIT, rescale_targets, unit_scale
 from kernelfuse.testing import small_problem
 
 LAW = FAMILIES["l1_mkl"].target_scaling
@@ -102,18 +102,18 @@ def test_targets_and_C_at_1e15_give_the_same_model_in_the_callers_units(solver, 
 
 
 def test_C_far_above_unit_scale_is_warned_with_the_limit_in_the_callers_units():
-    """A hinge problem at C far above :data:`C_LIMIT` at unit scale warns, naming C and the C
+    """A hinge problem at C far above :data:`SVM_C_LIMIT` at unit scale warns, naming C and the C
     that keeps the unit-scale C at the limit; the law maps C linearly, so that C is the limit
     itself on unit kernels."""
     K, y, _ = small_problem("l1_mkl_sq", seed=0)
     K = K / np.abs(K).max()
-    with pytest.warns(UserWarning, match=r"C = 1e\+15 is 1e\+15 at unit scale .* C <= 1e\+06"):
+    with pytest.warns(UserWarning, match=r"C = 1e\+15 is 1e\+15 at unit scale .* C <= 1e\+08"):
         warnings.simplefilter("ignore", kernelfuse.ConvergenceWarning)
         kernelfuse.solve(K, y, solver="simplemkl", family="l1_mkl_sq", C=1e15, max_iter=2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         warnings.simplefilter("ignore", kernelfuse.ConvergenceWarning)
-        kernelfuse.solve(K, y, solver="simplemkl", family="l1_mkl_sq", C=C_LIMIT, max_iter=2)
+        kernelfuse.solve(K, y, solver="simplemkl", family="l1_mkl_sq", C=SVM_C_LIMIT, max_iter=2)
 
 
 def test_weighted_targets_far_from_unit_scale_are_solved_rescaled_too():
