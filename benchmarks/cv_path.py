@@ -9,8 +9,8 @@ fit on the fold's training rows, and the same path solved cold (a built solver t
 start).
 Then the whole fit (the kernels of all rows, every fold, the refit) against ``GridSearchCV``
 over the same 10 values.  A default fit takes about 0.05 s here, so after one untimed fit (imports,
-first calls) every time is the median of :data:`REPEATS` runs; run it single-threaded
-(``OMP_NUM_THREADS=1``).
+first calls) every time is the median of :data:`REPEATS` runs, each repeat timing the default
+fits and the warm path one after the other; run it single-threaded (``OMP_NUM_THREADS=1``).
 
     OMP_NUM_THREADS=1 python benchmarks/cv_path.py [--quick] [--out PATH]
 """
@@ -32,9 +32,13 @@ REPEATS = 5
 
 
 def median_run(run: Any) -> dict[str, Any]:
-    """``run()`` (an ``MKLClassifierCV`` fit, :func:`cv_run`) :data:`REPEATS` times: the last
-    run's path, with the median wall time of the whole fit and of each fold."""
-    runs = [run() for _ in range(REPEATS)]
+    """``run()`` (an ``MKLClassifierCV`` fit, :func:`cv_run`) :data:`REPEATS` times: :func:`medians`."""
+    return medians([run() for _ in range(REPEATS)])
+
+
+def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The last of ``runs`` (``MKLClassifierCV`` fits, :func:`cv_run`)' path, with the median wall
+    time of the whole fit and of each fold."""
     return {**runs[-1], "seconds": float(np.median([r["seconds"] for r in runs])),
             "fold_seconds": np.median([r["fold_seconds"] for r in runs], axis=0).tolist(),
             "repeats": REPEATS}
@@ -62,16 +66,19 @@ def measure(quick: bool) -> dict[str, Any]:
     n_folds, n_Cs = (3, 5) if quick else (5, 10)
     folds = list(StratifiedKFold(n_folds, shuffle=True, random_state=0).split(X, y))
     MKLClassifier().fit(X[folds[0][0]], y[folds[0][0]])  # untimed: imports and first calls
-    default_fits = []
-    for k, (train, _) in enumerate(folds):
-        times = []
-        for _ in range(REPEATS):
+    # Each repeat times every fold's default fit, then the warm path's whole fit: both see the
+    # same moments of a machine's load.
+    times: list[list[float]] = [[] for _ in folds]
+    warm_runs = []
+    for _ in range(REPEATS):
+        for k, (train, _) in enumerate(folds):
             start = time.perf_counter()
             MKLClassifier().fit(X[train], y[train])
-            times.append(time.perf_counter() - start)
-        default_fits.append(float(np.median(times)))
-        print(f"fold {k}: default fit {default_fits[-1]:.3f} s", flush=True)
-    warm = median_run(lambda: cv_run(X, y, folds, Cs=n_Cs))
+            times[k].append(time.perf_counter() - start)
+        warm_runs.append(cv_run(X, y, folds, Cs=n_Cs))
+    default_fits = [float(np.median(t)) for t in times]
+    warm = medians(warm_runs)
+    print("default fits: " + ", ".join(f"{t:.3f}" for t in default_fits) + " s", flush=True)
     print(f"warm path: {warm['seconds']:.1f} s", flush=True)
     cold_solver = get_registry().get("solver", "spicymkl").factory.build()
     cold = median_run(lambda: cv_run(X, y, folds, Cs=warm["Cs"], solver=cold_solver))
