@@ -430,6 +430,15 @@ def cpu_seconds() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """The CPU seconds process ``pid`` has used so far (Linux's /proc; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return math.nan
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_solver(K: np.ndarray, y: np.ndarray, solver: str, **kwargs: Any) -> dict[str, Any]:
     """``kernelfuse.solve`` with wall time and SVM instrumentation; never raises."""
     import kernelfuse

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from common import RESULTS_DIR, fmt, machine_info, markdown_table, write_json
+from common import RESULTS_DIR, fmt, machine_info, markdown_table, process_cpu_seconds, write_json
 
 #: The label SVMs' settings of each kind (``--svms``).
 SVMS = {
@@ -90,15 +90,6 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def cpu_seconds(pid: int) -> float:
-    """The CPU seconds process ``pid`` has used (Linux's /proc; NaN elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return math.nan
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class ChildLines:
     """The child's stdout lines, read by a thread, so that waiting for one can time out."""
 
@@ -139,10 +130,10 @@ def trial(kind: str, delay: float) -> dict[str, Any]:
         if lines.tagged("status:", time.monotonic() + 120) != "ready":
             raise RuntimeError(f"the child did not start solving (exit {process.poll()})")
         time.sleep(delay)
-        sent, cpu_sent = time.monotonic(), cpu_seconds(process.pid)
+        sent, cpu_sent = time.monotonic(), process_cpu_seconds(process.pid)
         process.send_signal(signal.SIGINT)
         outcome = lines.tagged("status:", sent + LOST_AFTER)
-        wall, cpu = time.monotonic() - sent, cpu_seconds(process.pid) - cpu_sent
+        wall, cpu = time.monotonic() - sent, process_cpu_seconds(process.pid) - cpu_sent
         osqp = lines.tagged("osqp:", time.monotonic() + 10) if outcome is not None else None
         running = process.poll() is None
     finally:

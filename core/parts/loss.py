@@ -81,6 +81,12 @@ class Loss(ABC):
         return float(np.sum(self.value(y, f)))
 
 
+def _positive(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``w > 0``, and ``w`` with 1 in place of 0 (to divide by, the zeros then masked)."""
+    positive = weight > 0
+    return positive, np.where(positive, weight, 1.0)
+
+
 def _per_example(weight: np.ndarray, array: np.ndarray) -> np.ndarray:
     """``weight`` (N,) shaped to multiply ``array`` (N, ...) example by example."""
     return weight.reshape(weight.shape + (1,) * (np.ndim(array) - 1))
@@ -94,8 +100,7 @@ def _scaled(method: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray
 def _conjugate(conjugate: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
                rho: np.ndarray) -> np.ndarray:
     """``(w loss)*(rho) = w loss*(rho / w)``; for ``w = 0`` the conjugate of 0: 0 at ``rho = 0``, else inf."""
-    positive = weight > 0
-    safe = np.where(positive, weight, 1.0)
+    positive, safe = _positive(weight)
     with np.errstate(invalid="ignore", over="ignore"):
         value = safe * conjugate(y, rho / _per_example(safe, rho))
     at_zero = np.all(np.reshape(rho == 0, (weight.size, -1)), axis=1)
@@ -105,16 +110,14 @@ def _conjugate(conjugate: Callable[..., np.ndarray], weight: np.ndarray, y: np.n
 def _conjugate_derivative(derivative: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
                           rho: np.ndarray) -> np.ndarray:
     """``d/drho [w loss*(rho / w)] = loss*'(rho / w)``; nan where ``w = 0`` (a point domain)."""
-    positive = weight > 0
-    safe = np.where(positive, weight, 1.0)
+    positive, safe = _positive(weight)
     return np.where(positive, derivative(y, rho / safe), np.nan)
 
 
 def _conjugate_second_derivative(second: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
                                  rho: np.ndarray) -> np.ndarray:
     """``d^2/drho^2 [w loss*(rho / w)] = loss*''(rho / w) / w``; nan where ``w = 0`` (a point domain)."""
-    positive = weight > 0
-    safe = np.where(positive, weight, 1.0)
+    positive, safe = _positive(weight)
     return np.where(positive, second(y, rho / safe) / safe, np.nan)
 
 
@@ -122,16 +125,14 @@ def _conjugate_prox(prox: Callable[..., np.ndarray], weight: np.ndarray, y: np.n
                     step: float | np.ndarray) -> np.ndarray:
     """``argmin_u w loss*(u / w) + (u - v)^2 / (2 step) = w prox_{loss*, step / w}(v / w)`` (``u = w z``
     turns it into ``w [loss*(z) + (z - v / w)^2 / (2 step / w)]``); 0 where ``w = 0``."""
-    positive = weight > 0
-    safe = np.where(positive, weight, 1.0)
+    positive, safe = _positive(weight)
     return np.where(positive, safe * prox(y, v / safe, step / safe), 0.0)
 
 
 def _conjugate_prox_derivative(derivative: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
                                v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
     """The derivative of :func:`_conjugate_prox` in ``v``: ``prox'(v / w)`` at step ``step / w``; 0 where ``w = 0``."""
-    positive = weight > 0
-    safe = np.where(positive, weight, 1.0)
+    positive, safe = _positive(weight)
     return np.where(positive, derivative(y, v / safe, step / safe), 0.0)
 
 
@@ -196,6 +197,5 @@ class WeightedLoss(Loss):
             lower, upper = self.loss.conjugate_domain(y)
         else:
             lower, upper = np.full(self.weight.shape, -np.inf), np.full(self.weight.shape, np.inf)
-        positive = self.weight > 0
-        safe = np.where(positive, self.weight, 1.0)  # no 0 * inf
+        positive, safe = _positive(self.weight)  # no 0 * inf
         return np.where(positive, safe * lower, 0.0), np.where(positive, safe * upper, 0.0)

@@ -56,25 +56,21 @@ def pnorm_mkl_law(params: Mapping[str, float], s: float) -> tuple[dict[str, floa
 
 
 def mikl_law(params: Mapping[str, float], s: float) -> tuple[dict[str, float], float]:
-    """``mikl``: ``lam' = lam / s^q``; ``P = P'``."""
-    lam = params["lam"]
-    for _ in range(round(params["q"])):  # q in {1, 2}: lam / s / s, never s^q (underflows at s < 1e-162)
-        lam /= s
-    return {**params, "lam": lam}, 1.0
+    """``mikl``: ``lam' = lam / s^q``; ``P = P'`` (q in {1, 2}: :func:`_times_power`)."""
+    return {**params, "lam": _times_power(params["lam"], s, -round(params["q"]))}, 1.0
 
 
 def l1_mkl_target_law(params: Mapping[str, float], t: float, k: int) -> tuple[dict[str, float], float]:
     """``l1_mkl`` on ``y / t`` with a loss of degree ``k``: ``||f_m|| = t ||f'_m||``, so
     ``P = t^k [sum_i loss'_i + C t^(1-k) sum_m ||f'_m|| + C2 t^(2-k) / 2 sum_m ||f'_m||^2]``:
-    ``C' = C t^(1-k)``, ``C2' = C2 t^(2-k)``; ``P = t^k P'`` (powers as repeated products, as
-    :func:`mikl_law`)."""
+    ``C' = C t^(1-k)``, ``C2' = C2 t^(2-k)``; ``P = t^k P'`` (:func:`_times_power`)."""
     return {**params, "C": _times_power(params["C"], t, 1 - k),
             "C2": _times_power(params["C2"], t, 2 - k)}, _times_power(1.0, t, k)
 
 
 def _times_power(value: float, t: float, k: int) -> float:
     """``value t^k`` for an integer ``k``, by ``|k|`` products or quotients (``t^k`` itself may
-    overflow where the product does not)."""
+    overflow or underflow where the product does not: ``s^2`` underflows at ``s < 1e-162``)."""
     for _ in range(abs(k)):
         value = value * t if k > 0 else value / t
     return value
