@@ -21,14 +21,14 @@ import attrs
 import numpy as np
 
 from kernelfuse import errors
-from kernelfuse.assembly.result import FINISHED_STATUSES, History, Iteration, Result, relative_gap
+from kernelfuse.assembly.result import FINISHED_STATUSES, History, Iteration, Result, relative_gap, roundoff
 from kernelfuse.errors import IncompatiblePartsError, SolverError
 from kernelfuse.kernels.array_backend import is_device_array
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.rows import KernelRows
 from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
-from kernelfuse.problem.scaling import Rescaled, far_off_C, unit_scale
+from kernelfuse.problem.scaling import far_off_C, unit_scale
 from kernelfuse.runtime.memory import out_of_memory
 from kernelfuse.runtime.parallel import blas_threads
 
@@ -120,6 +120,22 @@ class Solver(ABC):
 
         check_requirements({**self.parts(), "loss": problem.loss}, self.requires, self.name)
 
+    def certified_tol(self) -> float:
+        """The relative gap its ``converged`` promises (OBJECTIVES.md units): its ``tol``."""
+        return float(getattr(self, "tol", 0.0))
+
+    def _checked_status(self, gap: float, objective: float, n_samples: int, message: str) -> tuple[str, str]:
+        """``converged`` stays so only where the gap of the returned model, scored in the problem's
+        units, is at most :meth:`certified_tol` (up to :func:`roundoff`): a run certifies on its own
+        accounting, in its own units (a rescaled copy), which rounding can part from the score (a
+        hinge residual of 1e-16 weighs 1e4 at C = 1e20), and ``max(1, |P|)`` is not scale invariant."""
+        bound = self.certified_tol() + roundoff(objective, n_samples) / max(1.0, abs(objective))
+        if gap <= bound * (1.0 + 1e-6):
+            return "converged", message
+        return "stalled", (f"the run certified its gap on its own accounting, but the returned model's "
+                           f"gap in the problem's units is {gap:.3g}, above tol={self.certified_tol():g}"
+                           + (f"; {message}" if message else ""))
+
     def rescaled(self, scale: float) -> Solver:
         """This solver for the problem on ``K / scale`` (:mod:`kernelfuse.problem.scaling`): a
         model of the problem it holds (a warm start) in those units, ``coef' = scale coef``;
@@ -141,9 +157,11 @@ class Solver(ABC):
         floating-point error) becomes a :class:`SolverError` naming the
         solver, and so does running out of memory (naming the allocation,
         :func:`kernelfuse.runtime.memory.out_of_memory`); a model whose objective is
-        not finite is returned with status ``diverged``.  A ``completed`` run (a two-stage or
-        fixed-weight method) whose certified gap, in the problem's units, is at most the solver's
-        ``tol`` is ``converged``: its weights are then an optimum of the family, up to ``tol``.
+        not finite is returned with status ``diverged``.  A ``converged`` run whose model, scored
+        in the problem's units, has a gap above :meth:`certified_tol` is ``stalled``.  A
+        ``completed`` run (a two-stage or fixed-weight method) whose certified gap, in the
+        problem's units, is at most the solver's ``tol`` is ``converged``: its weights are then an
+        optimum of the family, up to ``tol``.
         Any status but ``converged`` and ``completed`` warns (:class:`ConvergenceWarning`).
         """
         self.check_problem(problem)
@@ -179,9 +197,9 @@ class Solver(ABC):
             objective, weights, shares = objectives.score(problem, model.coef, model.intercept, model.kernel_weights)
         status, message = model.status, model.message
         gap = relative_gap(objective, float(model.dual_objective))
-        if units is not None and status == "converged":
-            status, message = _rescaled_status(self, units, objective, model, message)
-        if status == "completed" and gap <= float(getattr(self, "tol", 0.0)):
+        if status == "converged":
+            status, message = self._checked_status(gap, objective, problem.n_samples, message)
+        if status == "completed" and gap <= self.certified_tol():
             status = "converged"
         if not (math.isfinite(objective) and np.isfinite(model.coef).all()):
             status, message = "diverged", (
@@ -244,21 +262,6 @@ def weighted_solvers(family: str) -> list[str]:
             if family in registry.get("solver", name).factory.build(registry).weighted_families:
                 takers.append(name)
     return takers
-
-
-def _rescaled_status(solver: Solver, units: Rescaled, objective: float, model: Any,
-                     message: str) -> tuple[str, str]:
-    """``converged`` at the unit scale stays ``converged`` in the problem's units only where the
-    gap there is at most the one certified inside or the solver's ``tol``: the unit of the gap,
-    ``max(1, |P|)`` (OBJECTIVES.md), is not scale invariant, so an absolute gap below ``tol`` on
-    a small inner objective can be a relative gap of 1 once the objective is scaled up."""
-    outer = relative_gap(objective, float(model.dual_objective))
-    inner = relative_gap(objective / units.objective_factor,
-                         float(model.dual_objective) / units.objective_factor)
-    if outer <= max(inner, float(getattr(solver, "tol", 0.0))) * (1.0 + 1e-6):  # equal up to rounding
-        return "converged", message
-    return "stalled", (f"certified at the unit scale (gap {inner:.3g}), but the gap in the "
-                       f"problem's units is {outer:.3g}" + (f"; {message}" if message else ""))
 
 
 def solver_parameters(factory: Callable[..., Any]) -> set[str]:

@@ -436,6 +436,11 @@ class CvxpyReference(Solver):
     #: the unweighted one: refused there.
     weighted_families: ClassVar[frozenset[str]] = frozenset({"l1_mkl", "l1_mkl_sq", "vskl"})
 
+    def certified_tol(self) -> float:
+        """Its ``converged`` certifies the interval at ``1000 * tol`` (Clarabel's ``tol`` is on
+        the canonicalised cone program, not the family's objective)."""
+        return 1e3 * self.tol
+
     def clarabel_options(self, gap_tol: float, feas_tol: float,
                          time_limit: float = math.inf) -> dict[str, Any]:
         """Clarabel settings for one attempt (reduced tolerances ``100 *`` these)."""
@@ -575,7 +580,7 @@ class CvxpyReference(Solver):
                  seconds: float) -> ReferenceSolution:
         """``best`` with the lower bound ``lower``: ``converged`` when :func:`certified`
         at ``1000 * tol`` (the message then states the interval, and any round-off)."""
-        verdict, message = certified(best.objective, lower, 1e3 * self.tol, problem.n_samples)
+        verdict, message = certified(best.objective, lower, self.certified_tol(), problem.n_samples)
         model = attrs.evolve(best.model, dual_objective=lower, n_iter=n_iter, message=message,
                              status="converged" if verdict else "numerical_failure")
         return attrs.evolve(best, model=model, gap=relative_gap(best.objective, lower),

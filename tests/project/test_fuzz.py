@@ -220,6 +220,15 @@ def test_hard_but_valid_problems_get_a_correct_result_or_an_honest_failure(call)
     check_result(result, _stops_on_gap(solver))
 
 
+def test_a_rescaled_run_whose_model_scores_off_its_certificate_is_not_converged():
+    """A draw the long fuzz run found: at C = 1e12 on kernels of scales 1e-8 to 1e8 the unit-scale
+    copy has C = 1e20, where the oracle's objective and the model's score part by rounding."""
+    K, y, extra = small_problem("mlmkl_max", seed=10, n=11, n_kernels=3)
+    K = K * np.geomspace(1e-8, 1e8, K.shape[0])[:, None, None]
+    problem = (K, y, {"family": "mlmkl_max", **extra, "C": 1e12})
+    check_result(_solve("mlmkl-max-averaged-md", problem), stops_on_gap=True)
+
+
 @given(hostile_solve_calls())
 def test_solve_gives_a_clear_error_or_a_correct_result(call):
     solver, names, problem = call

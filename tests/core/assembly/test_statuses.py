@@ -219,6 +219,25 @@ def test_a_model_with_a_non_finite_objective_is_reported_diverged():
     assert math.isinf(result.objective)
 
 
+class _Overclaiming(Solver):
+    """Claims ``converged`` with a lower bound of 0 at the zero model (objective C N)."""
+
+    name = "overclaiming"
+    families = frozenset({"l1_mkl_sq"})
+    tol = 1e-3
+
+    def run(self, problem: Problem, history: History) -> Model:
+        return Model(coef=np.zeros((problem.n_kernels, problem.n_samples)), dual_objective=0.0, n_iter=1)
+
+
+def test_converged_is_kept_only_where_the_scored_model_has_its_gap_within_tol():
+    K, y, _ = small_problem("l1_mkl_sq", seed=0, n=12, n_kernels=2)
+    problem = Problem.create(K, y, "l1_mkl_sq", C=1.0)
+    with pytest.warns(ConvergenceWarning, match="stalled.*own accounting.*gap in the problem's units is 1"):
+        result = _Overclaiming().solve(problem)
+    assert result.status == "stalled" and result.gap == pytest.approx(1.0)
+
+
 class _Singular(Solver):
     name = "singular"
     families = frozenset({"l1_mkl_sq"})
