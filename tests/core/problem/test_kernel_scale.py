@@ -168,4 +168,4 @@ def test_converged_at_the_unit_scale_is_converged_in_the_problems_units(solver):
     if result.status == "converged":
         assert result.gap <= 1e-6, result.message
     else:
-        assert result.status == "stalled" and "unit scale" in result.message
+        assert result.status == "stalled" and "in the problem's units" in result.message
