@@ -7,7 +7,9 @@ family objectives (:func:`evaluate`, :func:`evaluate_parts`), the part interface
 :class:`Solver`, :class:`Recipe`), the plugin registry (:func:`get_registry`,
 :data:`hookimpl`) and what a plugin's solver needs (:class:`History`,
 :func:`relative_gap`, :func:`combined_kernel`, :func:`quadratic_forms`,
-:func:`vskl_lower_bound`, :func:`svm_at_weights`): a third-party plugin needs nothing else; and the scikit-learn
+:func:`vskl_lower_bound`, :func:`svm_at_weights`, and :class:`TwoStageMKL` with :class:`KernelWeights`
+and :func:`simplex_weights` for a method that fixes the kernel weights, then fits one SVM): a third-party
+plugin needs nothing else; and the scikit-learn
 estimators :class:`MKLClassifier`, :class:`MKLRegressor`, :class:`MultiLabelMKLClassifier`, and
 :class:`MKLClassifierCV`, :class:`MKLRegressorCV` (C chosen by cross-validation on a warm-started path).
 
@@ -26,6 +28,7 @@ from kernelfuse.assembly.api import solve
 from kernelfuse.assembly.recipe import Recipe, check_requirements
 from kernelfuse.assembly.result import History, Iteration, Result, relative_gap
 from kernelfuse.assembly.solver import Model, Solver
+from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL, simplex_weights
 from kernelfuse.errors import (
     FileWriteError,
     IncompatiblePartsError,
@@ -89,13 +92,14 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ConvergenceWarning", "FAMILIES", "Family", "FileWriteError", "History", "IncompatiblePartsError", "Iteration",
-    "KernelfuseError",
+    "KernelWeights", "KernelfuseError",
     "Loss", "MKLClassifier", "MKLClassifierCV", "MKLRegressor", "MKLRegressorCV", "MirrorMap", "Model",
     "MultiLabelMKLClassifier",
     "Oracle", "OracleAnswer", "OuterOptimizer",
     "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result",
-    "SVMSolution", "SVMSolver", "Solver", "SolverError", "UnknownNameError", "ValidationError",
+    "SVMSolution", "SVMSolver", "Solver", "SolverError", "TwoStageMKL", "UnknownNameError", "ValidationError",
     "check_requirements", "combined_kernel", "evaluate", "evaluate_parts", "get_family", "get_registry",
-    "WeightedSVM", "hookimpl", "quadratic_forms", "relative_gap", "solve", "svm_at_weights", "vskl_lower_bound",
+    "WeightedSVM", "hookimpl", "quadratic_forms", "relative_gap", "simplex_weights", "solve", "svm_at_weights",
+    "vskl_lower_bound",
     "__version__",
 ]

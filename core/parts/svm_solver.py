@@ -50,10 +50,6 @@ class SVMSolver(ABC):
     """Solves the SVM dual on a precomputed kernel."""
 
     name: ClassVar[str]
-    #: Whether ``solve(..., intercept=False)`` is supported (no ``y'a = 0``).
-    supports_no_intercept: ClassVar[bool] = True
-    #: Whether ``warm_start`` is used (otherwise it is ignored).
-    warm_starts: ClassVar[bool] = False
 
     @abstractmethod
     def solve(

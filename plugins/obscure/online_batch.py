@@ -33,8 +33,6 @@ from kernelfuse.problem import duality
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import count, flag, positive, random_seed
 
-STAGES = ("online", "stochastic", "dual")
-
 
 def default_online_step(kernel_norms: np.ndarray, n_kernels: int, q: float) -> float:
     """``eta0 = min(M^(-2/q), 1 / max_i ||phi(x_i)||_{2,q}^2)``, from ``kernel_norms`` ``||phi(x_i)||_{2,q}``.

@@ -36,8 +36,6 @@ class ActiveSetSVM(SVMSolver):
     """Primal-dual active-set Newton on the SVM dual: exact, warm-started, falls back when it cycles."""
 
     name = "active-set"
-    supports_no_intercept = True
-    warm_starts = True
     max_iter: int = positive_count.field(60)
     #: Steps a warm start may take before the cold start takes over: a warm start that
     #: converges does so in a few (docs/methods/mirror-vskl.md, SVM solvers).

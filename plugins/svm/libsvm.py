@@ -38,8 +38,6 @@ class LibSVM(SVMSolver):
     """
 
     name = "libsvm"
-    supports_no_intercept = False
-    warm_starts = False
     tol: float = positive.field(1e-8)
     cache_size: float = positive.field(500.0)
     max_iter: int | None = positive_count.or_none("default_max_iter(N)").field(None)

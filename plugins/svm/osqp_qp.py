@@ -33,8 +33,6 @@ class OSQPSolver(SVMSolver):
     """
 
     name = "osqp"
-    supports_no_intercept = True
-    warm_starts = True
     eps: float = positive.field(1e-10)
     max_iter: int = positive_count.field(200_000)
 

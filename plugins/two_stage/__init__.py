@@ -1,7 +1,7 @@
 """Two-stage MKL: kernel weights by a method's own criterion, then one SVM on the combination.
 
 MKLpy's one-step algorithms, GRAM, MEMO and R-MKL, each a registered solver of family ``l1_mkl_sq`` (kind
-``solver``), sharing the assembler :class:`~kernelfuse.plugins.two_stage.weights_then_svm.TwoStageMKL`
+``solver``), sharing the assembler :class:`~kernelfuse.TwoStageMKL`
 and the SVM solver part (``svm_solver``, ``active-set`` unless named):
 
 * ``fheuristic``: kernel-target alignment (Qiu and Lane 2009), :mod:`.fheuristic`;

@@ -25,9 +25,9 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL, simplex_weights
 from kernelfuse.kernels.combined import quadratic_forms
 from kernelfuse.kernels.geometry import centered
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, Weights, simplex_weights
 from kernelfuse.problem.instance import Problem
 
 
@@ -60,5 +60,5 @@ class CenteredAlignment(TwoStageMKL):
 
     name: ClassVar[str] = "cka"
 
-    def weights(self, problem: Problem) -> Weights:
-        return Weights(alignmax_weights(problem.K, problem.y), {"kernel_passes": float(problem.K.shape[0])})
+    def weights(self, problem: Problem) -> KernelWeights:
+        return KernelWeights(alignmax_weights(problem.K, problem.y), {"kernel_passes": float(problem.K.shape[0])})

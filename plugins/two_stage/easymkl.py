@@ -29,12 +29,12 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL, simplex_weights
 from kernelfuse.kernels.combined import quadratic_forms
 from kernelfuse.kernels.geometry import hull_distance
 from kernelfuse.kernels.products import weighted_sum
 from kernelfuse.parts.svm_solver import SVMSolver
 from kernelfuse.plugins.two_stage.pwmk import unit_interval
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, Weights, simplex_weights
 from kernelfuse.problem.instance import Problem
 
 
@@ -66,6 +66,6 @@ class EasyMKL(TwoStageMKL):
     #: The identity's share in ``K_lam = (1 - lam) sum_m K_m + lam I``.
     lam: float = unit_interval.field(0.1)
 
-    def weights(self, problem: Problem) -> Weights:
+    def weights(self, problem: Problem) -> KernelWeights:
         d, calls = easymkl_weights(problem.K, problem.y, self.lam, self.svm_solver)
-        return Weights(d, {"kernel_passes": 2.0, "svm_calls": float(calls)})
+        return KernelWeights(d, {"kernel_passes": 2.0, "svm_calls": float(calls)})

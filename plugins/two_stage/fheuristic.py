@@ -17,8 +17,8 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL, simplex_weights
 from kernelfuse.kernels.geometry import alignment
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, Weights, simplex_weights
 from kernelfuse.problem.instance import Problem
 
 
@@ -34,5 +34,5 @@ class FHeuristic(TwoStageMKL):
 
     name: ClassVar[str] = "fheuristic"
 
-    def weights(self, problem: Problem) -> Weights:
-        return Weights(fheuristic_weights(problem.K, problem.y), {"kernel_passes": 1.0})
+    def weights(self, problem: Problem) -> KernelWeights:
+        return KernelWeights(fheuristic_weights(problem.K, problem.y), {"kernel_passes": 1.0})

@@ -31,10 +31,10 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL
 from kernelfuse.kernels.combined import quadratic_forms
 from kernelfuse.kernels.geometry import enclosing_ball, hull_distance
 from kernelfuse.kernels.products import weighted_sum
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, Weights
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import deadline, expired
 from kernelfuse.validation import count, positive, seconds
@@ -68,7 +68,7 @@ class GRAM(TwoStageMKL):
     max_iter: int = count.field(1000)
     time_limit: float = seconds.field(math.inf)
 
-    def weights(self, problem: Problem) -> Weights:
+    def weights(self, problem: Problem) -> KernelWeights:
         K, y = problem.K, problem.y
         logger.info("gram takes all of its %d steps, each two QPs on K(d) (it has no stopping rule): "
                     "many times the time of a solver that stops at its certified gap (docs/methods/two-stage.md)",
@@ -95,5 +95,5 @@ class GRAM(TwoStageMKL):
             f"the class hulls meet (D = 0) after {steps} steps" if not math.isfinite(ratios[-1])
             else f"radius-margin ratio R^2/D^2 {ratios[0]:.6g} at uniform weights, {ratios[-1]:.6g} "
                  f"before the last of {steps} steps")
-        return Weights(d, {"qp_solves": 2.0 * len(ratios), "kernel_passes": 3.0 * len(ratios)},
+        return KernelWeights(d, {"qp_solves": 2.0 * len(ratios), "kernel_passes": 3.0 * len(ratios)},
                        n_iter=steps, cut=cut, note=note)

@@ -27,10 +27,10 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL
 from kernelfuse.kernels.combined import quadratic_forms
 from kernelfuse.kernels.geometry import hull_distance
 from kernelfuse.kernels.products import weighted_sum
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, Weights
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import deadline, expired
 from kernelfuse.validation import count, nonnegative, positive, seconds
@@ -58,7 +58,7 @@ class MEMO(TwoStageMKL):
     max_iter: int = count.field(1000)
     time_limit: float = seconds.field(math.inf)
 
-    def weights(self, problem: Problem) -> Weights:
+    def weights(self, problem: Problem) -> KernelWeights:
         K, y = problem.K, problem.y
         Q = frobenius_gram(K) if self.theta > 0 else None
         d = np.full(K.shape[0], 1.0 / K.shape[0])
@@ -85,5 +85,5 @@ class MEMO(TwoStageMKL):
                     break
                 previous, d = d, step / step.sum()
                 steps += 1
-        return Weights(d, {"qp_solves": float(solves), "kernel_passes": 2.0 * solves},
+        return KernelWeights(d, {"qp_solves": float(solves), "kernel_passes": 2.0 * solves},
                        n_iter=steps, cut=cut, note=note)

@@ -21,9 +21,9 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL, simplex_weights
 from kernelfuse.errors import ValidationError
 from kernelfuse.parts.svm_solver import SVMSolver
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, Weights, simplex_weights
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import Domain, positive_count
 
@@ -65,7 +65,7 @@ class PWMK(TwoStageMKL):
     #: Folds of the stratified cross-validation.
     cv: int = positive_count.field(3)
 
-    def weights(self, problem: Problem) -> Weights:
+    def weights(self, problem: Problem) -> KernelWeights:
         accuracy = cross_validated_accuracies(problem.K, problem.y, problem.params["C"], self.cv, self.svm_solver)
         work = {"svm_calls": float(self.cv * problem.K.shape[0])}
-        return Weights(simplex_weights(accuracy - self.delta * accuracy.min()), work)
+        return KernelWeights(simplex_weights(accuracy - self.delta * accuracy.min()), work)

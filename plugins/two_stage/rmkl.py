@@ -25,9 +25,9 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL
 from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
 from kernelfuse.kernels.geometry import enclosing_ball
-from kernelfuse.plugins.two_stage.weights_then_svm import TwoStageMKL, Weights
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import deadline, expired
 from kernelfuse.validation import count, positive, seconds
@@ -44,7 +44,7 @@ class RMKL(TwoStageMKL):
     max_iter: int = count.field(1000)
     time_limit: float = seconds.field(math.inf)
 
-    def weights(self, problem: Problem) -> Weights:
+    def weights(self, problem: Problem) -> KernelWeights:
         K, y, C = problem.K, problem.y, problem.params["C"]
         radii = np.array([enclosing_ball(Km).value for Km in K])
         d = np.full(K.shape[0], 1.0 / K.shape[0])
@@ -63,5 +63,5 @@ class RMKL(TwoStageMKL):
                 step = np.maximum(d + self.learning_rate * gradient, 0.0)
                 d = step / step.sum()
                 steps += 1
-        return Weights(d, {"svm_calls": float(steps), "kernel_passes": 3.0 * steps + 1},
+        return KernelWeights(d, {"svm_calls": float(steps), "kernel_passes": 3.0 * steps + 1},
                        n_iter=steps, cut=cut)

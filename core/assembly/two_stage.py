@@ -1,23 +1,22 @@
-"""The two-stage solver shared by MKLpy's methods here: kernel weights, then one SVM.
+"""``TwoStageMKL``: the solver assembled from a kernel-weight criterion and one SVM.
 
 A two-stage method (Cortes, Mohri and Rostamizadeh, "Two-stage learning kernel algorithms",
 ICML 2010) chooses the kernel weights ``d`` on the simplex by its own criterion
 (:meth:`TwoStageMKL.weights`), then fits one SVM on ``K(d) = sum_m d_m K_m`` (the registered
 SVM solver part): ``alpha`` and ``b`` of ``min_alpha 1/2 beta' K(d) beta - sum_i alpha_i``,
-``0 <= alpha_i <= C``, ``y'alpha = 0``, ``beta = alpha * y``.
+``0 <= alpha_i <= C``, ``y'alpha = 0``, ``beta = alpha * y``.  The average kernel (uniform
+``d``), the two-stage methods of MKLpy and contrib's centred alignment are each one subclass.
 
-The model is reported in the units of family ``l1_mkl_sq`` (OBJECTIVES.md, family 2), as the
-average-kernel baseline reports it: ``coef_m = d_m beta`` (so ``f_m = d_m K_m beta``), the
-SVM's intercept, the kernel weights ``d``, the family objective
-``1/2 (sum_m d_m sqrt(beta' K_m beta))^2 + C sum_i max(0, 1 - y_i f(x_i))`` at that model (an
-upper bound on the family's optimum) and, as ``dual_objective``, the certified lower bound
-``H(alpha)`` of the family at the SVM's ``alpha`` (:func:`kernelfuse.vskl_lower_bound`, one
-group).  ``gap`` thus says how far the method's weights are from the MKL optimum of the family,
-as information: the method optimises its own criterion, not the family objective, so a run that
-took all of its own steps ends ``completed`` (no warning; the message gives the gap), and
-``converged`` where that certified gap is at most ``tol`` (the weights are then an MKL optimum).
-An iterative method (GRAM, MEMO, R-MKL) whose own steps the solve's ``time_limit`` ended reports
-``time_limit``.
+The model is reported in the units of the family asked for (``l1_mkl_sq``, OBJECTIVES.md family
+2, or ``vskl`` where a subclass lists it): ``coef_m = d_m beta`` (so ``f_m = d_m K_m beta``), the
+SVM's intercept, the kernel weights ``d``, the family objective at that model (an upper bound on
+the family's optimum) and, as ``dual_objective``, the certified lower bound ``H(alpha)`` of the
+family at the SVM's ``alpha`` (:func:`kernelfuse.svm_at_weights`).  ``gap`` thus says how far the
+method's weights are from the MKL optimum of the family, as information: the method optimises
+its own criterion, not the family objective, so a run that took all of its own steps ends
+``completed`` (no warning; the message gives the gap), and ``converged`` where that certified
+gap is at most ``tol`` (the weights are then an MKL optimum).  An iterative method (GRAM, MEMO,
+R-MKL) whose own steps the solve's ``time_limit`` ended reports ``time_limit``.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ def simplex_weights(scores: np.ndarray) -> np.ndarray:
 
 
 @attrs.frozen
-class Weights:
+class KernelWeights:
     """A method's kernel weights ``d`` (on the simplex) and how it reached them."""
 
     d: np.ndarray
@@ -59,7 +58,8 @@ class Weights:
 
 @attrs.define
 class TwoStageMKL(Solver):
-    """Kernel weights by the method's criterion, then one SVM on the combined kernel (l1_mkl_sq units)."""
+    """Kernel weights by the method's criterion (:meth:`weights`), then one SVM on the combined
+    kernel, reported in the family's units; a subclass names itself and defines :meth:`weights`."""
 
     families: ClassVar[frozenset[str]] = frozenset({"l1_mkl_sq"})
     svm_solver: SVMSolver
@@ -71,7 +71,7 @@ class TwoStageMKL(Solver):
         return {"svm_solver": self.svm_solver}
 
     @abstractmethod
-    def weights(self, problem: Problem) -> Weights:
+    def weights(self, problem: Problem) -> KernelWeights:
         """The kernel weights by the method's criterion."""
 
     def run(self, problem: Problem, history: History) -> Model:
@@ -85,4 +85,4 @@ class TwoStageMKL(Solver):
         return Model(coef=fit.coef, intercept=fit.intercept, kernel_weights=d, dual_objective=fit.lower_bound,
                      n_iter=learnt.n_iter, status="time_limit" if learnt.cut else "completed",
                      message=f"{self.name} kernel weights ({criterion}), then one SVM: certified gap "
-                             f"{gap:.3g} to the l1_mkl_sq optimum (tol={self.tol:g})")
+                             f"{gap:.3g} to the {problem.family.name} optimum (tol={self.tol:g})")
