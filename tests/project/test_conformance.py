@@ -1,25 +1,44 @@
-"""The conformance kit (kernelfuse.testing) on every built-in part it covers, and on broken parts."""
+"""The conformance kit (kernelfuse.testing) on every built-in part it covers, and on broken parts;
+and every registered solver, built-in or from a plugin, against the cvxpy reference's certified
+interval on each family both solve (a newly registered solver is checked without being listed)."""
 
 from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import warnings
 
 import numpy as np
 import pytest
 
+import kernelfuse
 from kernelfuse import get_registry
-from kernelfuse.testing import check_loss, check_mirror_map, check_prox, check_solver
+from kernelfuse.assembly.result import roundoff
+from kernelfuse.testing import (
+    assert_within_certified,
+    check_loss,
+    check_mirror_map,
+    check_prox,
+    check_solver,
+    small_problem,
+)
 
-LOSSES = ["hinge", "squared-hinge", "logistic", "squared", "eps-insensitive", "crammer-singer"]
+#: The capabilities each built-in loss has (a plugin's loss is checked on those it has).
+BUILTIN_LOSS_CAPABILITIES = {
+    "hinge": {"derivative", "conjugate", "cvxpy_sum", "conjugate_prox"},
+    "squared-hinge": {"derivative", "conjugate", "cvxpy_sum", "conjugate_prox"},
+    "eps-insensitive": {"derivative", "conjugate", "cvxpy_sum", "conjugate_prox"},
+    "logistic": {"derivative", "conjugate", "cvxpy_sum"},
+    "squared": {"derivative", "conjugate", "cvxpy_sum"},
+    "crammer-singer": {"derivative"},
+}
 
 
-@pytest.mark.parametrize("name", LOSSES)
-def test_every_builtin_loss_conforms(name):
-    loss = get_registry().create("loss", name)
-    checked = check_loss(loss)
-    assert {"value", "derivative"} <= set(checked)
-    if name != "crammer-singer":
-        assert {"conjugate", "cvxpy_sum"} <= set(checked)
-    if name in ("hinge", "squared-hinge", "eps-insensitive"):
-        assert "conjugate_prox" in checked
+@pytest.mark.parametrize("name", get_registry().names("loss"))
+def test_every_registered_loss_conforms(name):
+    checked = check_loss(get_registry().create("loss", name))
+    assert {"value"} | BUILTIN_LOSS_CAPABILITIES.get(name, set()) <= set(checked)
 
 
 def test_a_wrong_derivative_or_conjugate_is_caught():
@@ -95,3 +114,39 @@ def test_a_solver_that_stops_early_is_caught():
     # One entropic step (a Newton step, the default, already lands within tolerance).
     with pytest.raises(AssertionError, match="above the cvxpy optimum"):
         check_solver("mlmkl-sum", "mlmkl_sum", seeds=(0,), C=1.0, max_iter=1, mirror_map="entropic")
+
+
+def _families(solver: str) -> frozenset[str]:
+    return frozenset(get_registry().get("solver", solver).factory.families)
+
+
+#: Every registered solver with each family it shares with the reference (contrib's included).
+REGISTERED = [(solver, family) for solver in get_registry().names("solver") if solver != "cvxpy"
+              for family in sorted(_families(solver) & _families("cvxpy"))]
+#: Seconds a solver may take at its defaults (an honest ``time_limit`` still certifies its bounds).
+TIME_LIMIT = 3.0
+
+
+@functools.cache
+def _problem_and_reference(family: str) -> tuple[tuple, kernelfuse.Result]:
+    K, y, extra = small_problem(family, seed=5, n=20, n_kernels=3)
+    with contextlib.redirect_stdout(io.StringIO()):
+        reference = kernelfuse.solve(K, y, solver="cvxpy", family=family, **extra)
+    return (K, y, extra), reference
+
+
+@pytest.mark.parametrize("solver, family", REGISTERED)
+def test_every_registered_solver_is_within_the_cvxpy_certified_interval(solver, family):
+    """At its defaults: its objective is not below the reference's certified lower bound, its own
+    lower bound not above the certified upper bound, and its objective within its own certified gap
+    of the optimum; a ``converged`` gap is within the tolerance the solver promises."""
+    (K, y, extra), reference = _problem_and_reference(family)
+    recipe = get_registry().get("solver", solver).factory
+    limit = {"time_limit": TIME_LIMIT} if "time_limit" in recipe.parameters() else {}  # one SVM: bounded
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = kernelfuse.solve(K, y, solver=solver, family=family, **limit, **extra)
+    assert_within_certified(result, reference, label=f"{solver} on {family}")
+    if result.status == "converged":
+        promised = recipe.build(get_registry()).certified_tol()
+        assert result.gap <= promised + roundoff(result.objective, len(y)) / max(1.0, abs(result.objective))
