@@ -165,7 +165,7 @@ def _solve(solver: str, problem: Problem) -> Any:
     K, y, kw = problem
     return outcome(lambda: kernelfuse.solve(K, y, solver=solver, time_limit=TIME_LIMIT, **kw)
                    if solver not in ONE_SHOT else
-                   kernelfuse.solve(K, y, solver=solver, **kw))
+                   kernelfuse.solve(K, y, solver=solver, **kw), scikit_learn=False)
 
 
 #: Valid inputs that only some families take (mikl's q is 1 or 2).
@@ -438,12 +438,13 @@ def test_kernel_specs_give_a_clear_error_or_a_model_that_predicts(name, n, seed)
     make, frame = KERNEL_SPEC_INPUTS[name]
     valid = name in VALID_SPECS
     X, y = _features(n, seed)
-    specs = outcome(make)
+    specs = outcome(make, scikit_learn=False)
     event(f"spec: {type(specs).__name__}")
     if isinstance(specs, Exception):
         assert isinstance(specs, kernelfuse.KernelfuseError) and not valid, (name, specs)
         return
-    K = outcome(lambda: compute_kernels(fitted_specs(specs, X), X))  # as a direct user computes them
+    # as a direct user computes them
+    K = outcome(lambda: compute_kernels(fitted_specs(specs, X), X), scikit_learn=False)
     if isinstance(K, Exception):
         assert isinstance(K, kernelfuse.KernelfuseError) and not (valid and not frame), (name, K)
     else:
@@ -566,7 +567,7 @@ def test_multilabel_targets_give_a_clear_error_or_the_model_of_their_dense_form(
             np.testing.assert_allclose(scores, dense, rtol=1e-7, atol=1e-9)
     K, signs = compute_kernels(_small_grid(), X), LABEL_INPUTS[name](2 * indicator - 1)  # solve takes -1/+1
     solved = outcome(lambda: kernelfuse.solve(K, signs, solver="mlmkl-sum", family="mlmkl_sum", C=1.0,
-                                              time_limit=TIME_LIMIT))
+                                              time_limit=TIME_LIMIT), scikit_learn=False)
     event(f"solve: {type(solved).__name__}")
     if isinstance(solved, Result):
         check_result(solved, _stops_on_gap("mlmkl-sum"))
@@ -621,7 +622,8 @@ def test_weights_give_a_model_or_a_kernelfuse_error_naming_the_parameter(kind, n
             reject()
         family = "l1_mkl" if solver != "simplemkl" else "l1_mkl_sq"
         got = outcome(lambda: kernelfuse.solve(compute_kernels(_small_grid(), X), 2.0 * y - 1, solver=solver,
-                                               family=family, sample_weight=sample_weight, time_limit=TIME_LIMIT))
+                                               family=family, sample_weight=sample_weight, time_limit=TIME_LIMIT),
+                      scikit_learn=False)
     else:
         if kind == "MKLRegressor" and (class_weight is not None or solver == "simplemkl"):
             reject()  # no class weights; simplemkl fits classes only
@@ -682,7 +684,7 @@ def test_damaged_files_are_refused_or_load_the_very_same_model(saved, tmp_path, 
     folder, model, X = saved
     path = tmp_path / f"{which}.npz"
     path.write_bytes(FILE_MUTATIONS[name]((folder / f"{which}.npz").read_bytes(), at))
-    loaded = outcome(lambda: load_model(path) if which == "model" else Result.load(path))
+    loaded = outcome(lambda: load_model(path) if which == "model" else Result.load(path), scikit_learn=False)
     event(type(loaded).__name__)
     if isinstance(loaded, Exception):
         assert isinstance(loaded, kernelfuse.ValidationError), loaded
@@ -744,7 +746,7 @@ def test_forged_models_with_a_recomputed_digest_are_refused_naming_the_field(sav
     arrays = forge(read_npz(folder / "model.npz", "model", verify=True), at)
     path = tmp_path / "forged.npz"
     np.savez(path, **arrays, **{DIGEST: np.array(arrays_digest(arrays))})  # the digest, recomputed
-    refused = outcome(lambda: load_model(path))
+    refused = outcome(lambda: load_model(path), scikit_learn=False)
     assert isinstance(refused, kernelfuse.ValidationError) and field in str(refused), refused
 
 
