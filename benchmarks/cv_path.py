@@ -80,7 +80,7 @@ def measure(quick: bool) -> dict[str, Any]:
     warm = medians(warm_runs)
     print("default fits: " + ", ".join(f"{t:.3f}" for t in default_fits) + " s", flush=True)
     print(f"warm path: {warm['seconds']:.1f} s", flush=True)
-    cold_solver = get_registry().get("solver", "spicymkl").factory.build()
+    cold_solver = get_registry().get("recipe", "spicymkl").factory.build()
     cold = median_run(lambda: cv_run(X, y, folds, Cs=warm["Cs"], solver=cold_solver))
     print(f"cold path: {cold['seconds']:.1f} s", flush=True)
     payload = {"machine": common.machine_info(), "quick": quick, "N": int(y.size), "n_folds": n_folds,

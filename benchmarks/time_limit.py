@@ -52,7 +52,7 @@ def time_limits(limits: list[float], sizes: list[int], solvers: list[str]) -> li
     registry = get_registry()
     rows = []
     for solver in solvers:
-        recipe = registry.get("solver", solver).factory
+        recipe = registry.get("recipe", solver).factory
         accepted = recipe.parameters(registry)
         for family, n in ((f, n) for n in sizes for f in sorted(recipe.families)):
             K, y, kw = hard_problem(family, n)
@@ -107,7 +107,7 @@ def main() -> None:
     out = Path(args.out or RESULTS_DIR / f"time_limit{suffix}.json")  # a subset never overwrites the full run
     info = machine_info()
     steps = libsvm_steps(["liver", "wpbc", "ionosphere", "sonar"])
-    solvers = args.solvers or sorted(set(get_registry().names("solver")) - {"average"})
+    solvers = args.solvers or sorted(set(get_registry().names("recipe")) - {"average"})
     runs = time_limits(limits, sizes, solvers)
     print(markdown_table(
         ["solver", "family", "N", "time_limit (s)", "solve time (s)", "whole call (s)", "status", "within"],

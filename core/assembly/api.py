@@ -80,7 +80,7 @@ def solve(
         families, name = solver.families, solver.name
         solver_keys = solver_parameters(type(solver)) - set(solver.parts()) - {"name"}
     elif isinstance(solver, str):
-        recipe = registry.get("solver", solver).factory
+        recipe = registry.get("recipe", solver).factory
         if not isinstance(recipe, Recipe):
             raise ValidationError(f"solver {solver!r} is not registered as a Recipe")
         bound = recipe.bind(registry)

@@ -257,9 +257,9 @@ def weighted_solvers(family: str) -> list[str]:
 
     registry = get_registry()
     takers = []
-    for name in registry.names("solver"):
+    for name in registry.names("recipe"):
         with contextlib.suppress(errors.KernelfuseError):  # a recipe that needs parameters to build
-            if family in registry.get("solver", name).factory.build(registry).weighted_families:
+            if family in registry.get("recipe", name).factory.build(registry).weighted_families:
                 takers.append(name)
     return takers
 

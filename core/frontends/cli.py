@@ -140,10 +140,11 @@ def _recipe_parts(recipe: object) -> str:
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
     from kernelfuse.assembly.recipe import Recipe
-    from kernelfuse.parts.registry import get_registry
+    from kernelfuse.parts.registry import KIND_ALIASES, get_registry
 
+    kind = KIND_ALIASES.get(args.kind, args.kind)  # --kind solver: the former name of recipe
     if args.recipes:
-        recipes = [e for e in get_registry() if e.kind == "solver" and isinstance(e.factory, Recipe)]
+        recipes = [e for e in get_registry() if e.kind == "recipe" and isinstance(e.factory, Recipe)]
         width = max(len(e.name) for e in recipes)
         for entry in recipes:
             print(f"{entry.name:{width}}  {_recipe_parts(entry.factory)}")
@@ -151,10 +152,10 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     rows = [
         (e.kind, e.name, e.provider, e.description)
         for e in get_registry()
-        if args.kind is None or e.kind == args.kind
+        if kind is None or e.kind == kind
     ]
     if not rows:
-        print(f"no components of kind {args.kind!r} are registered")
+        print(f"no components of kind {kind!r} are registered")
         return 0
     widths = [max(len(r[i]) for r in rows + [("kind", "name", "distribution", "")])
               for i in range(3)]
@@ -305,7 +306,7 @@ def _family_parameter_help() -> dict[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from kernelfuse.parts.registry import KINDS
+    from kernelfuse.parts.registry import KIND_ALIASES, KINDS
 
     parser = argparse.ArgumentParser(
         prog="kernelfuse", description="Multiple Kernel Learning from registered parts.",
@@ -350,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.set_defaults(run=_cmd_solve)
 
     plugins = commands.add_parser("plugins", help="list registered components")
-    plugins.add_argument("--kind", choices=KINDS, help="only this kind")
+    plugins.add_argument("--kind", choices=(*KINDS, *KIND_ALIASES),
+                         help="only this kind (solver: the former name of recipe)")
     plugins.add_argument("--recipes", action="store_true",
                          help="each named solver's parts (role=registered name) and settings")
     plugins.set_defaults(run=_cmd_plugins)

@@ -113,7 +113,7 @@ class _AtPoint:
         from kernelfuse.parts.registry import get_registry
 
         solver = self.solver  # type: ignore[attr-defined]
-        return isinstance(solver, str) and "warm_start" in get_registry().get("solver", solver).factory.parameters()
+        return isinstance(solver, str) and "warm_start" in get_registry().get("recipe", solver).factory.parameters()
 
 
 class _PathFit(_AtPoint):

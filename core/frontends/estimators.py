@@ -204,7 +204,7 @@ class MKLEstimator(BaseEstimator):
         lists or boolean masks (views named "view 0", "view 1", ...).  Each view gets the
         kernels of ``kernels`` on its columns, in its own group (the groups of ``vskl``); the
         fit reports ``view_names_``, ``view_weights_`` and ``view_norm_shares_``
-    solver : a registered solver name (see ``kernelfuse plugins --kind solver``) or a
+    solver : a registered solver name (see ``kernelfuse plugins --kind recipe``) or a
         built :class:`~kernelfuse.assembly.solver.Solver`
     family : problem family of OBJECTIVES.md (None: the solver's, :meth:`family_name`)
     C, C2, lam, p, q, r, eps : family (and loss) parameters; None keeps the family default,
@@ -574,7 +574,7 @@ class MKLEstimator(BaseEstimator):
         if not isinstance(self.solver, str):
             return self.solver
         registry = get_registry()
-        return registry.get("solver", self.solver).factory.build(registry)
+        return registry.get("recipe", self.solver).factory.build(registry)
 
     @contextlib.contextmanager
     def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows | FactorKernels]:
@@ -646,7 +646,7 @@ class MKLEstimator(BaseEstimator):
                 params.setdefault(name, value)
         params = self._in_solved_units(params)
         params.update(self._run_settings())
-        takes = get_registry().get("solver", self.solver).factory.parameters() \
+        takes = get_registry().get("recipe", self.solver).factory.parameters() \
             if isinstance(self.solver, str) else ()
         if self.random_state is not None and "seed" in takes:
             params["seed"] = self.random_state
@@ -687,7 +687,7 @@ class MKLEstimator(BaseEstimator):
         if isinstance(self.solver, str):
             from kernelfuse.parts.registry import get_registry
 
-            families = getattr(get_registry().get("solver", self.solver).factory, "families", FAMILIES)
+            families = getattr(get_registry().get("recipe", self.solver).factory, "families", FAMILIES)
         else:
             families = getattr(self.solver, "families", FAMILIES)
         fitting = [name for name, fam in FAMILIES.items() if name in families and fam.target in self.targets]
@@ -708,7 +708,7 @@ class MKLEstimator(BaseEstimator):
             return settings
         from kernelfuse.parts.registry import get_registry
 
-        takes = get_registry().get("solver", self.solver).factory.parameters()
+        takes = get_registry().get("recipe", self.solver).factory.parameters()
         refused = [name for name in ("max_iter", "time_limit") if name in settings and name not in takes]
         if refused:
             raise ValidationError(f"solver {self.solver!r} does not take {' or '.join(refused)}; "

@@ -36,8 +36,22 @@ KINDS = (
     "sampler",
     "stopping",
     "kernel",
-    "solver",
+    "recipe",
 )
+#: Former kind names, still accepted (with a ``DeprecationWarning``): old -> current.  ``solver``
+#: named the kind that holds :class:`~kernelfuse.Recipe` objects, beside the ``Solver`` class and
+#: the ``svm_solver`` kind.
+KIND_ALIASES = {"solver": "recipe"}
+
+
+def current_kind(kind: str) -> str:
+    """``kind``, or the current name of a former one (warning that it is deprecated)."""
+    current = KIND_ALIASES.get(kind)
+    if current is None:
+        return kind
+    warnings.warn(f"component kind {kind!r} is now called {current!r}; {kind!r} will be removed",
+                  DeprecationWarning, stacklevel=3)
+    return current
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
 BUILTIN_DISTRIBUTION = "kernelfuse"
@@ -73,7 +87,7 @@ class Entry:
 
     kind: str
     name: str
-    # A class or function, or for kind solver a Recipe (with its build, parameters, families).
+    # A class or function, or for kind recipe a Recipe (with its build, parameters, families).
     factory: Any
     description: str
     provider: str  # the distribution that registered it
@@ -134,6 +148,7 @@ class Registry:
         description: str | None = None,
     ) -> None:
         """Register ``factory`` as component ``name`` of ``kind``."""
+        kind = current_kind(kind)
         if kind not in self._entries:
             raise UnknownNameError("component kind", kind, KINDS)
         key = _key(kind, name)
@@ -161,12 +176,14 @@ class Registry:
 
     def get(self, kind: str, name: str) -> Entry:
         """The entry ``name`` of ``kind``; an error lists close matches."""
+        kind = current_kind(kind)
         if kind not in self._entries:
             raise UnknownNameError("component kind", kind, KINDS)
         try:
             return self._entries[kind][_key(kind, name)]
         except KeyError:
-            raise UnknownNameError(kind.replace("_", " "), name, self._entries[kind]) from None
+            what = "solver" if kind == "recipe" else kind.replace("_", " ")  # as the user picks one
+            raise UnknownNameError(what, name, self._entries[kind]) from None
 
     def create(self, kind: str, name: str, **params: Any) -> Any:
         """Build component ``name`` of ``kind`` with ``params``."""
@@ -174,6 +191,7 @@ class Registry:
 
     def names(self, kind: str) -> list[str]:
         """Registered names of ``kind``, sorted."""
+        kind = current_kind(kind)
         if kind not in self._entries:
             raise UnknownNameError("component kind", kind, KINDS)
         return sorted(self._entries[kind])

@@ -14,4 +14,4 @@ RECIPE = Recipe(
 
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
-    registry.add("solver", RECIPE.name, RECIPE, description=RECIPE.description)
+    registry.add("recipe", RECIPE.name, RECIPE, description=RECIPE.description)

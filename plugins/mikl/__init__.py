@@ -44,7 +44,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
         families=frozenset({"mikl"}),
         defaults={"max_iter": 20000},
     )
-    registry.add("solver", recipe.name, recipe, description=recipe.description)
+    registry.add("recipe", recipe.name, recipe, description=recipe.description)
     newton = Recipe(
         "mikl", OuterLoop,
         parts={"optimizer": ("optimizer", "proximal-newton"),
@@ -55,4 +55,4 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
         families=frozenset({"mikl"}),
         defaults={"max_iter": 500},
     )
-    registry.add("solver", newton.name, newton, description=newton.description)
+    registry.add("recipe", newton.name, newton, description=newton.description)

@@ -40,4 +40,4 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     registry.add("optimizer", MirrorDescent.name, MirrorDescent)
     registry.add("oracle", VSKLBlockCoordinateAscent.name, VSKLBlockCoordinateAscent)
     registry.add("mirror_map", LocalQuadraticSimplices.name, LocalQuadraticSimplices)
-    registry.add("solver", RECIPE.name, RECIPE, description=RECIPE.description)
+    registry.add("recipe", RECIPE.name, RECIPE, description=RECIPE.description)

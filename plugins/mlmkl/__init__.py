@@ -59,4 +59,4 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
                description="ML-MKL-Sum: projected Newton steps on the shared kernel weights "
                            "(mirror_map='entropic': entropic mirror descent), every label's SVM per step"),
     ):
-        registry.add("solver", recipe.name, recipe, description=recipe.description)
+        registry.add("recipe", recipe.name, recipe, description=recipe.description)

@@ -47,4 +47,4 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
                          "optimizer.stochastic_epochs": None},
                description="Pegasos-MKL: OBSCURE's stochastic stage with s_t = 0 and no online stage"),
     ):
-        registry.add("solver", recipe.name, recipe, description=recipe.description)
+        registry.add("recipe", recipe.name, recipe, description=recipe.description)

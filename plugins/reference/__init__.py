@@ -11,7 +11,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     from kernelfuse.plugins.reference.cvxpy_solver import CvxpyReference
 
     registry.add(
-        "solver",
+        "recipe",
         "cvxpy",
         Recipe("cvxpy", CvxpyReference, description=(CvxpyReference.__doc__ or "").splitlines()[0]),
     )

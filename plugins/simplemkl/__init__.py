@@ -29,4 +29,4 @@ RECIPE = Recipe(
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     registry.add("optimizer", ReducedGradient.name, ReducedGradient)
-    registry.add("solver", RECIPE.name, RECIPE, description=RECIPE.description)
+    registry.add("recipe", RECIPE.name, RECIPE, description=RECIPE.description)

@@ -40,4 +40,4 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
         families=frozenset({"l1_mkl"}),
         defaults={"max_iter": 50},
     )
-    registry.add("solver", recipe.name, recipe, description=recipe.description)
+    registry.add("recipe", recipe.name, recipe, description=recipe.description)

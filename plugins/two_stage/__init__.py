@@ -55,4 +55,4 @@ RECIPES = (
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     for recipe in RECIPES:
-        registry.add("solver", recipe.name, recipe, description=recipe.description)
+        registry.add("recipe", recipe.name, recipe, description=recipe.description)

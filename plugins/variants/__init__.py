@@ -9,4 +9,4 @@ from kernelfuse.plugins.variants.recipes import VARIANTS
 @hookimpl
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     for recipe in VARIANTS:
-        registry.add("solver", recipe.name, recipe, description=recipe.description)
+        registry.add("recipe", recipe.name, recipe, description=recipe.description)

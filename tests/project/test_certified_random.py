@@ -42,7 +42,7 @@ from kernelfuse.testing import assert_within_certified
 
 PROBLEMS = int(os.environ.get("KERNELFUSE_RANDOM_PROBLEMS", 2))
 #: Every registered solver but the reference, and OBSCURE / Pegasos-MKL (their own tests).
-SOLVERS = sorted(set(get_registry().names("solver")) - {"cvxpy", "obscure", "pegasos-mkl"})
+SOLVERS = sorted(set(get_registry().names("recipe")) - {"cvxpy", "obscure", "pegasos-mkl"})
 SHARED = ("ionosphere", "sonar", "liver", "pima")
 #: Seconds per solver run: some draws take thousands of iterations (mikl at lam = 2e-3: 9,000
 #: in 7.5 s; mlmkl-sum at C = 23: 780 in 6.5 s); those end at time_limit, checked as any status.
@@ -95,7 +95,7 @@ def _grid(rng: np.random.Generator, n_features: int) -> list[KernelSpec]:
 def random_problem(solver: str, seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """``(K, y, keywords of solve)`` of a random problem of a random family ``solver`` solves."""
     rng = np.random.default_rng([seed, *solver.encode()])
-    families = sorted(get_registry().get("solver", solver).factory.families)
+    families = sorted(get_registry().get("recipe", solver).factory.families)
     family = families[rng.integers(len(families))]
     target = {"mlmkl_sum": "multilabel", "mlmkl_max": "multilabel"}.get(family, "binary")
     X, y = _features(rng, target)
@@ -120,7 +120,7 @@ def random_problem(solver: str, seed: int) -> tuple[np.ndarray, np.ndarray, dict
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_every_result_lies_in_the_certified_interval(solver, seed):
     K, y, params = random_problem(solver, seed)
-    factory = get_registry().get("solver", solver).factory
+    factory = get_registry().get("recipe", solver).factory
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore", kernelfuse.ConvergenceWarning)
         reference = kernelfuse.solve(K, y, solver="cvxpy", **params)
@@ -131,4 +131,4 @@ def test_every_result_lies_in_the_certified_interval(solver, seed):
     # converged: within its own certified gap of U; any status: not below L, a valid lower bound.
     assert_within_certified(result, reference, None if result.converged else math.inf, label=label)
     if result.converged:  # its own promise: the certified gap at most its tolerance
-        assert result.gap <= get_registry().create("solver", solver).tol, label
+        assert result.gap <= get_registry().create("recipe", solver).tol, label

@@ -117,11 +117,11 @@ def test_a_solver_that_stops_early_is_caught():
 
 
 def _families(solver: str) -> frozenset[str]:
-    return frozenset(get_registry().get("solver", solver).factory.families)
+    return frozenset(get_registry().get("recipe", solver).factory.families)
 
 
 #: Every registered solver with each family it shares with the reference (contrib's included).
-REGISTERED = [(solver, family) for solver in get_registry().names("solver") if solver != "cvxpy"
+REGISTERED = [(solver, family) for solver in get_registry().names("recipe") if solver != "cvxpy"
               for family in sorted(_families(solver) & _families("cvxpy"))]
 #: Seconds a solver may take at its defaults (an honest ``time_limit`` still certifies its bounds).
 TIME_LIMIT = 3.0
@@ -141,7 +141,7 @@ def test_every_registered_solver_is_within_the_cvxpy_certified_interval(solver, 
     lower bound not above the certified upper bound, and its objective within its own certified gap
     of the optimum; a ``converged`` gap is within the tolerance the solver promises."""
     (K, y, extra), reference = _problem_and_reference(family)
-    recipe = get_registry().get("solver", solver).factory
+    recipe = get_registry().get("recipe", solver).factory
     limit = {"time_limit": TIME_LIMIT} if "time_limit" in recipe.parameters() else {}  # one SVM: bounded
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -40,7 +40,7 @@ SEEDS = range(int(os.environ.get("KERNELFUSE_DEGENERATE_SEEDS", "1")))
 
 
 def _recipe(solver: str):  # type: ignore[no-untyped-def]
-    return REGISTRY.get("solver", solver).factory
+    return REGISTRY.get("recipe", solver).factory
 
 
 def _stops_on_gap(solver: str) -> bool:
@@ -49,7 +49,7 @@ def _stops_on_gap(solver: str) -> bool:
 
 
 RUNS = [(solver, family, case, seed)
-        for solver in sorted(REGISTRY.names("solver"))
+        for solver in sorted(REGISTRY.names("recipe"))
         for family in sorted(_recipe(solver).families)
         for case in CASES for seed in SEEDS]
 

@@ -43,7 +43,7 @@ settings.load_profile(os.environ.get("KERNELFUSE_FUZZ", "ci"))
 
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = get_registry()
-SOLVERS = sorted(REGISTRY.names("solver"))
+SOLVERS = sorted(REGISTRY.names("recipe"))
 #: Solvers of one SVM (after their own weights): no iterations, no time limit to take.
 ONE_SHOT = {"average", "alignment", "fheuristic", "cka", "pwmk", "easymkl"}
 
@@ -139,14 +139,14 @@ TIME_LIMIT = 5.0
 
 
 def _stops_on_gap(solver: str) -> bool:
-    recipe = REGISTRY.get("solver", solver).factory
+    recipe = REGISTRY.get("recipe", solver).factory
     return getattr(recipe, "defaults", {}).get("stop", "gap") == "gap" and solver not in ONE_SHOT
 
 
 @st.composite
 def hostile_solve_calls(draw: st.DrawFn) -> tuple[str, list[str], Problem]:
     solver = draw(st.sampled_from(SOLVERS))
-    family = draw(st.sampled_from(sorted(REGISTRY.get("solver", solver).factory.families)))
+    family = draw(st.sampled_from(sorted(REGISTRY.get("recipe", solver).factory.families)))
     K, y, extra = small_problem(family, seed=draw(st.integers(0, 50)), n=draw(st.integers(6, 14)),
                                 n_kernels=draw(st.integers(1, 3)))
     names = draw(st.lists(st.sampled_from(sorted(MUTATIONS)), min_size=1, max_size=2, unique=True))
@@ -184,7 +184,7 @@ HARD_BUT_VALID = ("duplicated samples with conflicting labels", "near-duplicate 
 @st.composite
 def hard_but_valid_calls(draw: st.DrawFn) -> tuple[str, list[str], Problem]:
     solver = draw(st.sampled_from(SOLVERS))
-    family = draw(st.sampled_from(sorted(REGISTRY.get("solver", solver).factory.families)))
+    family = draw(st.sampled_from(sorted(REGISTRY.get("recipe", solver).factory.families)))
     takes = {p.name for p in get_family(family).params} | {"max_iter"}
     usable = [name for name in HARD_BUT_VALID
               if (" = " not in name or name.split(" = ")[0] in takes)

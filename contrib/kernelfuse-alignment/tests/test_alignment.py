@@ -39,7 +39,7 @@ def test_alignment_matches_its_definition():
 
 def test_solver_by_name_reports_an_upper_bound_and_a_certified_gap():
     K, y = data()
-    assert kernelfuse.get_registry().get("solver", "alignment").provider == "kernelfuse-alignment"
+    assert kernelfuse.get_registry().get("recipe", "alignment").provider == "kernelfuse-alignment"
     with warnings.catch_warnings():  # not the MKL optimum: completed, the gap as information
         warnings.simplefilter("error")
         result = kernelfuse.solve(K, y, solver="alignment", family="l1_mkl_sq", C=1.0)

@@ -226,15 +226,15 @@ def test_empty_and_look_alike_names_are_refused_naming_the_existing_one():
     registry = Registry()
     for empty in ("", "   ", "-_"):
         with pytest.raises(ValidationError, match="name needs a letter or digit"):
-            registry.add("solver", empty, object)
+            registry.add("recipe", empty, object)
     with pytest.raises(ValidationError, match="name must be a string, got 5"):
-        registry.add("solver", 5, object)  # type: ignore[arg-type]
-    registry.add("solver", "spicymkl", object)
+        registry.add("recipe", 5, object)  # type: ignore[arg-type]
+    registry.add("recipe", "spicymkl", object)
     for look_alike in ("spicy_mkl", "Spicy-MKL", "spicy mkl"):
         with pytest.warns(PluginWarning, match=r"ignored: it looks like 'spicymkl'"):
-            registry.add("solver", look_alike, dict)
-    assert registry.names("solver") == ["spicymkl"]
-    assert registry.get("solver", "spicymkl").factory is object
+            registry.add("recipe", look_alike, dict)
+    assert registry.names("recipe") == ["spicymkl"]
+    assert registry.get("recipe", "spicymkl").factory is object
     # The installed registry holds no look-alikes.
     for kind in ("loss", "solver", "kernel", "optimizer", "oracle", "prox"):
         keys = ["".join(c for c in name if c not in "-_ ") for name in get_registry().names(kind)]

@@ -21,15 +21,15 @@ from kernelfuse.frontends.estimators import MKLClassifier
 from kernelfuse.parts.registry import get_registry
 from kernelfuse.testing import small_problem
 
-STOCHASTIC = sorted(name for name in get_registry().names("solver")
-                    if "seed" in get_registry().get("solver", name).factory.parameters())
+STOCHASTIC = sorted(name for name in get_registry().names("recipe")
+                    if "seed" in get_registry().get("recipe", name).factory.parameters())
 
 
 def fingerprint(solver: str, seed: int) -> str:
     """SHA-256 of the coefficients, intercept and objective history of one seeded run."""
     import warnings
 
-    family = sorted(get_registry().get("solver", solver).factory.families)[0]
+    family = sorted(get_registry().get("recipe", solver).factory.families)[0]
     K, y, extra = small_problem(family, seed=5, n=30, n_kernels=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a max_iter stop is fine here: the same one each time

@@ -29,7 +29,7 @@ from kernelfuse.parts.registry import get_registry
 from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import small_problem
 
-SOLVERS = set(get_registry().names("solver"))
+SOLVERS = set(get_registry().names("recipe"))
 #: Solvers that do not optimise the family objective: one SVM at kernel weights chosen by their
 #: own criterion (uniform for ``average``; ``alignment`` is the contrib plugin's, where installed).
 FIXED_WEIGHTS = sorted({"average", "alignment", "fheuristic", "cka", "pwmk", "easymkl", "gram", "memo",
@@ -40,7 +40,7 @@ ITERATIVE = sorted(SOLVERS - set(FIXED_WEIGHTS))
 
 
 def _problem(solver: str) -> tuple[np.ndarray, np.ndarray, dict]:
-    family = sorted(get_registry().get("solver", solver).factory.families)[0]
+    family = sorted(get_registry().get("recipe", solver).factory.families)[0]
     K, y, extra = small_problem(family, seed=3, n=24, n_kernels=3)
     return K, y, {"family": family, **extra}
 

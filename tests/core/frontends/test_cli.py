@@ -135,7 +135,7 @@ def test_plugins_lists_every_component():
     rows = {tuple(line.split()[:3]) for line in lines[1:]}
     for name in ("hinge", "squared-hinge", "logistic", "squared", "eps-insensitive", "crammer-singer"):
         assert ("loss", name, "kernelfuse") in rows
-    assert ("solver", "cvxpy", "kernelfuse") in rows
+    assert ("recipe", "cvxpy", "kernelfuse") in rows
     assert all(len(line.split()) > 3 for line in lines[1:]), "every row has a description"
 
 

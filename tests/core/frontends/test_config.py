@@ -125,7 +125,7 @@ def test_compose_builds_what_a_named_recipe_builds():
 
     recipe = compose({"optimizer": "mirror-descent", "optimizer.mirror_map": "local-quadratic",
                       "oracle": "vskl-bca", "oracle.svm_solver": "active-set"})
-    assert recipe.parts == get_registry().get("solver", "mirror-vskl").factory.parts
+    assert recipe.parts == get_registry().get("recipe", "mirror-vskl").factory.parts
     assert recipe.families == {"vskl", "l1_mkl_sq"}
     rng = np.random.default_rng(1)
     X = rng.normal(size=(30, 2))

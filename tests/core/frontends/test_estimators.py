@@ -208,7 +208,7 @@ def test_kernel_specs_read_dataframe_columns_by_name():
 
 def test_a_built_solver_object_is_accepted():
     X, y = make_blobs(n_samples=40, centers=2, random_state=3)
-    solver = kernelfuse.get_registry().get("solver", "spicymkl").factory.build(
+    solver = kernelfuse.get_registry().get("recipe", "spicymkl").factory.build(
         tol=1e-8, **{"optimizer.gamma0": 30.0})
     by_object = MKLClassifier(kernels=kernel_grid(2, widths=(1.0,), degrees=(1,)), solver=solver,
                               tol=None).fit(X, y)

@@ -105,7 +105,7 @@ def _solvers_for(estimator: type) -> list[tuple[str, str]]:
     from kernelfuse.errors import IncompatiblePartsError
 
     pairs = []
-    for name in kernelfuse.get_registry().names("solver"):
+    for name in kernelfuse.get_registry().names("recipe"):
         try:
             pairs.append((name, estimator(solver=name).family_name()))
         except IncompatiblePartsError:

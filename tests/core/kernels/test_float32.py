@@ -27,15 +27,15 @@ from kernelfuse.problem.instance import Problem
 from kernelfuse.testing import small_problem
 from kernelfuse.validation import check_kernels
 
-SOLVERS = sorted(get_registry().names("solver"))
+SOLVERS = sorted(get_registry().names("recipe"))
 
 
 def _family(solver: str) -> str:
-    return sorted(get_registry().get("solver", solver).factory.families)[0]
+    return sorted(get_registry().get("recipe", solver).factory.families)[0]
 
 
 def _solve(K: np.ndarray, y: np.ndarray, solver: str, **kwargs) -> kernelfuse.Result:
-    takes = get_registry().get("solver", solver).factory.parameters()
+    takes = get_registry().get("recipe", solver).factory.parameters()
     if "seed" in takes:
         kwargs["seed"] = 0
     with warnings.catch_warnings():

@@ -12,7 +12,7 @@ from kernelfuse.parts.registry import PluginWarning, Registry, get_registry, loa
 
 #: The plugin packages of contrib/ and what they register (`make test` installs them).
 CONTRIB = {"kernelfuse-robust-losses": [("loss", "huber"), ("loss", "pinball")],
-           "kernelfuse-alignment": [("solver", "alignment")]}
+           "kernelfuse-alignment": [("recipe", "alignment")]}
 
 
 def make_distribution(root: Path, name: str, entry_points: dict[str, str], modules: dict[str, str]) -> None:
@@ -70,8 +70,8 @@ def test_builtins_register_through_their_entry_points():
     builtin = {"hinge", "squared-hinge", "logistic", "squared", "eps-insensitive", "crammer-singer"}
     assert builtin <= set(losses)
     assert all(losses[name].provider == "kernelfuse" for name in builtin)
-    assert "cvxpy" in registry.names("solver")
-    assert registry.get("solver", "cvxpy").provider == "kernelfuse"
+    assert "cvxpy" in registry.names("recipe")
+    assert registry.get("recipe", "cvxpy").provider == "kernelfuse"
 
 
 def test_third_party_plugins_broken_and_misspelt_ones(third_party):
@@ -109,6 +109,16 @@ def test_unknown_names_list_close_matches():
     assert "did you mean 'logistic'" in str(info.value)
     with pytest.raises(UnknownNameError, match="component kind"):
         registry.get("losses", "hinge")
+
+
+def test_the_former_kind_solver_is_recipe_with_a_deprecation_warning():
+    registry = Registry()
+    recipe = get_registry().get("recipe", "average").factory
+    with pytest.warns(DeprecationWarning, match="'solver' is now called 'recipe'"):
+        registry.add("solver", "my-average", recipe)
+    assert registry.names("recipe") == ["my-average"]
+    with pytest.warns(DeprecationWarning, match="'solver' is now called 'recipe'"):
+        assert registry.get("solver", "my-average").kind == "recipe"
 
 
 def test_names_are_canonical_and_unique():

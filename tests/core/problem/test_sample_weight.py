@@ -77,7 +77,7 @@ def test_solvers_without_weights_refuse_them_by_name(solver, family, takers):
 
 def test_a_built_solver_refuses_by_its_declared_capability():
     K, y = data()
-    solver = kernelfuse.get_registry().get("solver", "simplemkl").factory.build()
+    solver = kernelfuse.get_registry().get("recipe", "simplemkl").factory.build()
     assert "l1_mkl_sq" not in solver.weighted_families
     with pytest.raises(ValidationError, match="sample_weight: solver 'simplemkl'"):
         kernelfuse.solve(K, y, solver=solver, family="l1_mkl_sq", sample_weight=np.ones(12))

@@ -203,7 +203,7 @@ def test_solver_asked_for_a_family_it_does_not_solve():
     local = Registry()
     for entry in registry:
         local.add(entry.kind, entry.name, entry.factory)
-    local.add("solver", "only-l1", Recipe("only-l1", OnlyL1))
+    local.add("recipe", "only-l1", Recipe("only-l1", OnlyL1))
     K, y = good_data()
     with pytest.raises(IncompatiblePartsError, match="does not solve family 'vskl'"):
         kernelfuse.solve(K, y, solver="only-l1", family="vskl", registry=local)

@@ -118,7 +118,7 @@ def test_a_memory_error_inside_a_fit_is_a_solver_error(monkeypatch):
     y = (X[:, 0] > 0).astype(int)
     model = MKLClassifier(kernels=kernel_grid(2, widths=(1.0,), degrees=(1,)), solver="simplemkl",
                           family="l1_mkl_sq")
-    simplemkl = type(get_registry().get("solver", "simplemkl").factory.build(get_registry()))
+    simplemkl = type(get_registry().get("recipe", "simplemkl").factory.build(get_registry()))
     with monkeypatch.context() as patch:
         patch.setattr(simplemkl, "run", lambda self, problem, history: allocate_huge())
         with pytest.raises(kernelfuse.SolverError, match=r"^solver 'simplemkl' ran out of memory allocating "

@@ -148,7 +148,7 @@ def test_runs_are_reproducible_with_a_seed_and_pegasos_is_one_option():
                              max_iter=5, seed=seed) for seed in (7, 7, 8)]
     np.testing.assert_array_equal(runs[0].coef, runs[1].coef)
     assert not np.array_equal(runs[0].coef, runs[2].coef)
-    recipe = get_registry().get("solver", "pegasos-mkl").factory
+    recipe = get_registry().get("recipe", "pegasos-mkl").factory
     optimizer = recipe.build().optimizer
     assert optimizer.adaptive is False and optimizer.online_epochs == 0 and optimizer.stochastic_epochs is None
     assert recipe.build().stop.name == "gap"

@@ -172,7 +172,7 @@ def test_an_epoch_on_factors_reads_no_row_and_costs_r_over_n_passes(monkeypatch)
     oracle = get_registry().create("oracle", "expansion-model")
     assert isinstance(oracle.init(Problem.create(K, y, "pnorm_mkl"))[0], FeatureExpansion)
     assert isinstance(oracle.init(Problem.create(dense(K), y, "pnorm_mkl"))[0], KernelExpansion)
-    recipe = get_registry().get("solver", "obscure").factory.build()
+    recipe = get_registry().get("recipe", "obscure").factory.build()
     assert recipe.reads_kernel_factors and recipe.optimizer.reads_kernel_factors
 
     calls = {"add": 0, "decision_values": 0}

@@ -397,7 +397,7 @@ def test_iteration_limit_raises_a_clear_error(data):
 def test_registered_with_its_description_and_parameters():
     from kernelfuse.parts.registry import get_registry
 
-    recipe = get_registry().get("solver", "cvxpy").factory
+    recipe = get_registry().get("recipe", "cvxpy").factory
     assert recipe.description.startswith("Exact reference")
     assert recipe.families == frozenset(kernelfuse.FAMILIES)
     assert {"tol", "max_iter", "verbose"} <= recipe.parameters()

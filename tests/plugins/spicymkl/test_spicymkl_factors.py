@@ -112,7 +112,7 @@ def test_factors_read_no_row_and_form_no_n_by_n_array(monkeypatch):
 
     monkeypatch.setattr(F, "rows", no_rows)
     problem = Problem.create(F, y, "l1_mkl", loss="logistic", C=0.05)
-    solver = get_registry().create("solver", "spicymkl")
+    solver = get_registry().create("recipe", "spicymkl")
     result, peak = traced_peak(lambda: solver.solve(problem))
     assert result.status == "converged"
     assert peak < 8 * N * N / 8  # an N x N float64 array takes 8 N^2 bytes
@@ -145,7 +145,7 @@ def test_a_float32_stack_gives_the_model_of_its_float64_copy(loss):
 def test_a_float32_stack_is_never_upcast():
     K32, y = float32_kernels()
     problem = Problem.create(K32, y, "l1_mkl", loss="hinge", C=0.05, check_psd=False)
-    solver = get_registry().create("solver", "spicymkl")
+    solver = get_registry().create("recipe", "spicymkl")
     result, peak = traced_peak(lambda: solver.solve(problem))
     assert result.status == "converged"
     assert peak < K32.nbytes  # half the float64 stack: not even one float64 copy of it

@@ -31,7 +31,7 @@ def test_variants_certify_their_gap_and_refuse_other_families():
     with pytest.raises(KernelfuseError, match="l1_mkl_sq"):
         kernelfuse.solve(K, np.where(Y[:, 0] > 0, 1.0, -1.0), solver="mlmkl-max-md",
                          family="l1_mkl_sq", C=1.0)
-    parts = kernelfuse.get_registry().get("solver", "mlmkl-simplemkl").factory.parts
+    parts = kernelfuse.get_registry().get("recipe", "mlmkl-simplemkl").factory.parts
     assert dict(parts)["optimizer"] == ("optimizer", "reduced-gradient")
     assert np.isfinite(result.dual_objective)
 

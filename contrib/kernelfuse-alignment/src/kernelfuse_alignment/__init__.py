@@ -49,4 +49,4 @@ class AlignmentMKL(TwoStageMKL):
 def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     recipe = Recipe("alignment", AlignmentMKL, parts={"svm_solver": ("svm_solver", "active-set")},
                     description="kernel weights by centred alignment (Cortes et al. 2012), then one SVM")
-    registry.add("solver", recipe.name, recipe, description=recipe.description)
+    registry.add("recipe", recipe.name, recipe, description=recipe.description)
