@@ -647,7 +647,7 @@ def outcome(run: dict[str, Any] | None) -> str:
     """How a run that did not end certified ended: ``"simplemkl stalled at gap 0.2"``."""
     if not run:
         return "not run"
-    name = run.get("recipe") or run.get("name") or "run"
+    name = run.get("solver") or run.get("name") or "run"
     status = run.get("status", "no status")
     gap = run.get("gap")
     if status == "error" or not isinstance(gap, (int, float)) or not math.isfinite(gap):

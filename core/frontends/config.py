@@ -177,7 +177,7 @@ def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
                     raise UnknownNameError(f"feature of [model] views.{view}", str(name), feature_names)
             views[view] = [feature_names.index(name) for name in columns]
         params["views"] = views
-    if config.get("recipe"):
+    if config.get("solver"):
         from kernelfuse.assembly.recipe import compose
 
         if "solver" in params:
