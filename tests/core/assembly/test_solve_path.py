@@ -70,7 +70,7 @@ def test_one_solve_looks_each_part_up_once_and_scores_in_one_pass(monkeypatch):
     result = kernelfuse.solve(K, y, solver="mirror-vskl", family="l1_mkl_sq", loss="hinge", C=1.0,
                               stop="objective_change", tol=1e-3,
                               svm_solver="libsvm", registry=registry)
-    assert looked_up == {("solver", "mirror-vskl"): 1, ("loss", "hinge"): 1,
+    assert looked_up == {("recipe", "mirror-vskl"): 1, ("loss", "hinge"): 1,
                          ("optimizer", "mirror-descent"): 1, ("mirror_map", "local-quadratic"): 1,
                          ("oracle", "vskl-bca"): 1,
                          ("svm_solver", "active-set"): 1, ("svm_solver", "libsvm"): 1,  # the recipe's, the pick
