@@ -43,7 +43,6 @@ from kernelfuse.frontends.estimators import MKLClassifier, MKLEstimator, MKLRegr
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.kernels.rows import SpecKernelRows
-from kernelfuse.problem.duality import l1_mkl_c_max
 from kernelfuse.problem.families import get_family
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.parallel import map_jobs
@@ -325,7 +324,7 @@ class _CrossValidated(_AtPoint):
                                   f"estimator without CV)")
         if isinstance(self.Cs, Integral) and not isinstance(self.Cs, bool):
             positive_count.check("Cs", self.Cs)
-            if family.name != "l1_mkl":
+            if family.c_max is None:
                 raise ValidationError(f"Cs={self.Cs} spaces values below l1_mkl's C_max; family "
                                       f"{family.name!r} needs an explicit sequence of C")
         else:
@@ -395,9 +394,11 @@ class _CrossValidated(_AtPoint):
         if not isinstance(self.Cs, Integral):
             return sorted((float(c) for c in self.Cs), reverse=True)
         loss = self.loss if self.loss is not None else self.default_loss  # type: ignore[attr-defined]
-        problem = Problem.create(K, targets[0], "l1_mkl", loss=loss, loss_params=self._loss_params(),
+        family = get_family(self.family_name())  # type: ignore[attr-defined]
+        assert family.c_max is not None, "Cs as a count is refused for a family without C_max"
+        problem = Problem.create(K, targets[0], family, loss=loss, loss_params=self._loss_params(),
                                  check_psd=False, sample_weight=self._fit_weight)  # type: ignore[attr-defined]
-        c_max = max(l1_mkl_c_max(attrs.evolve(problem, y=np.asarray(target, dtype=np.float64)))
+        c_max = max(family.c_max(attrs.evolve(problem, y=np.asarray(target, dtype=np.float64)))
                     for target in targets)
         return list(c_max * np.logspace(0.0, np.log10(C_MAX_FRACTION), int(self.Cs)))
 

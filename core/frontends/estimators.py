@@ -22,6 +22,7 @@ import reprlib
 import tempfile
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -80,27 +81,26 @@ logger = logging.getLogger(__name__)
 #: Family parameters an estimator passes on when set (None: the family's default).
 _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 #: The parameter the estimators set when left at None, by family, as a function of the number
-#: of training samples N, on kernels of unit diagonal: the loss weighed against
-#: ``0.5 ||f||^2`` as in scikit-learn's ``SVC(C=1)`` (``l1_mkl_sq``, ``vskl``: ``C = 1``;
-#: ``pnorm_mkl``, whose loss is a mean: ``lam = 1 / N``).  Mapped to the kernels' own scale by
+#: of training samples N, on kernels of unit diagonal: each family's
+#: :attr:`~kernelfuse.problem.families.Family.unit_diagonal_default` (``l1_mkl_sq``, ``vskl``:
+#: ``C = 1``; ``pnorm_mkl``: ``lam = 1 / N``), read-only.  Mapped to the kernels' own scale by
 #: the family's scaling law (:func:`scaled_default`).
-UNIT_DIAGONAL_DEFAULTS: dict[str, tuple[str, Any]] = {
-    "l1_mkl_sq": ("C", lambda n: 1.0),
-    "vskl": ("C", lambda n: 1.0),
-    "pnorm_mkl": ("lam", lambda n: 1.0 / n),
-}
+UNIT_DIAGONAL_DEFAULTS: Mapping[str, tuple[str, Callable[[int], float]]] = MappingProxyType({
+    name: family.unit_diagonal_default for name, family in FAMILIES.items()
+    if family.unit_diagonal_default is not None
+})
 
 
 def scaled_default(family: str, n_samples: int, mean_diagonal: float) -> dict[str, float]:
-    """The default of :data:`UNIT_DIAGONAL_DEFAULTS` for kernels of mean diagonal entry
-    ``mean_diagonal`` (``1/N`` for unit-trace kernels): the kernels are the unit-diagonal ones
-    divided by ``s = 1 / mean_diagonal``, so the parameter maps by the family's law
-    (:mod:`kernelfuse.problem.scaling`: ``C' = s C``, ``lam' = lam / s``).  Empty for the
+    """The family's :attr:`~kernelfuse.problem.families.Family.unit_diagonal_default` for kernels
+    of mean diagonal entry ``mean_diagonal`` (``1/N`` for unit-trace kernels): the kernels are the
+    unit-diagonal ones divided by ``s = 1 / mean_diagonal``, so the parameter maps by the family's
+    law (:mod:`kernelfuse.problem.scaling`: ``C' = s C``, ``lam' = lam / s``).  Empty for the
     other families."""
-    if family not in UNIT_DIAGONAL_DEFAULTS:
+    fam = FAMILIES.get(family)
+    if fam is None or fam.unit_diagonal_default is None:
         return {}
-    name, at_unit_diagonal = UNIT_DIAGONAL_DEFAULTS[family]
-    fam = get_family(family)
+    name, at_unit_diagonal = fam.unit_diagonal_default
     params = {**fam.resolve_params({}), name: at_unit_diagonal(n_samples)}
     mapped, _ = fam.scaling(params, 1.0 / mean_diagonal)
     return {name: float(mapped[name])}
@@ -285,7 +285,9 @@ class MKLEstimator(BaseEstimator):
     #: The loss used when ``loss`` is None (None: the family's default).
     default_loss: ClassVar[str | None] = None
     #: ``C`` and ``C2`` of ``l1_mkl`` when left at None, chosen per estimator on the choice
-    #: splits of the accuracy protocol (``benchmarks/default_choice.py``, docs/estimators.md).
+    #: splits of the accuracy protocol (``benchmarks/default_choice.py``, docs/estimators.md):
+    #: the family's ``measured_defaults`` (:class:`~kernelfuse.problem.families.Family`), each
+    #: read as ``<family name>_<parameter>``; None keeps the family's default.
     l1_mkl_C: ClassVar[float] = 0.1
     l1_mkl_C2: ClassVar[float | None] = None
     #: The family targets (:class:`~kernelfuse.problem.families.Family`) the estimator fits.
@@ -635,10 +637,11 @@ class MKLEstimator(BaseEstimator):
 
         params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
         family = self.family_name()
-        if self.C is None and family == "l1_mkl":
-            params["C"] = self.l1_mkl_C
-        if self.C2 is None and family == "l1_mkl" and self.l1_mkl_C2 is not None:
-            params["C2"] = self.l1_mkl_C2
+        fam = get_family(family)  # checked at fit's start (_validated)
+        for name in fam.measured_defaults:  # the estimator's <family>_<parameter>, e.g. l1_mkl_C
+            measured = getattr(self, f"{fam.name}_{name}")
+            if getattr(self, name) is None and measured is not None:
+                params[name] = measured
         normalizer = self.normalizer_
         mean_diagonal = float(np.mean(normalizer.train_diagonal_ * normalizer.training_scales() ** 2))
         if mean_diagonal > 0:
@@ -657,10 +660,10 @@ class MKLEstimator(BaseEstimator):
                                   f"{type(self).__name__}(check_psd=...) instead of solver_params")
         params.update(self.solver_params or {})
         groups = self.groups
-        if groups is None and not self._precomputed() and family == "vskl":
+        if groups is None and not self._precomputed() and fam.uses_groups:
             groups = [spec.group for spec in self.kernels_]
         loss = self.loss
-        if loss is None and get_family(family).losses is None:  # the family takes any loss
+        if loss is None and fam.losses is None:  # the family takes any loss
             loss = self.default_loss
         common = dict(solver=self.solver, family=family, loss=loss, groups=groups,
                       check_psd=self._psd_check(), sample_weight=getattr(self, "_fit_weight", None), **params)

@@ -15,6 +15,7 @@ its factors (:func:`kernel_norms`).  Derivations: docs/methods/spicymkl.md, docs
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -22,8 +23,10 @@ import numpy as np
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.products import kernel_times
 from kernelfuse.problem import objectives
-from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.regularizers import NormPower, VSKLNorm
+
+if TYPE_CHECKING:  # the families name l1_mkl_c_max; instance imports the families
+    from kernelfuse.problem.instance import Problem
 
 
 def _domain(problem: Problem) -> tuple[np.ndarray, np.ndarray]:

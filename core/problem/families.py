@@ -4,28 +4,54 @@ A family says what a problem of it looks like (targets, groups, whether kernels
 must be PSD, which losses it admits), which parameters it takes (defaults and
 admissible ranges), and holds its objective (:mod:`kernelfuse.problem.objectives`),
 its regulariser (:mod:`kernelfuse.problem.regularizers`) with the loss's weight
-beside it, and its scaling law (:mod:`kernelfuse.problem.scaling`).  Families are
-fixed by OBJECTIVES.md, so they live in core, not in the plugin registry.
+beside it, its scaling law (:mod:`kernelfuse.problem.scaling`), the form of its dual
+that certifies lower bounds, and the defaults the estimators give it.  Families are
+fixed by OBJECTIVES.md, so they live in core, not in the plugin registry; code
+elsewhere reads these attributes, never a family's name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
 
 from kernelfuse.errors import UnknownNameError
 from kernelfuse.parts.regularizer import Regularizer
-from kernelfuse.problem import objectives, scaling
+from kernelfuse.problem import duality, objectives, scaling
 from kernelfuse.problem.regularizers import BlockL1, BlockLp, MixedLpq, VSKLNorm, at_least_one
 from kernelfuse.problem.scaling import Law, TargetLaw
 from kernelfuse.validation import Domain, exponent_in_one_two, nonnegative, one_or_two, positive
+
+if TYPE_CHECKING:  # instance imports the families
+    from kernelfuse.problem.instance import Problem
 
 #: Target kinds: ``binary`` is y in {-1, +1}; ``real`` any finite y;
 #: ``class`` is binary (+-1) or integer multiclass labels; ``multilabel`` is
 #: Y of shape (N, L) in {-1, +1}; ``loss`` means "whatever the loss needs".
 TARGETS = ("binary", "real", "class", "multilabel", "loss")
+
+#: Forms of a family's dual (:attr:`Family.dual`), each giving a certified lower bound on the
+#: optimum ``P`` from a dual point (weak duality; tight at the optimum's multipliers):
+#:
+#: * ``loss_conjugate``: ``D(rho) = -sum_i loss*(y_i, rho_i) - sum_m h*(||rho||_{K_m})`` for
+#:   ``rho`` in the loss conjugate's domain with ``sum_i rho_i = 0`` (with an intercept), ``h``
+#:   the penalty of one norm (SpicyMKL, section 5.1; ``l1_mkl``);
+#: * ``svm_box``: ``H(alpha) = 1'alpha - Omega*(sqrt(a))``, ``a_m = (alpha y)' K_m (alpha y)``, for
+#:   ``alpha`` in the SVM box ``0 <= alpha_i <= C`` with ``y'alpha = 0`` (mirrorVSKL, section 3;
+#:   ``l1_mkl_sq``, ``vskl``);
+#: * ``mean_loss``: ``D(tau) = (1/N) sum_i s_i - ||v||_{2,q}^2 / (2 lam)``,
+#:   ``v_m = (1/N) sum_i tau_i phi_m(x_i)``, at the best multiple of a feasible ``tau`` (OBSCURE;
+#:   ``pnorm_mkl``);
+#: * ``coef_fenchel``: Fenchel's ``D(c u) = -sum_i L*_i(c u_i) - g*(-c A'u)`` of a penalty ``g`` on
+#:   the coefficients, at the best ``c >= 0`` (MIKL; ``mikl``);
+#: * ``label_svms``: the labels' SVM duals ``1'a_k - 0.5 p' A[:, k]`` combined as
+#:   :attr:`Family.label_aggregate` says (ML-MKL; ``mlmkl_sum``, ``mlmkl_max``).
+DUALS = ("loss_conjugate", "svm_box", "mean_loss", "coef_fenchel", "label_svms")
+#: How a multi-label family combines its labels' SVM optima (:attr:`Family.label_aggregate`).
+LABEL_AGGREGATES = ("sum", "max")
 
 
 @attrs.frozen
@@ -80,6 +106,15 @@ def _mixed_lpq(params: Mapping[str, float], groups: np.ndarray | None) -> Regula
     return MixedLpq(weight=params["lam"], p=params["p"], q=params["q"], r=params["r"])
 
 
+# The estimators' defaults at unit-diagonal kernels, as functions of N (Family.unit_diagonal_default).
+def _one(n_samples: int) -> float:
+    return 1.0
+
+
+def _one_over_n(n_samples: int) -> float:
+    return 1.0 / n_samples
+
+
 @attrs.frozen
 class Family:
     """A problem family of OBJECTIVES.md."""
@@ -94,8 +129,15 @@ class Family:
     objective: Callable[..., float]
     #: ``(params, s) -> (params on K / s, factor with P = factor * P')``.
     scaling: Law
+    #: The form of the family's dual whose value at a dual point certifies a lower bound on
+    #: ``P``, one of :data:`DUALS` (the reference certificate,
+    #: :func:`kernelfuse.plugins.reference.certificate.lower_bound`, computes the bound by it).
+    dual: str = attrs.field(validator=attrs.validators.in_(DUALS))
     requires_psd: bool = True
     has_intercept: bool = True
+    #: Whether the regulariser reads the kernels' groups (``vskl``: l1 inside a group, l_2q
+    #: across groups); problems of the other families have ``groups`` None.  The estimators
+    #: take the kernel specs' groups when ``groups`` is not given.
     uses_groups: bool = False
     #: ``(params, groups) -> Omega``; None for the multi-label families (their penalty
     #: ``0.5 sum_m ||f_mk||^2 / d_m`` is in the kernel weights too).
@@ -105,6 +147,27 @@ class Family:
     #: ``(params, t, k) -> (params on y / t, factor with P = factor * P')`` for a loss of degree
     #: ``k`` in real targets; None where the targets are labels.
     target_scaling: TargetLaw | None = None
+    #: The multi-label families' combination of the labels' SVM optima ``SVM_k(d)`` (OBJECTIVES.md
+    #: family 6): ``"sum"`` for ``min_d sum_k SVM_k(d)`` (``mlmkl_sum``), ``"max"`` for
+    #: ``min_d max_k SVM_k(d)`` (``mlmkl_max``); None for the families of one output.
+    label_aggregate: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.in_(LABEL_AGGREGATES)))
+    #: ``problem -> C_max``, the smallest ``C`` at which the zero model (every ``f_m = 0``, the
+    #: best constant intercept) is optimal: the top of a regularisation path in ``C`` (``l1_mkl``:
+    #: :func:`kernelfuse.problem.duality.l1_mkl_c_max`); None where the family has no such formula.
+    c_max: Callable[[Problem], float] | None = None
+    #: ``(parameter, N -> value)``: the parameter the scikit-learn estimators set when it is left
+    #: at None, as a function of the number of training samples ``N``, on kernels of unit
+    #: diagonal: the loss weighed against ``0.5 ||f||^2`` as in scikit-learn's ``SVC(C=1)``
+    #: (``l1_mkl_sq``, ``vskl``: ``C = 1``; ``pnorm_mkl``, whose loss is a mean: ``lam = 1 / N``).
+    #: The estimators map it to their kernels' scale by :attr:`scaling`
+    #: (:func:`kernelfuse.frontends.estimators.scaled_default`); None: the family's own default.
+    unit_diagonal_default: tuple[str, Callable[[int], float]] | None = None
+    #: Parameters whose default the scikit-learn estimators replace by one measured per
+    #: estimator on the choice splits of the accuracy protocol (docs/estimators.md), read from
+    #: the estimator's class attribute ``<family name>_<parameter>`` (``MKLClassifier.l1_mkl_C``;
+    #: None there keeps the family's default): ``l1_mkl``'s ``C`` and ``C2``.
+    measured_defaults: tuple[str, ...] = ()
 
     def resolve_params(self, given: Mapping[str, object]) -> dict[str, float]:
         """Defaults filled in, each value checked against its range."""
@@ -121,30 +184,31 @@ FAMILIES: dict[str, Family] = {
         Family(
             "l1_mkl", "l1-MKL, SpicyMKL form: sum_i loss + C sum_m ||f_m|| (+ C2/2 sum ||f_m||^2)",
             target="loss", params=(C, C2), losses=None, default_loss="hinge",
-            objective=objectives.norm_penalised, scaling=scaling.l1_mkl_law,
+            objective=objectives.norm_penalised, scaling=scaling.l1_mkl_law, dual="loss_conjugate",
             regularizer=_elastic_l1, target_scaling=scaling.l1_mkl_target_law,
+            c_max=duality.l1_mkl_c_max, measured_defaults=("C", "C2"),
         ),
         Family(
             "l1_mkl_sq", "l1-MKL, SimpleMKL form: 0.5 (sum_m ||f_m||)^2 + C sum_i hinge",
             target="binary", params=(C,), losses=("hinge",), default_loss="hinge",
-            objective=objectives.norm_penalised, scaling=scaling.degree_two_law,
-            regularizer=_squared_l1, loss_weight=_weight_C,
+            objective=objectives.norm_penalised, scaling=scaling.degree_two_law, dual="svm_box",
+            regularizer=_squared_l1, loss_weight=_weight_C, unit_diagonal_default=("C", _one),
         ),
         Family(
             "vskl", "Variable Sparsity Kernel Learning: l1 inside groups, l_2q across",
             target="binary",
             params=(C, Param("q", 1.0, "exponent across groups (inf allowed)", at_least_one)),
             losses=("hinge",), default_loss="hinge", uses_groups=True,
-            objective=objectives.norm_penalised, scaling=scaling.degree_two_law,
-            regularizer=_vskl, loss_weight=_weight_C,
+            objective=objectives.norm_penalised, scaling=scaling.degree_two_law, dual="svm_box",
+            regularizer=_vskl, loss_weight=_weight_C, unit_diagonal_default=("C", _one),
         ),
         Family(
             "pnorm_mkl", "p-norm MKL (OBSCURE / UFO-MKL): (lam/2) ||f||_{2,p}^2 + mean loss",
             target="class",
             params=(LAM, Param("p", 1.5, "norm exponent across kernels", exponent_in_one_two)),
             losses=("hinge", "crammer-singer"), default_loss="hinge", has_intercept=False,
-            objective=objectives.norm_penalised, scaling=scaling.pnorm_mkl_law,
-            regularizer=_group_lp, loss_weight=_weight_mean,
+            objective=objectives.norm_penalised, scaling=scaling.pnorm_mkl_law, dual="mean_loss",
+            regularizer=_group_lp, loss_weight=_weight_mean, unit_diagonal_default=("lam", _one_over_n),
         ),
         Family(
             "mikl", "Multiple Indefinite Kernel Learning: squared hinge + (lam/q) ||alpha||_{pq;r}^q",
@@ -154,18 +218,20 @@ FAMILIES: dict[str, Family] = {
                     Param("r", 2.0, "grouping: 1 = samples, 2 = kernels", one_or_two)),
             losses=("squared-hinge",), default_loss="squared-hinge",
             requires_psd=False, has_intercept=False,
-            objective=objectives.coef_penalised, scaling=scaling.mikl_law,
+            objective=objectives.coef_penalised, scaling=scaling.mikl_law, dual="coef_fenchel",
             regularizer=_mixed_lpq,
         ),
         Family(
             "mlmkl_sum", "multi-label MKL, one shared combination: min_d sum_k SVM_k(d)",
             target="multilabel", params=(C,), losses=("hinge",), default_loss="hinge",
             has_intercept=False, objective=objectives.mlmkl_sum, scaling=scaling.degree_two_law,
+            dual="label_svms", label_aggregate="sum",
         ),
         Family(
             "mlmkl_max", "multi-label MKL, worst label: min_d max_k SVM_k(d)",
             target="multilabel", params=(C,), losses=("hinge",), default_loss="hinge",
             has_intercept=False, objective=objectives.mlmkl_max, scaling=scaling.degree_two_law,
+            dual="label_svms", label_aggregate="max",
         ),
     )
 }

@@ -133,7 +133,7 @@ class LabelSVMs(Oracle):
         s, state = self.solve(point, range(L), state)
         sums = s.alpha.sum(axis=0)
         curvature: Callable[[], np.ndarray] | None = None
-        if problem.family.name == "mlmkl_sum":
+        if problem.family.label_aggregate == "sum":
             value, gradient = float(s.values.sum()), -0.5 * s.A.sum(axis=1)
             lower = weighted_lower_bound(sums, s.A, np.ones(L))
             curvature = lambda: sum_curvature(problem, point, s)  # noqa: E731

@@ -12,6 +12,7 @@ multiple of ``u`` (``pnorm_mkl``), MIKL's (``mikl``) and ML-MKL's (``mlmkl_sum``
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -31,25 +32,29 @@ from kernelfuse.problem.instance import Problem
 
 def lower_bound(problem: Problem, u: np.ndarray) -> float:
     """A lower bound on ``problem``'s optimum (OBJECTIVES.md units) from the dual point ``u``;
-    ``-inf`` where ``u`` cannot be made feasible or is not finite."""
+    ``-inf`` where ``u`` cannot be made feasible or is not finite.  The bound is the value of
+    the family's form of dual (:attr:`~kernelfuse.problem.families.Family.dual`)."""
     u = np.asarray(u, dtype=float)
     if not np.isfinite(u).all():
         return -math.inf
-    family = problem.family.name
-    if family == "l1_mkl":
-        return l1_mkl_lower_bound(problem, u)[0]
-    if family in ("l1_mkl_sq", "vskl"):
-        return _group_bound(problem, u)
-    if family == "pnorm_mkl":
-        # u holds the multipliers of z = f: duality's tau is -u ((N,) or, transposed, (C, N)).
-        return pnorm_mkl_lower_bound(problem, -u.T)[0]
-    if family == "mikl":
-        point = feasible_dual_point(problem, u)[0]  # type: ignore[index]  # no intercept: a clip
-        return mikl_lower_bound(problem, mikl_penalty(problem), point, kernel_times(problem.K, point))
-    return _multilabel_bound(problem, u)
+    return _BOUNDS[problem.family.dual](problem, u)
 
 
-def _group_bound(problem: Problem, u: np.ndarray) -> float:
+def _loss_conjugate_bound(problem: Problem, u: np.ndarray) -> float:
+    return l1_mkl_lower_bound(problem, u)[0]
+
+
+def _mean_loss_bound(problem: Problem, u: np.ndarray) -> float:
+    # u holds the multipliers of z = f: duality's tau is -u ((N,) or, transposed, (C, N)).
+    return pnorm_mkl_lower_bound(problem, -u.T)[0]
+
+
+def _coef_fenchel_bound(problem: Problem, u: np.ndarray) -> float:
+    point = feasible_dual_point(problem, u)[0]  # type: ignore[index]  # no intercept: a clip
+    return mikl_lower_bound(problem, mikl_penalty(problem), point, kernel_times(problem.K, point))
+
+
+def _svm_box_bound(problem: Problem, u: np.ndarray) -> float:
     feasible = feasible_dual_point(problem, u)
     if feasible is None:
         return -math.inf
@@ -64,6 +69,16 @@ def _multilabel_bound(problem: Problem, u: np.ndarray) -> float:
     alpha = np.clip(-C * problem.y * u, 0.0, C)
     forms = quadratic_forms(problem.K, alpha * problem.y)
     sums = alpha.sum(axis=0)
-    if problem.family.name == "mlmkl_sum":
+    if problem.family.label_aggregate == "sum":
         return weighted_lower_bound(sums, forms, np.ones(sums.size))
     return max_family_lower_bound(sums, forms)
+
+
+#: The bound of each form of dual (:data:`kernelfuse.problem.families.DUALS`).
+_BOUNDS: dict[str, Callable[[Problem, np.ndarray], float]] = {
+    "loss_conjugate": _loss_conjugate_bound,
+    "svm_box": _svm_box_bound,
+    "mean_loss": _mean_loss_bound,
+    "coef_fenchel": _coef_fenchel_bound,
+    "label_svms": _multilabel_bound,
+}

@@ -226,7 +226,7 @@ def _mlmkl(problem: Problem, rank_tol: float) -> Formulation:
         terms.append(0.5 * cp.sum(s[:, k]) + C * hinge)
         cons += hinge_cons
     cons.append(link)
-    if problem.family.objective is objectives.mlmkl_sum:
+    if problem.family.label_aggregate == "sum":
         objective, dual_point = cp.sum(cp.hstack(terms)), multiplier(link, C)
     else:  # the worst label through its epigraph, whose multipliers are the label weights
         objective = cp.Variable()
