@@ -121,7 +121,8 @@ class Family:
 
     name: str
     title: str
-    target: str
+    #: What ``y`` is, one of :data:`TARGETS`.
+    target: str = attrs.field(validator=attrs.validators.in_(TARGETS))
     params: tuple[Param, ...]
     losses: tuple[str, ...] | None  # None: any loss whose target fits
     default_loss: str
