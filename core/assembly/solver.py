@@ -132,9 +132,10 @@ class Solver(ABC):
         bound = self.certified_tol() + roundoff(objective, n_samples) / max(1.0, abs(objective))
         if gap <= bound * (1.0 + 1e-6):
             return "converged", message
-        return "stalled", (f"the run certified its gap on its own accounting, but the returned model's "
-                           f"gap in the problem's units is {gap:.3g}, above tol={self.certified_tol():g}"
-                           + (f"; {message}" if message else ""))
+        found = (f"gap in the problem's units is {gap:.3g}, above tol={self.certified_tol():g}"
+                 if math.isfinite(gap) else "model has no lower bound (no certified gap)")
+        return "stalled", (f"the run certified its gap on its own accounting, but the returned "
+                           f"model's {found}" + (f"; {message}" if message else ""))
 
     def rescaled(self, scale: float) -> Solver:
         """This solver for the problem on ``K / scale`` (:mod:`kernelfuse.problem.scaling`): a

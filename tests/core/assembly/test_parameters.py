@@ -236,6 +236,6 @@ def test_empty_and_look_alike_names_are_refused_naming_the_existing_one():
     assert registry.names("recipe") == ["spicymkl"]
     assert registry.get("recipe", "spicymkl").factory is object
     # The installed registry holds no look-alikes.
-    for kind in ("loss", "solver", "kernel", "optimizer", "oracle", "prox"):
+    for kind in ("loss", "recipe", "kernel", "optimizer", "oracle", "prox"):
         keys = ["".join(c for c in name if c not in "-_ ") for name in get_registry().names(kind)]
         assert len(keys) == len(set(keys)), kind

@@ -119,7 +119,7 @@ def test_warnings_and_errors_come_back_from_the_workers(wine):
     # UnknownNameError's __init__ takes (kind, name, known): it still travels back whole.
     with pytest.raises(kernelfuse.UnknownNameError, match="unknown solver 'nope'") as error:
         MKLClassifier(kernels=SPECS, solver="nope", n_jobs=2).fit(X, y)
-    assert error.value.kind == "recipe"
+    assert error.value.kind == "solver"
 
 
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
