@@ -108,15 +108,15 @@ def test_wheel_installs_and_works_in_a_fresh_environment(tmp_path):
         "r = get_registry()\n"
         "own = {'kernelfuse', 'kernelfuse-robust-losses', 'kernelfuse-alignment'}  # + contrib/\n"
         "assert {e.provider for e in r} <= own, {e.provider for e in r}\n"
-        "assert {e.provider for e in r if e.kind == 'solver' and e.name == 'cvxpy'} == {'kernelfuse'}\n"
-        "assert 'cvxpy' in r.names('solver') and 'logistic' in r.names('loss')\n"
+        "assert {e.provider for e in r if e.kind == 'recipe' and e.name == 'cvxpy'} == {'kernelfuse'}\n"
+        "assert 'cvxpy' in r.names('recipe') and 'logistic' in r.names('loss')\n"
         "print(kernelfuse.__version__)\n"
     )
     done = subprocess.run([str(python), "-W", "error", "-c", script],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "0.1.0"
-    cli = subprocess.run([str(python), "-m", "kernelfuse", "plugins", "--kind", "solver"],
+    cli = subprocess.run([str(python), "-m", "kernelfuse", "plugins", "--kind", "recipe"],
                          capture_output=True, text=True, timeout=120)
     assert cli.returncode == 0 and "cvxpy" in cli.stdout, cli.stderr
 
