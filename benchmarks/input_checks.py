@@ -31,7 +31,7 @@ import common
 
 LOSSES = ("logistic", "hinge")
 SOLVE = {"solver": "spicymkl", "family": "l1_mkl", "C": 1.0, "tol": 1e-6}
-TARGET = 1.5  # the bound on wall time / solver time
+TARGET = 1.3  # the bound on wall time / solver time this benchmark checks
 
 
 def timed(call: Any, repeat_below: float = 3.0, repeats: int = 3) -> dict[str, Any]:

@@ -14,15 +14,17 @@ solver, part, kernel and estimator parameters by name.
 
 from __future__ import annotations
 
+import functools
 import math
 import mmap
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from kernelfuse.errors import ValidationError
 
@@ -42,6 +44,9 @@ CHECK_PSD = ("auto", True, False)
 SAMPLE_ROWS = 96
 #: Unit random vectors ``W`` of the symmetry probes: ``W' K_m W`` must be symmetric.
 SYMMETRY_PROBES = 4
+#: Bytes of stack per reading thread at least: smaller stacks are read on one thread, whose
+#: start costs more than it saves there.
+_BYTES_PER_THREAD = 64 * 2**20
 #: Seed of the rows sampled and of the probes: the same stack gets the same verdict.
 _SEED = 0
 
@@ -153,32 +158,12 @@ def check_kernels(
     if known is not None:
         return K, known
     rows, probes = sample_rows(N), symmetry_probes(N)
-    sample = rows[:, None] * N + rows  # flat indices of the principal submatrix
+    # The flat indices of the principal submatrix, in Fortran order: sample_fails gathers by
+    # sample.T, C-contiguous then (no copy of the indices per kernel).
+    sample = np.asfortranarray(rows[:, None] * N + rows)
     exact, certify = require_psd and check_psd is True, require_psd and check_psd == "auto"
-    # One kernel at a time, each read from memory once (by BLAS's i_amax; the checks after it
-    # read the kernel from cache), with temporaries of N x N at most, never of the stack's size
-    # (a memory-mapped stack may exceed memory).  NaN or inf anywhere in a kernel shows in its
-    # probes; its largest |K_ij| is then set to NaN.
-    from scipy.linalg.blas import idamax, isamax  # scipy.linalg imported on use (0.15 s)
-
-    iamax = isamax if K.dtype == np.float32 else idamax
-    buffer = np.empty((N, N)) if exact else None
-    largest, asym, flagged = np.empty(M), np.zeros(M), []
-    # One BLAS thread: the products are small and read from cache, where a second thread costs
-    # more than it gives (benchmarks/README.md, "Timing caveat").
-    with np.errstate(invalid="ignore", over="ignore"), threadpool_limits(limits=1, user_api="blas"):
-        for m, Km in enumerate(K):
-            flat = Km.reshape(-1)
-            largest[m] = abs(float(flat[iamax(flat)]))
-            quadratic = probes.T @ (Km @ probes)
-            if not np.isfinite(quadratic).all() and not np.isfinite(flat).all():
-                largest[m] = np.nan
-            if not require_psd or not np.isfinite(largest[m]):
-                continue
-            asym[m] = (np.subtract(Km, Km.T, out=buffer).max() if exact  # antisymmetric: max = max||
-                       else _asymmetry(quadratic, N, largest[m]))
-            if certify and sample_fails(Km, sample, psd_tol):
-                flagged.append(m)
+    largest, quadratics, exact_asym, flagged = _read_kernels(K, probes, sample if certify else None,
+                                                             psd_tol, exact)
     bad = np.flatnonzero(~np.isfinite(largest))
     if bad.size:
         raise ValidationError(
@@ -192,6 +177,7 @@ def check_kernels(
             "unit trace, kernelfuse.kernels.normalization) and C with them"
         )
     if require_psd:
+        asym = exact_asym if exact_asym is not None else _asymmetry(quadratics, N, largest)
         bad = np.flatnonzero(asym > symmetry_tol * np.maximum(1.0, largest))
         if bad.size:
             how = "max |K - K'|" if exact else "asymmetry seen by random probes, |v'(K - K')w|"
@@ -206,9 +192,53 @@ def check_kernels(
     return K, float(largest.max())
 
 
-def _asymmetry(quadratic: np.ndarray, n: int, largest: float) -> float:
-    """``max_ij |w_i' (K - K') w_j|`` from ``quadratic = W' K W`` (``W`` the unit random
-    probes, length ``n``), less its rounding bound.
+def _read_kernels(
+    K: np.ndarray, probes: np.ndarray, sample: np.ndarray | None, psd_tol: float, exact: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[int]]:
+    """One read of the stack, kernel by kernel: each kernel's largest ``|K_ij|`` (NaN or inf
+    where it holds NaN or inf), its probes' ``W' K_m W``, its ``max |K_m - K_m'|`` where
+    ``exact`` (else None), and the kernels the certificate on ``sample`` flags (none where
+    ``sample`` is None).
+
+    Each kernel is read from memory once, by the probes' product; its extremes and the
+    certificate then read it from cache.  Temporaries of N x N per thread at most, never of the
+    stack's size (a memory-mapped stack may exceed memory).  Kernels are read by as many threads
+    as BLAS may use, each calling BLAS on one thread: the read is bound by memory bandwidth,
+    which one core does not saturate (benchmarks/input_checks.py).
+    """
+    M, N, P = K.shape[0], K.shape[1], probes.shape[1]
+    largest, quadratics, flagged = np.empty(M), np.empty((M, P, P)), np.zeros(M, dtype=bool)
+    exact_asym = np.zeros(M) if exact else None
+
+    def read(kernels: range) -> None:
+        products, buffer = np.empty((N, P)), np.empty((N, N)) if exact else None
+        with np.errstate(invalid="ignore", over="ignore"):  # per thread: errstate is thread-local
+            for m in kernels:
+                Km = K[m]
+                np.matmul(probes.T, np.matmul(Km, probes, out=products), out=quadratics[m])
+                largest[m] = max(float(Km.max()), -float(Km.min()))  # NaN where Km holds one
+                if not math.isfinite(largest[m]):
+                    continue
+                if exact_asym is not None:  # antisymmetric: max = max||
+                    exact_asym[m] = np.subtract(Km, Km.T, out=buffer).max()
+                if sample is not None:
+                    flagged[m] = sample_fails(Km, sample, psd_tol)
+
+    blas = ThreadpoolController().select(user_api="blas").info()
+    threads = min(M, max([lib["num_threads"] for lib in blas], default=1),
+                  max(1, K.nbytes // _BYTES_PER_THREAD))
+    with threadpool_limits(limits=1, user_api="blas"):
+        if threads == 1:
+            read(range(M))
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(read, (range(t, M, threads) for t in range(threads))))
+    return largest, quadratics, exact_asym, np.flatnonzero(flagged).tolist()
+
+
+def _asymmetry(quadratics: np.ndarray, n: int, largest: np.ndarray) -> np.ndarray:
+    """Per kernel, ``max_ij |w_i' (K - K') w_j|`` from ``quadratics[m] = W' K_m W`` (``W`` the unit
+    random probes, length ``n``), less its rounding bound (at least 0).
 
     ``w_i' E w_j`` for an antisymmetric ``E`` has the scale of ``||E||_F / N``: this sees an
     asymmetry spread over the kernel as the exact check does, one confined to a few entries
@@ -216,7 +246,8 @@ def _asymmetry(quadratic: np.ndarray, n: int, largest: float) -> float:
     ``K`` differs by at most ``2 N eps |w_i|'|K||w_j| <= 2 N^2 eps max|K|``, subtracted.
     """
     rounding = 2.0 * n**2 * np.finfo(float).eps * largest  # float64 arithmetic
-    return max(0.0, float(np.abs(quadratic - quadratic.T).max()) - rounding)
+    seen = np.abs(quadratics - quadratics.transpose(0, 2, 1)).max(axis=(1, 2))
+    return np.maximum(0.0, seen - rounding)
 
 
 def sample_rows(n: int) -> np.ndarray:
@@ -241,12 +272,22 @@ def sample_fails(Km: np.ndarray, sample: np.ndarray, tol: float) -> bool:
     ``K_SS`` shifted so factorises (Cholesky's rounding, about ``|S| eps max|K_SS|``, is far
     below the shift).
     """
+    # K_SS gathered transposed (by sample.T), C-ordered: its transpose is K_SS in Fortran order,
+    # which LAPACK factorises where it lies (no copy into Fortran order).  The shifted diagonal
+    # is at the same places in either order.
+    transposed = np.take(Km, sample.T).astype(np.float64, copy=False)
+    shift = 2.0 * tol * max(float(np.trace(Km)), np.finfo(float).tiny)
+    transposed.reshape(-1)[:: transposed.shape[0] + 1] += shift
+    return _dpotrf()(transposed.T, lower=True, clean=False, overwrite_a=True)[1] != 0
+
+
+@functools.cache
+def _dpotrf() -> Callable[..., Any]:
+    """LAPACK's Cholesky, scipy.linalg imported on first use (0.15 s); cached, as an import
+    statement in a function per kernel costs more than the factorisation."""
     from scipy.linalg.lapack import dpotrf
 
-    principal = np.take(Km, sample).astype(np.float64, copy=False)
-    shift = 2.0 * tol * max(float(np.trace(Km)), np.finfo(float).tiny)
-    principal.flat[:: principal.shape[0] + 1] += shift
-    return dpotrf(principal, lower=True, clean=False, overwrite_a=True)[1] != 0
+    return dpotrf
 
 
 def _check_psd(K: np.ndarray, tol: float, kernels: np.ndarray) -> None:

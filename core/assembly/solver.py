@@ -133,7 +133,7 @@ class Solver(ABC):
         if gap <= bound * (1.0 + 1e-6):
             return "converged", message
         found = (f"gap in the problem's units is {gap:.3g}, above tol={self.certified_tol():g}"
-                 if math.isfinite(gap) else "model has no lower bound (no certified gap)")
+                 if math.isfinite(gap) else "score has no lower bound (no certified gap)")
         return "stalled", (f"the run certified its gap on its own accounting, but the returned "
                            f"model's {found}" + (f"; {message}" if message else ""))
 
