@@ -19,14 +19,13 @@ import math
 import mmap
 import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
 import numpy as np
-from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from kernelfuse.errors import ValidationError
+from kernelfuse.runtime.bandwidth import run_threaded
 
 SYMMETRY_TOL = 1e-8
 #: The largest kernel entry accepted: at 1e50 libsvm's dual overflows (tests/project/test_fuzz.py,
@@ -44,9 +43,6 @@ CHECK_PSD = ("auto", True, False)
 SAMPLE_ROWS = 96
 #: Unit random vectors ``W`` of the symmetry probes: ``W' K_m W`` must be symmetric.
 SYMMETRY_PROBES = 4
-#: Bytes of stack per reading thread at least: smaller stacks are read on one thread, whose
-#: start costs more than it saves there.
-_BYTES_PER_THREAD = 64 * 2**20
 #: Seed of the rows sampled and of the probes: the same stack gets the same verdict.
 _SEED = 0
 
@@ -202,9 +198,8 @@ def _read_kernels(
 
     Each kernel is read from memory once, by the probes' product; its extremes and the
     certificate then read it from cache.  Temporaries of N x N per thread at most, never of the
-    stack's size (a memory-mapped stack may exceed memory).  Kernels are read by as many threads
-    as BLAS may use, each calling BLAS on one thread: the read is bound by memory bandwidth,
-    which one core does not saturate (benchmarks/input_checks.py).
+    stack's size (a memory-mapped stack may exceed memory).  Kernels are read on threads
+    (:func:`~kernelfuse.runtime.bandwidth.run_threaded`): the read is bound by memory bandwidth.
     """
     M, N, P = K.shape[0], K.shape[1], probes.shape[1]
     largest, quadratics, flagged = np.empty(M), np.empty((M, P, P)), np.zeros(M, dtype=bool)
@@ -224,15 +219,7 @@ def _read_kernels(
                 if sample is not None:
                     flagged[m] = sample_fails(Km, sample, psd_tol)
 
-    blas = ThreadpoolController().select(user_api="blas").info()
-    threads = min(M, max([lib["num_threads"] for lib in blas], default=1),
-                  max(1, K.nbytes // _BYTES_PER_THREAD))
-    with threadpool_limits(limits=1, user_api="blas"):
-        if threads == 1:
-            read(range(M))
-        else:
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(read, (range(t, M, threads) for t in range(threads))))
+    run_threaded(read, M, K.nbytes)
     return largest, quadratics, exact_asym, np.flatnonzero(flagged).tolist()
 
 

@@ -61,6 +61,7 @@ from kernelfuse.kernels.storage import (
     training_stack,
 )
 from kernelfuse.problem.families import FAMILIES, get_family
+from kernelfuse.runtime.bandwidth import run_threaded
 from kernelfuse.runtime.files import writable_folder
 from kernelfuse.runtime.logs import log_to_stderr, verbose_level
 from kernelfuse.runtime.memory import default_memory_budget, is_out_of_memory, out_of_memory, readable_bytes
@@ -128,14 +129,19 @@ def kernels_first(X: np.ndarray) -> np.ndarray:
     The transpose of ``X`` as an (n n', M) matrix, copied tile by tile so that each tile is
     read and written in cache: numpy's copy of ``moveaxis(X, 2, 0)`` reads ``X`` with a
     stride of ``M`` entries, a cache miss for every entry (docs/reliability.md, "Input
-    checks and their cost").
+    checks and their cost").  Rows of tiles are copied on threads
+    (:func:`~kernelfuse.runtime.bandwidth.run_threaded`): the copy is bound by memory bandwidth.
     """
     entries = X.reshape(-1, X.shape[2])
     out = np.empty((X.shape[2], X.shape[0], X.shape[1]), dtype=X.dtype)
     flat = out.reshape(X.shape[2], -1)
-    for i in range(0, entries.shape[0], _TILE_ENTRIES):
-        for m in range(0, entries.shape[1], _TILE_KERNELS):
-            flat[m:m + _TILE_KERNELS, i:i + _TILE_ENTRIES] = entries[i:i + _TILE_ENTRIES, m:m + _TILE_KERNELS].T
+
+    def copy(tile_rows: range) -> None:
+        for i in (t * _TILE_ENTRIES for t in tile_rows):
+            for m in range(0, entries.shape[1], _TILE_KERNELS):
+                flat[m:m + _TILE_KERNELS, i:i + _TILE_ENTRIES] = entries[i:i + _TILE_ENTRIES, m:m + _TILE_KERNELS].T
+
+    run_threaded(copy, -(-entries.shape[0] // _TILE_ENTRIES), X.nbytes)
     return out
 
 
