@@ -47,3 +47,10 @@ class Regularizer(ABC):
     @abstractmethod
     def expression(self, x: Any) -> tuple[Any, list[Any]]:
         """``Omega`` of the cvxpy expression ``x``: a convex expression and the constraints it needs."""
+
+    def combination_weights(self, norms: np.ndarray) -> np.ndarray:
+        """The kernel weights ``d`` of a model whose kernel norms ``||f_m||`` are ``norms`` (not all
+        zero): ``d_m`` proportional to ``||f_m|| / g_m``, ``g_m = dOmega / d||f_m||``, on the
+        regulariser's scale (default: ``||f_m|| / sum ||f||``, for penalties whose ``g_m`` is the
+        same for every kernel, and any other penalty until it says otherwise)."""
+        return norms / norms.sum()

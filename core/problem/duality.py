@@ -23,7 +23,7 @@ import numpy as np
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.products import kernel_times
 from kernelfuse.problem import objectives
-from kernelfuse.problem.regularizers import NormPower, VSKLNorm
+from kernelfuse.problem.regularizers import MixedLpq, NormPower, VSKLNorm
 
 if TYPE_CHECKING:  # the families name l1_mkl_c_max; instance imports the families
     from kernelfuse.problem.instance import Problem
@@ -233,10 +233,10 @@ def max_family_lower_bound(sums: np.ndarray, A: np.ndarray) -> float:
     return max_family_cutting_plane(sums, A).bound
 
 
-def mikl_penalty(problem: Problem) -> NormPower:
-    """The ``(lam/q) ||.||_{pq;r}^q`` penalty of a ``mikl`` problem."""
+def mikl_penalty(problem: Problem) -> MixedLpq:
+    """The ``(lam/q) ||.||_{pq;r}^q`` penalty of a ``mikl`` problem: its regulariser."""
     penalty = problem.regularizer
-    assert isinstance(penalty, NormPower), "mikl's regulariser is a MixedLpq norm power"
+    assert isinstance(penalty, MixedLpq), "mikl's regulariser is a MixedLpq"
     return penalty
 
 

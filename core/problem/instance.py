@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,9 +54,11 @@ class Problem:
     largest_entry: float | None = None
     sample_weight: np.ndarray | None = None
 
-    @property
+    @functools.cached_property
     def regularizer(self) -> Regularizer:
-        """The family's penalty ``Omega`` with this problem's parameters and groups."""
+        """The family's penalty ``Omega`` with this problem's parameters and groups, built once:
+        the one definition of the penalty's numbers that every part reads (value, prox, dual norm,
+        conjugate), never a copy of them."""
         if self.family.regularizer is None:
             raise ValidationError(f"family {self.family.name} has no regulariser of the model alone")
         return self.family.regularizer(self.params, self.groups)

@@ -13,7 +13,6 @@ stack's storage) gives both the decision values and the RKHS norms.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -78,51 +77,26 @@ def norm_shares(norms: np.ndarray) -> np.ndarray:
 
 
 def combination_weights(problem: Problem, norms: np.ndarray) -> np.ndarray | None:
-    """The combination weights ``d`` of a model given by its norms ``||f_m||``; None for ``mikl``.
+    """The combination weights ``d`` of a model given by its norms ``||f_m||``; None where the
+    family has none (``mikl``, whose kernels may be indefinite; the multi-label families, whose
+    models are the weights themselves).
 
     ``d`` is what other MKL libraries report: ``f = sum_m d_m K_m alpha`` with one ``alpha``.
     At an optimum of ``w sum_i loss_i + Omega(||f_1||, ..., ||f_M||)`` the optimality
     conditions give ``f_m = (||f_m|| / g_m) K_m alpha`` with ``g_m = dOmega / d||f_m||``, so
-    ``d_m`` is proportional to ``||f_m|| / g_m``, and the family fixes the scale:
-
-    * ``l1_mkl``: ``g_m = C + C2 ||f_m||``; ``l1_mkl_sq``: ``g_m`` the same for every kernel;
-      ``d`` on the simplex (``sum d = 1``: the norm shares when ``C2 = 0``);
-    * ``vskl``: ``g_jk = s_j^(2q - 1)`` with ``s_j = sum_{k in j} ||f_jk||`` (``q = inf``:
-      ``s_j``, as for ``q = 1``: the norms do not fix the weights across groups there); ``d`` on
-      the simplex;
-    * ``pnorm_mkl``: ``g_m = ||f_m||^(p - 1)``, so ``d_m = ||f_m||^(2 - p)`` scaled to
-      ``||d||_(p/(2-p)) = 1``: the weights of Kloft et al. (JMLR 2011, eq. 14), whose
-      exponent on ``d`` is ``p / (2 - p)`` (inf for ``p = 2``: every weight 1).
+    ``d_m`` is proportional to ``||f_m|| / g_m``; each regulariser's ``combination_weights``
+    gives it, on its scale (:mod:`kernelfuse.problem.regularizers`).  The zero model gets
+    uniform weights.
 
     A solver whose model is the weights themselves (average, SimpleMKL, mirrorVSKL, the
     multi-label solvers) reports its own ``d`` instead; the two agree at an optimum.
     """
-    family = problem.family.name
-    if not problem.family.requires_psd or problem.family.target == "multilabel":
+    if not problem.family.requires_psd or problem.family.regularizer is None:
         return None
     norms = np.asarray(norms, dtype=np.float64)
     if not norms.any():
         return np.full(norms.shape, 1.0 / norms.size)
-    params = problem.params
-    if family == "pnorm_mkl":
-        from kernelfuse.problem.regularizers import lp_norm
-
-        p = params["p"]
-        d = norms ** (2.0 - p)
-        return d / lp_norm(d, math.inf if p >= 2.0 else p / (2.0 - p))
-    if family == "vskl":
-        groups = np.zeros(norms.size, int) if problem.groups is None else np.asarray(problem.groups)
-        sums = np.bincount(groups, weights=norms)[groups]
-        exponent = 1.0 if math.isinf(params["q"]) else 2.0 * params["q"] - 1.0
-        used = norms > 0  # in logarithms: s_j^(2q - 1) overflows for large q
-        log_d = np.log(norms[used]) - exponent * np.log(sums[used])
-        d = np.zeros(norms.size)
-        d[used] = np.exp(log_d - log_d.max())
-    elif family == "l1_mkl":
-        d = norms / (params["C"] + params.get("C2", 0.0) * norms)
-    else:
-        d = norms
-    return d / d.sum()
+    return problem.regularizer.combination_weights(norms)
 
 
 def norm_penalised(p: Problem, coef: np.ndarray, f: np.ndarray, sq: np.ndarray, d: np.ndarray | None) -> float:

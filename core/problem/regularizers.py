@@ -157,12 +157,27 @@ class BlockL1(NormPower):
         square, cone = sum_squares_cone(x)
         return penalty + 0.5 * self.elastic * square, [*constraints, *cone]
 
+    def combination_weights(self, norms: np.ndarray) -> np.ndarray:
+        """``g_m = C + C2 ||f_m||`` (power 1), the same for every kernel (power 2): ``d`` on the simplex
+        (the norm shares where there is no elastic term)."""
+        d = norms / (self.weight + self.elastic * norms)
+        return d / d.sum()
+
     def prox(self, x: np.ndarray, step: float) -> np.ndarray:
         """Power 1: ``sign(x) max(|x| - s C, 0) / (1 + s C2)``; power 2: the largest-first threshold."""
         t = step * self.weight
         if self.power == 2:
             return _largest_first_threshold(x.reshape(1, -1), t).reshape(x.shape)
         return np.sign(x) * np.maximum(np.abs(x) - t, 0.0) / (1.0 + step * self.elastic)
+
+    def radial_prox(self, norms: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+        """Power 1, on block norms ``r >= 0``: the prox ``max(0, r - s C) / (1 + s C2)`` and its
+        derivative in ``r``, ``1{r > s C} / (1 + s C2)``: block soft-thresholding in each block's
+        own metric (``x_m -> prox(||x_m||) x_m / ||x_m||``; SpicyMKL, eq. 6)."""
+        if self.power != 1:
+            raise ValueError("the radial prox is separable for power 1 only")
+        shrunk = self.prox(norms, step)
+        return shrunk, np.where(shrunk > 0, 1.0 / (1.0 + step * self.elastic), 0.0)
 
 
 def _group_indices(groups: ArrayLike) -> np.ndarray:
@@ -192,6 +207,17 @@ class VSKLNorm(NormPower):
         np.maximum.at(top, self.groups, np.abs(u))
         return lp_norm(top, dual_exponent(2 * self.q))
 
+    def combination_weights(self, norms: np.ndarray) -> np.ndarray:
+        """``g_jk = s_j^(2q - 1)``, ``s_j = sum_{k in j} ||f_jk||`` (``q = inf``: ``s_j``, as for
+        ``q = 1``: the norms do not fix the weights across groups there); ``d`` on the simplex."""
+        sums = np.bincount(self.groups, weights=norms, minlength=self.n_groups)[self.groups]
+        exponent = 1.0 if math.isinf(self.q) else 2.0 * self.q - 1.0
+        used = norms > 0  # in logarithms: s_j^(2q - 1) overflows for large q
+        log_d = np.log(norms[used]) - exponent * np.log(sums[used])
+        d = np.zeros(norms.size)
+        d[used] = np.exp(log_d - log_d.max())
+        return d / d.sum()
+
     def norm_expression(self, x: Any) -> Any:
         import cvxpy as cp
 
@@ -220,6 +246,13 @@ class BlockLp(NormPower):
 
     def norm_expression(self, x: Any) -> Any:
         return norm_of(x, self.p)
+
+    def combination_weights(self, norms: np.ndarray) -> np.ndarray:
+        """``g_m = ||f_m||^(p - 1)``, so ``d_m = ||f_m||^(2 - p)`` scaled to ``||d||_(p/(2-p)) = 1``:
+        the weights of Kloft et al. (JMLR 2011, eq. 14), whose exponent on ``d`` is
+        ``p / (2 - p)`` (inf for ``p = 2``: every weight 1)."""
+        d = norms ** (2.0 - self.p)
+        return d / lp_norm(d, math.inf if self.p >= 2.0 else self.p / (2.0 - self.p))
 
 
 @attrs.frozen

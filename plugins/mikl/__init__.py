@@ -37,8 +37,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     recipe = Recipe(
         "mikl-forward-backward", OuterLoop,
         parts={"optimizer": ("optimizer", "forward-backward"),
-               "oracle": ("oracle", "squared-hinge-gradient"),
-               "optimizer.prox": ("prox", "mixed-norm")},
+               "oracle": ("oracle", "squared-hinge-gradient")},
         description="MIKL: forward-backward proximal descent on indefinite kernels with l_{pq;r} "
                     "mixed norms (certified duality gap)",
         families=frozenset({"mikl"}),
@@ -48,8 +47,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
     newton = Recipe(
         "mikl", OuterLoop,
         parts={"optimizer": ("optimizer", "proximal-newton"),
-               "oracle": ("oracle", "squared-hinge-gradient"),
-               "optimizer.prox": ("prox", "mixed-norm")},
+               "oracle": ("oracle", "squared-hinge-gradient")},
         description="MIKL: proximal Newton (generalised Hessian of the squared hinge) with l_{pq;r} "
                     "mixed norms (certified duality gap)",
         families=frozenset({"mikl"}),

@@ -17,14 +17,14 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.recipe import part_with
 from kernelfuse.errors import ValidationError
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
-from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
-from kernelfuse.plugins.mikl.squared_hinge_gradient import adjoint, problem_penalty
+from kernelfuse.plugins.mikl.squared_hinge_gradient import adjoint
 from kernelfuse.problem import objectives
+from kernelfuse.problem.duality import mikl_penalty
 from kernelfuse.problem.instance import Problem
+from kernelfuse.problem.regularizers import MixedLpq
 from kernelfuse.validation import flag, positive, positive_count
 
 
@@ -45,7 +45,8 @@ def operator_norm_squared(K: np.ndarray, iterations: int, seed: int = 0) -> floa
 
 @attrs.define
 class ForwardBackwardState:
-    prox: MixedNormProx
+    #: The problem's penalty ``g``, whose prox the steps take.
+    penalty: MixedLpq
     step: float
     momentum: float = 1.0
     previous: np.ndarray | None = None
@@ -57,8 +58,6 @@ class ForwardBackward(OuterOptimizer):
     """Proximal gradient on ``L + g``: plain (Algorithm 1) or FISTA with adaptive restart."""
 
     name: ClassVar[str] = "forward-backward"
-    #: The proximal part: its lam, p, q, r come from the problem.
-    prox: MixedNormProx = attrs.field(factory=MixedNormProx, validator=part_with("prox", "value"))
     accelerated: bool = flag.field(True)
     restart: bool = flag.field(True)
     #: ``s = step_scale / beta``; None: 1.9 (plain, below 2) or 1.0 (accelerated).
@@ -66,14 +65,13 @@ class ForwardBackward(OuterOptimizer):
     power_iterations: int = positive_count.field(100)
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> ForwardBackwardState:
-        wanted = problem_penalty(problem, self.prox)
         beta = 2.0 * operator_norm_squared(problem.K, self.power_iterations) * 1.01  # a safety margin
         scale = self.step_scale if self.step_scale is not None else (1.0 if self.accelerated else 1.9)
         if self.accelerated and scale > 1.0:
             raise ValidationError(f"the accelerated method needs step_scale <= 1, got {scale}")
         if scale >= 2.0:
             raise ValidationError(f"forward-backward needs step_scale < 2, got {scale}")
-        return ForwardBackwardState(wanted, step=scale / beta if beta > 0 else 1.0)
+        return ForwardBackwardState(mikl_penalty(problem), step=scale / beta if beta > 0 else 1.0)
 
     def readings(self, state: ForwardBackwardState) -> dict[str, float]:
         return {"step": state.step}
@@ -81,7 +79,7 @@ class ForwardBackward(OuterOptimizer):
     @staticmethod
     def _prox_step(state: ForwardBackwardState, point: np.ndarray, gradient: np.ndarray) -> np.ndarray:
         """``prox_{s g}(point - s gradient)``, the penalty acting on ``alpha = coef.T``."""
-        return state.prox.prox((point - state.step * gradient).T, state.step).T
+        return state.penalty.prox((point - state.step * gradient).T, state.step).T
 
     def step(self, point: np.ndarray, answer: OracleAnswer, state: ForwardBackwardState,
              evaluate: Evaluate) -> tuple[np.ndarray, OracleAnswer, ForwardBackwardState]:

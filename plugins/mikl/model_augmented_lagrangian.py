@@ -24,7 +24,7 @@ import numpy as np
 import scipy.linalg
 
 from kernelfuse.kernels.products import gram, is_float64, product, transpose_product
-from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
+from kernelfuse.problem.regularizers import MixedLpq
 from kernelfuse.runtime.deadline import expired
 
 #: The penalty ``sigma`` starts at SIGMA_START / ||B||^2 and grows by SIGMA_GROWTH per proximal
@@ -45,14 +45,14 @@ class _Model:
     p = 1 the kept entries' Gram, updated by the entries that enter or leave.  ``reads``
     counts the reads of ``B`` (a full read is 1)."""
 
-    def __init__(self, prox: MixedNormProx, rows: np.ndarray, start: np.ndarray, mask: np.ndarray) -> None:
-        self.regularizer, self.rows, self.start, self.mask = prox.regularizer, rows, start, mask
+    def __init__(self, penalty: MixedLpq, rows: np.ndarray, start: np.ndarray, mask: np.ndarray) -> None:
+        self.regularizer, self.rows, self.start, self.mask = penalty, rows, start, mask
         entries, violators = rows.shape
-        self.axis = 1 if prox.r == 1 else 0  # the block's axis indexing the groups
-        self.uniform = prox.p == 2.0 and prox.q == 2.0  # l2: P = I / (1 + t) everywhere
-        self.binary = prox.p == 1.0  # P's diagonal is 0 or 1
+        self.axis = 1 if penalty.r == 1 else 0  # the block's axis indexing the groups
+        self.uniform = penalty.p == 2.0 and penalty.q == 2.0  # l2: P = I / (1 + t) everywhere
+        self.binary = penalty.p == 1.0  # P's diagonal is 0 or 1
         # l21: one Gram per group where they take no more bytes than B' itself
-        self.by_group = (prox.p == 2.0 and prox.q == 1.0 and bool(mask.all())
+        self.by_group = (penalty.p == 2.0 and penalty.q == 1.0 and bool(mask.all())
                          and 8 * violators * mask.shape[self.axis] <= rows.itemsize * entries)
         kernels, samples = np.nonzero(mask)
         self.groups = (kernels, samples)[self.axis]
@@ -155,7 +155,7 @@ class _Model:
         return H
 
 
-def solve_model(prox: MixedNormProx, gradient: np.ndarray, rows: np.ndarray, start: np.ndarray,
+def solve_model(penalty: MixedLpq, gradient: np.ndarray, rows: np.ndarray, start: np.ndarray,
                 mask: np.ndarray, forcing: float, max_iter: int) -> tuple[np.ndarray, int, float]:
     """``argmin_x <gradient, x - start> + ||B (x - start)[mask]||^2 + g(x)`` over ``x`` shaped like
     ``start`` (coef layout), equal to ``start`` (0) outside ``mask``; ``rows = B'`` (mask's entries,
@@ -163,7 +163,7 @@ def solve_model(prox: MixedNormProx, gradient: np.ndarray, rows: np.ndarray, sta
     Stops when the model's gradient mapping (step ``1 / (2 ||B||^2)``) is at most ``forcing`` times
     its value at ``start``, or after ``max_iter`` Newton steps.  Returns ``x``, the Newton steps and
     the reads of ``B`` (products with it, and the Gram matrices formed)."""
-    model = _Model(prox, rows, start, mask)
+    model = _Model(penalty, rows, start, mask)
     a, c = start[mask], gradient[mask]
     Ba = transpose_product(rows, a)
     violators = rows.shape[1]

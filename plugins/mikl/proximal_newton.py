@@ -31,15 +31,14 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.recipe import part_with
 from kernelfuse.kernels.products import transpose_product
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
-from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
 from kernelfuse.plugins.mikl.model_augmented_lagrangian import solve_model
-from kernelfuse.plugins.mikl.squared_hinge_gradient import problem_penalty
 from kernelfuse.problem import objectives
+from kernelfuse.problem.duality import mikl_penalty
 from kernelfuse.problem.instance import Problem
+from kernelfuse.problem.regularizers import MixedLpq
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, flag, positive_count
 
@@ -54,7 +53,8 @@ ROUNDOFF = 1e-13
 @attrs.define
 class NewtonState:
     problem: Problem
-    prox: MixedNormProx
+    #: The problem's penalty ``g``.
+    penalty: MixedLpq
     f: np.ndarray
     #: Cumulative: stack reads of the Newton steps (pass units), inner iterations.
     passes: float = 0.0
@@ -64,20 +64,20 @@ class NewtonState:
     violators: int = 0
 
 
-def _working_set(prox: MixedNormProx, point: np.ndarray, gradient: np.ndarray, screen: bool) -> np.ndarray:
+def _working_set(penalty: MixedLpq, point: np.ndarray, gradient: np.ndarray, screen: bool) -> np.ndarray:
     """The entries of ``coef`` (M, N) the model moves, as a mask: units (groups for p = 2, entries
     for p = 1) that are non-zero, and those violating their zero condition, largest first, at most
     GROWTH times the non-zero entries (at least MIN_GROWTH groups' worth)."""
-    if not screen or (prox.p == 2.0 and prox.q == 2.0):
+    if not screen or (penalty.p == 2.0 and penalty.q == 2.0):
         return np.ones(point.shape, dtype=bool)
-    axis = 0 if prox.r == 1.0 else 1  # r = 1: a group is a sample (a column of coef)
+    axis = 0 if penalty.r == 1.0 else 1  # r = 1: a group is a sample (a column of coef)
     size = point.shape[axis]
-    if prox.p == 2.0:  # groups: zero iff ||G_g||_2 <= lam
-        score = np.linalg.norm(gradient, axis=axis) / prox.lam
+    if penalty.p == 2.0:  # groups: zero iff ||G_g||_2 <= lam
+        score = np.linalg.norm(gradient, axis=axis) / penalty.weight
         used = np.any(point != 0, axis=axis)
         unit = size
     else:  # entries: zero iff |G_e| <= lam (q = 1), or lam ||alpha_g||_1 (q = 2, the elitist lasso)
-        scale = prox.lam * (np.abs(point).sum(axis=axis, keepdims=True) if prox.q == 2.0 else 1.0)
+        scale = penalty.weight * (np.abs(point).sum(axis=axis, keepdims=True) if penalty.q == 2.0 else 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             score = np.where(gradient != 0, np.abs(gradient) / scale, 0.0)
         used = point != 0
@@ -87,7 +87,7 @@ def _working_set(prox: MixedNormProx, point: np.ndarray, gradient: np.ndarray, s
     keep = np.zeros(used.size, dtype=bool)
     keep[candidates[np.argsort(-score.ravel()[candidates])[:grow]]] = True
     keep = keep.reshape(used.shape) | used
-    return (np.broadcast_to(np.expand_dims(keep, axis), point.shape).copy() if prox.p == 2.0 else keep)
+    return (np.broadcast_to(np.expand_dims(keep, axis), point.shape).copy() if penalty.p == 2.0 else keep)
 
 
 @attrs.define
@@ -95,8 +95,6 @@ class ProximalNewton(OuterOptimizer):
     """Proximal Newton on ``L + g`` with the squared hinge's generalised Hessian ``2 A_S' A_S``."""
 
     name: ClassVar[str] = "proximal-newton"
-    #: The proximal part: its lam, p, q, r come from the problem.
-    prox: MixedNormProx = attrs.field(factory=MixedNormProx, validator=part_with("prox", "value"))
     #: The inner solve stops at this fraction of the model's gradient mapping at ``alpha``.
     forcing: float = below_one.field(0.03)
     #: Newton steps of one inner solve, at most.
@@ -106,7 +104,7 @@ class ProximalNewton(OuterOptimizer):
 
     def init(self, problem: Problem, point: np.ndarray, answer: OracleAnswer) -> NewtonState:
         f = objectives.decision_values(objectives.kernel_products(problem.K, point))
-        return NewtonState(problem, problem_penalty(problem, self.prox), f, passes=1.0)
+        return NewtonState(problem, mikl_penalty(problem), f, passes=1.0)
 
     def readings(self, state: NewtonState) -> dict[str, float]:
         return {"inner_iterations": state.inner, "working_set": state.working_set,
@@ -117,11 +115,11 @@ class ProximalNewton(OuterOptimizer):
 
     def step(self, point: np.ndarray, answer: OracleAnswer, state: NewtonState,
              evaluate: Evaluate) -> tuple[np.ndarray, OracleAnswer, NewtonState]:
-        problem, prox = state.problem, state.prox
+        problem, penalty = state.problem, state.penalty
         K, y = problem.K, problem.y
         M, N = point.shape
         S = np.flatnonzero(y * state.f < 1.0)
-        mask = _working_set(prox, point, answer.gradient, self.working_set)
+        mask = _working_set(penalty, point, answer.gradient, self.working_set)
         T, R = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
         block = np.ix_(T, R)
         kernels, samples = np.nonzero(mask)
@@ -130,7 +128,7 @@ class ProximalNewton(OuterOptimizer):
         rows = np.asarray(K[np.ix_(T, R, S)] if whole else K[kernels[:, None], samples[:, None], S[None, :]])
         rows = rows.reshape(kernels.size, S.size)
         fraction = kernels.size * S.size / (M * N * N)
-        z, iterations, products = solve_model(prox, answer.gradient[block], rows, point[block], mask[block],
+        z, iterations, products = solve_model(penalty, answer.gradient[block], rows, point[block], mask[block],
                                               self.forcing, self.inner_max_iter)
         direction = np.zeros_like(point)
         direction[block] = z - point[block]
@@ -142,8 +140,8 @@ class ProximalNewton(OuterOptimizer):
         state.passes += fraction * (1 + products) + kernels.size / (M * N)
         state.inner += iterations
         state.working_set, state.violators = kernels.size, S.size
-        penalty = prox.value(point.T)
-        decrease = float(np.sum(answer.gradient * direction)) + prox.value((point + direction).T) - penalty
+        current = penalty.value(point.T)
+        decrease = float(np.sum(answer.gradient * direction)) + penalty.value((point + direction).T) - current
         slack = ROUNDOFF * max(1.0, abs(answer.objective))  # an equal objective is not an increase
         t = 1.0
         for _ in range(MAX_HALVINGS):

@@ -16,23 +16,11 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.errors import ValidationError
 from kernelfuse.kernels.products import kernel_times
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
-from kernelfuse.plugins.mikl.mixed_norm_prox import MixedNormProx
 from kernelfuse.problem import objectives
 from kernelfuse.problem.duality import mikl_lower_bound, mikl_penalty
 from kernelfuse.problem.instance import Problem
-
-
-def problem_penalty(problem: Problem, given: MixedNormProx) -> MixedNormProx:
-    """The problem's mixed-norm prox, refusing a prox part given other values than the problem's."""
-    wanted = MixedNormProx(**{name: problem.params[name] for name in ("lam", "p", "q", "r")})
-    if given != MixedNormProx() and given != wanted:
-        raise ValidationError(
-            f"the prox's lam, p, q, r come from the problem ({wanted}); give them as family "
-            f"parameters, not to the prox (got {given})")
-    return wanted
 
 
 def adjoint(K: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -2,9 +2,9 @@
 
 ``prox_{s h}(x)_m = max(0, 1 - s C / ||x_m||) x_m / (1 + s C2)`` zeroes every block of norm at most
 ``s C``: the sparse kernel weights of l1-MKL.  SpicyMKL applies it in each kernel's RKHS metric,
-which needs the map on the norms alone (:meth:`BlockSoftThreshold.radial`, the prox of
-:class:`~kernelfuse.problem.regularizers.BlockL1`); ``prox_conjugate`` is the projection onto
-``{||x_m|| <= C}`` (Moreau).
+which needs the map on the norms alone (:meth:`~kernelfuse.problem.regularizers.BlockL1.radial_prox`,
+read from the problem's regulariser); this operator is the same map on Euclidean blocks, for
+composing new methods.  ``prox_conjugate`` is the projection onto ``{||x_m|| <= C}`` (Moreau).
 """
 
 from __future__ import annotations
@@ -31,13 +31,8 @@ class BlockSoftThreshold(ProxOperator):
     def _regularizer(self) -> BlockL1:
         return BlockL1(weight=self.C, elastic=self.C2)
 
-    def radial(self, norms: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
-        """The prox on the block norms: ``r -> max(0, r - s C) / (1 + s C2)`` and its derivative in ``r``."""
-        shrunk = self.regularizer.prox(norms, step)
-        return shrunk, np.where(shrunk > 0, 1.0 / (1.0 + step * self.C2), 0.0)
-
     def prox(self, x: np.ndarray, step: float) -> np.ndarray:
         norms = np.linalg.norm(x, axis=-1, keepdims=True)
-        shrunk, _ = self.radial(norms, step)
+        shrunk = self.regularizer.prox(norms, step)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(norms > 0, shrunk / norms, 0.0) * x

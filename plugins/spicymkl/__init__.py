@@ -6,7 +6,7 @@
   ``oracle``, with its numerics: ``active_kernels`` (Remark 1, the free line search of section
   3.4), ``newton_system`` (dense, or Woodbury from kernel factors), ``dual_loss_terms`` (eq. 7,
   section 3.3) and ``kernel_norm_bounds`` (the kernels' norms between reads);
-* block soft-thresholding is the shared prox ``block-soft-threshold`` (``plugins/prox``).
+* block soft-thresholding is the radial prox of the problem's regulariser (``BlockL1.radial_prox``).
 
 The solver ``spicymkl`` is the recipe assembling them in an ``OuterLoop``.
 """
@@ -33,7 +33,6 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
         parts={
             "optimizer": ("optimizer", "augmented-lagrangian"),
             "oracle": ("oracle", "smoothed-dual-newton"),
-            "oracle.prox": ("prox", "block-soft-threshold"),
         },
         description="SpicyMKL: dual augmented Lagrangian with a Newton inner solver (l1_mkl, any "
                     "loss with a conjugate or a conjugate prox; elastic net)",

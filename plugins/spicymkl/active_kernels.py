@@ -14,8 +14,6 @@ The formulas: docs/methods/spicymkl.md, the inner problem.
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 import numpy as np
 
@@ -23,6 +21,7 @@ from kernelfuse.kernels import array_backend
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.products import add_kernel, kernel_times, kernels_times
 from kernelfuse.plugins.spicymkl.newton_system import DenseSystem, DeviceSystem, LowRankSystem, NewtonSystem
+from kernelfuse.problem.regularizers import BlockL1
 
 
 @attrs.define(slots=False)
@@ -38,7 +37,8 @@ class KernelTerms:
     K_alpha: np.ndarray
     a_K_a: np.ndarray
     gamma: float
-    prox: Any
+    #: The problem's penalty of the kernel norms (its radial prox: block soft-thresholding).
+    penalty: BlockL1
     rho: np.ndarray
     K_rho: np.ndarray
     #: Relative change of ``s_m`` below which the Hessian keeps the kernel's old weight.
@@ -57,16 +57,16 @@ class KernelTerms:
         self.a_K_r = np.einsum("mi,i->m", self.K_alpha, self.rho)
         self.r_K_r = self.K_rho @ self.rho
         self.norms = np.sqrt(np.maximum(self.a_K_a - 2 * g * self.a_K_r + g * g * self.r_K_r, 0.0))
-        self.shrunk, self.slope = self.prox.radial(self.norms, g)
+        self.shrunk, self.slope = self.penalty.radial_prox(self.norms, g)
         with np.errstate(divide="ignore", invalid="ignore"):
             self.scale = np.where(self.norms > 0, self.shrunk / self.norms, 0.0)
 
     def value(self, norms: np.ndarray | None = None) -> float:
         """The kernel terms of ``phi`` at the current ``rho`` (or at the given norms ``r_m``)."""
         r = self.norms if norms is None else norms
-        shrunk = self.shrunk if norms is None else self.prox.radial(r, self.gamma)[0]
+        shrunk = self.shrunk if norms is None else self.penalty.radial_prox(r, self.gamma)[0]
         return float(np.sum((2 * r - shrunk) * shrunk) / (2 * self.gamma)
-                     - self.prox.regularizer.value(shrunk))
+                     - self.penalty.value(shrunk))
 
     def K_v(self) -> np.ndarray:
         """``K_m v_m`` for every kernel."""

@@ -39,6 +39,7 @@ from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
 from kernelfuse.problem import objectives
 from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_dual_value
 from kernelfuse.problem.instance import Problem
+from kernelfuse.problem.regularizers import BlockL1
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, nonnegative, positive, positive_count
 
@@ -48,7 +49,8 @@ class NewtonState:
     """Warm start and caches carried between queries."""
 
     problem: Problem
-    prox: Any
+    #: The problem's penalty ``C ||v||_1 + (C2/2) ||v||_2^2`` of the kernel norms.
+    penalty: BlockL1
     rho: np.ndarray
     #: ``K_m rho`` of the kernels read at ``rho``, bounds on ``||rho||_{K_m}`` for the others.
     bounds: KernelNormBounds
@@ -83,9 +85,6 @@ class SmoothedDualNewton(Oracle):
     weighted_families: ClassVar[frozenset[str]] = frozenset({"l1_mkl"})
     #: A stack on a device (CuPy, PyTorch) is read there: passes, Hessian and solve.
     reads_device_arrays: ClassVar[bool] = True
-    #: The prox part: its ``C`` and ``C2`` are set from the problem (setting them on the
-    #: prox to other values is refused, not overridden).
-    prox: Any
     #: Newton stops when the primal residual is below ``max(newton_tol, newton_rtol * initial)``.
     newton_tol: float = positive.field(1e-9)
     newton_rtol: float = below_one.field(1e-2)
@@ -136,13 +135,8 @@ class SmoothedDualNewton(Oracle):
                     "or use a loss with a conjugate prox (hinge, squared-hinge, eps-insensitive)")
             check_requirements({"loss": problem.loss}, {"loss": SMOOTH_CONJUGATE}, "spicymkl")
         M, N = problem.n_kernels, problem.n_samples
-        C, C2 = problem.params["C"], problem.params.get("C2", 0.0)
-        default = type(self.prox)()  # C and C2 as its class leaves them: not set by the caller
-        if (self.prox.C, self.prox.C2) not in ((default.C, default.C2), (C, C2)):
-            raise ValidationError(
-                f"the prox's C and C2 ({self.prox.C:g}, {self.prox.C2:g}) come from the problem "
-                f"(C={C:g}, C2={C2:g}): give C and C2 as family parameters, not to the prox")
-        prox = attrs.evolve(self.prox, C=C, C2=C2)
+        penalty = problem.regularizer
+        assert isinstance(penalty, BlockL1), "l1_mkl's penalty is a BlockL1"
         centre, intercept, K_centre, passes = np.zeros((M, N)), 0.0, np.zeros((M, N)), 1.0
         if self.warm_start is not None:
             centre, intercept = self._checked_start(problem)
@@ -153,7 +147,7 @@ class SmoothedDualNewton(Oracle):
         columns = np.column_stack([rho, np.ones(N)])  # K_m rho, K_m 1 and ||K_m||_F in one pass
         both, frobenius = kernel_times_and_frobenius(problem.K, columns)
         K_one = both[:, :, 1].copy() if problem.family.has_intercept else None
-        state = NewtonState(problem, prox, rho, KernelNormBounds.at(both[:, :, 0], rho, frobenius), K_one,
+        state = NewtonState(problem, penalty, rho, KernelNormBounds.at(both[:, :, 0], rho, frobenius), K_one,
                             centre, K_centre, passes)
         slack = f if uses_slack(problem.loss) else None
         return ProximalPoint(centre, intercept, slack), state
@@ -199,15 +193,15 @@ class SmoothedDualNewton(Oracle):
         rho, bounds = state.rho, state.bounds
         centred = np.any(point.coef != 0, axis=1)  # read at rho by the last solve: exact
         known = bounds.exact(rho)
-        _, norms = self._radial(state.prox, gamma, a_K_a, K_centre, rho,
+        _, norms = self._radial(state.penalty, gamma, a_K_a, K_centre, rho,
                                 np.where(known, bounds.squares, bounds.squared_interval(rho)[1]))
-        working = (norms > self.screen * gamma * state.prox.C) | centred
+        working = (norms > self.screen * gamma * state.penalty.weight) | centred
         checks = self._read(bounds, problem.K, rho, np.flatnonzero(working & ~known))
         steps, tolerance = 0, None
         while True:
             kernels = np.flatnonzero(working)
             terms = KernelTerms(problem.K, kernels, K_centre[kernels], a_K_a[kernels], gamma,
-                                state.prox, rho, bounds.products[kernels], self.hessian_tol)
+                                state.penalty, rho, bounds.products[kernels], self.hessian_tol)
             solved, tolerance = self._newton(terms, loss_term, point, problem.family.has_intercept, tolerance)
             steps += solved
             rho = terms.rho
@@ -218,7 +212,7 @@ class SmoothedDualNewton(Oracle):
             # largest bound first, until `cap` of them are found to join.
             cap = int(min(working.size, max(self.join_min, self.join_growth * np.count_nonzero(working))))
             lower, upper = bounds.squared_interval(rho)
-            could_join = np.flatnonzero(~working & (self._radial(state.prox, gamma, a_K_a, K_centre, rho,
+            could_join = np.flatnonzero(~working & (self._radial(state.penalty, gamma, a_K_a, K_centre, rho,
                                                                    upper)[0] > 0))
             estimate = lower[could_join] + upper[could_join]  # twice the first-order value
             could_join = could_join[np.argsort(-estimate, kind="stable")]
@@ -226,12 +220,12 @@ class SmoothedDualNewton(Oracle):
             for start in range(0, could_join.size, 2 * cap):
                 chunk = could_join[start:start + 2 * cap]
                 checks += self._read(bounds, problem.K, rho, chunk)
-                found += int(np.count_nonzero(self._radial(state.prox, gamma, a_K_a[chunk], K_centre[chunk],
+                found += int(np.count_nonzero(self._radial(state.penalty, gamma, a_K_a[chunk], K_centre[chunk],
                                                            rho, bounds.squares[chunk])[0] > 0))
                 if found >= cap:
                     break
             known = bounds.exact(rho)
-            shrunk, norms = self._radial(state.prox, gamma, a_K_a, K_centre, rho,
+            shrunk, norms = self._radial(state.penalty, gamma, a_K_a, K_centre, rho,
                                          np.where(known, bounds.squares, upper))
             joining = (shrunk > 0) & ~working & known
             if not joining.any():  # rho is stationary for every kernel, not just the working set
@@ -261,13 +255,13 @@ class SmoothedDualNewton(Oracle):
         return kernels.size / K.shape[0]
 
     @staticmethod
-    def _radial(prox: Any, gamma: float, a_K_a: np.ndarray, K_centre: np.ndarray, rho: np.ndarray,
+    def _radial(penalty: BlockL1, gamma: float, a_K_a: np.ndarray, K_centre: np.ndarray, rho: np.ndarray,
                 rho_K_rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Shrunk norms and norms ``r_m = ||alpha_m - gamma rho||_{K_m}`` of every kernel, from
         ``rho'K_m rho`` (an upper bound gives upper bounds, where ``alpha_m = 0``)."""
         squares = a_K_a - 2 * gamma * (K_centre @ rho) + gamma * gamma * rho_K_rho
         norms = np.sqrt(np.maximum(squares, 0.0))
-        return prox.radial(norms, gamma)[0], norms
+        return penalty.radial_prox(norms, gamma)[0], norms
 
     def _newton(self, terms: KernelTerms, loss_term: Any, point: ProximalPoint,
                 has_intercept: bool, tolerance: float | None) -> tuple[int, float | None]:
@@ -315,7 +309,7 @@ class SmoothedDualNewton(Oracle):
                             b: np.ndarray = b, c: np.ndarray = c) -> float:  # d/dt phi(rho + t d)
                 trial = rho + t * d
                 norms = np.sqrt(np.maximum(r2 - 2 * t * b + t * t * c, 0.0))
-                shrunk = terms.prox.radial(norms, terms.gamma)[0]
+                shrunk = terms.penalty.radial_prox(norms, terms.gamma)[0]
                 with np.errstate(divide="ignore", invalid="ignore"):
                     scale = np.where(norms > 0, shrunk / norms, 0.0)
                 return float(loss_term.gradient(trial) @ d - scale @ (b - t * c) / terms.gamma
@@ -345,7 +339,7 @@ class SmoothedDualNewton(Oracle):
             if not np.array_equal(rho, state.rho):
                 K_rho = kernel_times(problem.K, rho)
                 passes += 1.0
-            rho, K_rho = _within_ball(rho, K_rho, state.prox.C + state.prox.C2 * np.sqrt(squares))
+            rho, K_rho = _within_ball(rho, K_rho, state.penalty.weight + state.penalty.elastic * np.sqrt(squares))
             bounds = KernelNormBounds.at(K_rho, rho, bounds.frobenius)
         lower, cost = self._lower_bound(state, rho, bounds)
         # Moreau envelope of P at the centre: its value and gradient (centre - proximal point) / gamma.

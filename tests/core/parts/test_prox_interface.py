@@ -106,10 +106,11 @@ def test_block_soft_threshold_with_the_elastic_net_term():
             assert np.linalg.norm(x[m]) <= step * 0.5
     # The radial map is the prox on the norms, with its derivative.
     norms = np.linalg.norm(x, axis=1)
-    shrunk, slope = op.radial(norms, step)
+    shrunk, slope = op.regularizer.radial_prox(norms, step)
     np.testing.assert_allclose(shrunk, np.linalg.norm(z, axis=1), atol=1e-12)
     h = 1e-7
-    numeric = (op.radial(norms + h, step)[0] - op.radial(norms - h, step)[0]) / (2 * h)
+    radial = op.regularizer.radial_prox
+    numeric = (radial(norms + h, step)[0] - radial(norms - h, step)[0]) / (2 * h)
     np.testing.assert_allclose(slope, numeric, atol=1e-6)
     assert op.regularizer.value(norms) == pytest.approx(np.sum(0.5 * norms + 0.4 * norms**2), rel=1e-14)
 
@@ -136,7 +137,7 @@ def test_block_soft_threshold_at_zero_blocks(C2):
     np.testing.assert_allclose(z[1], x[1] * (1 - 0.35 / np.linalg.norm(x[1])) / (1 + 0.7 * C2))
     assert np.all(quietly(op.prox, zero, 0.7) == 0.0)
     assert np.all(quietly(op.prox_conjugate, zero, 0.7) == 0.0)
-    shrunk, slope = quietly(op.radial, np.zeros(3), 0.7)
+    shrunk, slope = quietly(op.regularizer.radial_prox, np.zeros(3), 0.7)
     assert np.all(shrunk == 0.0) and np.all(slope == 0.0)
     np.testing.assert_allclose(z + 0.7 * quietly(op.prox_conjugate, x / 0.7, 1 / 0.7), x, atol=1e-15)
 

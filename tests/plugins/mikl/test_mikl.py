@@ -98,7 +98,7 @@ def test_bad_settings_are_refused():
         kernelfuse.solve(K, y, solver="mikl-forward-backward", family="mikl", step_scale=1.5)
     with pytest.raises(kernelfuse.ValidationError, match="step_scale < 2"):
         kernelfuse.solve(K, y, solver="mikl-forward-backward", family="mikl", accelerated=False, step_scale=2.0)
-    with pytest.raises(kernelfuse.ValidationError, match="come from the problem"):
+    with pytest.raises(kernelfuse.UnknownNameError, match=r"'optimizer.prox.lam'(.|\n)*names: .*\blam\b"):
         kernelfuse.solve(K, y, solver="mikl", family="mikl", lam=0.5, **{"optimizer.prox.lam": 3.0})
     with pytest.raises(kernelfuse.ValidationError, match="symmetric"):  # PSD families still refuse them
         kernelfuse.solve(problems()["indefinite"][0], y, solver="spicymkl", family="l1_mkl")

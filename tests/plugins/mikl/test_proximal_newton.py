@@ -92,7 +92,7 @@ def test_a_status_is_a_promise():
         limited = kernelfuse.solve(K, y, solver="mikl", family="mikl", p=1, q=2, r=2, lam=0.05,
                                    tol=1e-12, time_limit=1e-3)
     assert limited.status == "time_limit" and limited.gap > 1e-12
-    with pytest.raises(kernelfuse.ValidationError, match="come from the problem"):
+    with pytest.raises(kernelfuse.UnknownNameError, match=r"'optimizer.prox.lam'(.|\n)*names: .*\blam\b"):
         kernelfuse.solve(K, y, solver="mikl", family="mikl", lam=0.5, **{"optimizer.prox.lam": 3.0})
     with pytest.raises(kernelfuse.ValidationError, match="forcing"):
         kernelfuse.solve(K, y, solver="mikl", family="mikl", forcing=1.5)

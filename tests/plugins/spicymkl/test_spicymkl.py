@@ -119,8 +119,7 @@ def test_the_oracle_answers_with_the_proximal_point():
 
     K, y = breast_cancer_kernels(n=30, m=4, seed=5)
     problem = Problem.create(K, y, "l1_mkl", loss="hinge", C=0.2)
-    oracle = get_registry().create("oracle", "smoothed-dual-newton", newton_tol=1e-11, newton_rtol=0.0,
-                                   prox=get_registry().create("prox", "block-soft-threshold"))
+    oracle = get_registry().create("oracle", "smoothed-dual-newton", newton_tol=1e-11, newton_rtol=0.0)
     start, state = oracle.init(problem)
     rng = np.random.default_rng(0)
     centre = ProximalPoint(0.05 * rng.normal(size=(4, 30)), 0.3, 0.5 * rng.normal(size=30), 2.0, 3.0)
@@ -148,15 +147,15 @@ def test_the_oracle_answers_with_the_proximal_point():
 
 
 def kernel_terms(hessian_tol: float):
-    from kernelfuse.plugins.prox.block_soft_threshold import BlockSoftThreshold
     from kernelfuse.plugins.spicymkl.active_kernels import KernelTerms
+    from kernelfuse.problem.regularizers import BlockL1
 
     K, _ = breast_cancer_kernels(n=20, m=6, seed=4)
     rng = np.random.default_rng(1)
     alpha, rho = 0.3 * rng.normal(size=(6, 20)), rng.normal(size=20)
     K_alpha = np.einsum("mij,mj->mi", K, alpha)
     return K, KernelTerms(K, np.arange(6), K_alpha, np.einsum("mi,mi->m", alpha, K_alpha), 0.7,
-                          BlockSoftThreshold(C=1.0), rho, np.einsum("mij,j->mi", K, rho), hessian_tol)
+                          BlockL1(weight=1.0), rho, np.einsum("mij,j->mi", K, rho), hessian_tol)
 
 
 def exact_hessian(K, terms) -> np.ndarray:
@@ -273,9 +272,11 @@ def test_parts_compose_by_name_and_parameters_route_to_them():
     assert fast.counters["newton_steps"] > 0 and fast.counters["kernel_passes"] > 0
 
 
-def test_the_prox_penalty_comes_from_the_problem_not_the_part():
+def test_the_penalty_is_the_problems_alone():
+    """C and C2 are family parameters, read by the oracle from ``problem.regularizer``: no part
+    holds a copy a caller could set to other values."""
     K, y = breast_cancer_kernels(n=30, m=3, seed=0)
-    with pytest.raises(ValidationError, match="give C and C2 as family parameters"):
+    with pytest.raises(kernelfuse.UnknownNameError, match=r"'oracle.prox.C'(.|\n)*names: C, C2,"):
         kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss="logistic", C=0.1,
                          **{"oracle.prox.C": 0.5})
 

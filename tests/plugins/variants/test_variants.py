@@ -37,8 +37,6 @@ def test_variants_certify_their_gap_and_refuse_other_families():
 
 
 @pytest.mark.parametrize("parts, message", [
-    ({"optimizer": "forward-backward", "optimizer.prox": "mirror_map:entropic", "oracle": "squared-hinge-gradient"},
-     "forward-backward: its prox 'entropic' lacks prox()"),
     ({"optimizer": "mirror-descent", "optimizer.mirror_map": "prox:block-soft-threshold", "oracle": "vskl-bca"},
      "mirror_map 'block-soft-threshold' lacks grad_h()"),
     ({"optimizer": "mirror-descent", "optimizer.mirror_map": "entropic", "oracle": "vskl-bca",
