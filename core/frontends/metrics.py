@@ -4,7 +4,7 @@ the area under the precision-recall curve per label of multi-label results.
 The kernel metrics take one kernel matrix ``K`` (n, n), symmetric PSD, and binary labels (any
 two values, the larger one the class ``+1``), as MKLpy's ``MKLpy.metrics`` do; their
 mathematics (and the certified intervals of the two quadratic programs) is in
-:mod:`kernelfuse.kernels.geometry`, their differences from MKLpy's in docs/estimators.md
+:mod:`kernelfuse.numerics.geometry`, their differences from MKLpy's in docs/estimators.md
 ("Coming from MKLpy").
 
 The area under label k's precision-recall curve is estimated by its
@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernels import geometry
+from kernelfuse.numerics import geometry
 from kernelfuse.validation import dense_targets
 
 
@@ -133,7 +133,7 @@ def radius(K: object) -> float:
 
     ``R^2 = min_c max_i ||phi(x_i) - c||^2 = max_{g >= 0, sum g = 1} sum_i g_i K_ii - g'Kg``
     (the dual), solved as a QP: the square root of the dual's value at its solution, within the
-    certified interval of :func:`kernelfuse.kernels.geometry.enclosing_ball`.  MKLpy's ``radius(K)``.
+    certified interval of :func:`kernelfuse.numerics.geometry.enclosing_ball`.  MKLpy's ``radius(K)``.
     """
     return float(np.sqrt(geometry.enclosing_ball(_kernel(K)).value))
 

@@ -5,8 +5,8 @@
 * ``vskl_bca``: the block-coordinate-ascent oracle and its certified bound, kind ``oracle``;
 * ``local_quadratic``: projected Newton steps as a mirror map, kind ``mirror_map``
   (``mirror_map="entropic"`` is the paper's entropic map, ``plugins/mirror_maps``), from the
-  SVM curvature of :mod:`kernelfuse.parts.svm_curvature` (shared with ML-MKL's oracle) and the
-  simplex QP of :mod:`kernelfuse.kernels.simplex_qp` (shared with the kernel geometry).
+  SVM curvature of :mod:`kernelfuse.numerics.svm_curvature` (shared with ML-MKL's oracle) and the
+  simplex QP of :mod:`kernelfuse.numerics.simplex_qp` (shared with the kernel geometry).
 
 The solver ``mirror-vskl`` is the recipe assembling them in an ``OuterLoop``
 (families ``vskl`` and ``l1_mkl_sq``).

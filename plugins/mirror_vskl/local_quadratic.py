@@ -3,7 +3,7 @@
 At a point ``lam`` where the oracle reports its curvature (a factor ``R``, ``R'R`` the Hessian of
 the outer function), the map for the step is ``h(x) = 0.5 x'(R'R + mu I) x`` on the product of
 simplices, so the mirror step at ``s = 1`` is the Newton step on the second-order model, projected
-in the model's own metric (a QP, :mod:`kernelfuse.kernels.simplex_qp`); smaller ``s``
+in the model's own metric (a QP, :mod:`kernelfuse.numerics.simplex_qp`); smaller ``s``
 shortens it.  ``mu = ridge * max_k (R'R)_kk`` makes the map strongly convex (the SVM's Hessian has
 rank at most its margin support vectors); without curvature the step is a projected gradient
 step.  Why: the entropic map's steps grow with ``log M`` on near-duplicate kernels, where this
@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.errors import IncompatiblePartsError
-from kernelfuse.kernels.simplex_qp import SimplexQP
+from kernelfuse.numerics.simplex_qp import SimplexQP
 from kernelfuse.parts.mirror_map import MirrorMap, simplex_initial_step
 from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.validation import nonnegative

@@ -33,8 +33,8 @@ from kernelfuse.kernels.combined import (
     worth_holding,
 )
 from kernelfuse.kernels.products import kernels_times
+from kernelfuse.numerics.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.parts.oracle import Oracle, OracleAnswer, ValueAnswer
-from kernelfuse.parts.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.problem import objectives
 from kernelfuse.problem.duality import exponents, vskl_lower_bound
@@ -46,7 +46,7 @@ from kernelfuse.validation import below_one, positive, positive_count
 def _curvature(K_w: np.ndarray, alpha: np.ndarray, C: float, products: np.ndarray,
                scale: np.ndarray) -> Callable[[], np.ndarray]:
     """The factor of ``G``'s Hessian in ``lam`` at fixed gamma, on demand
-    (:mod:`kernelfuse.parts.svm_curvature`).
+    (:mod:`kernelfuse.numerics.svm_curvature`).
 
     With gamma held, ``w = lam * scale``; the gamma-block's own response
     only adds curvature (G is the maximum over gamma too), so for q > 1 the

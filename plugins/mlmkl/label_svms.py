@@ -24,8 +24,8 @@ import scipy.linalg
 
 from kernelfuse.assembly.recipe import part_with
 from kernelfuse.kernels.combined import combined_kernel, expansion_products
+from kernelfuse.numerics.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
-from kernelfuse.parts.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.problem import objectives
 from kernelfuse.problem.duality import max_family_lower_bound, weighted_lower_bound
@@ -157,7 +157,7 @@ class LabelSVMs(Oracle):
 
 def sum_curvature(problem: Problem, p: np.ndarray, s: LabelSolutions) -> np.ndarray:
     """A factor ``R`` (at most M x M) of the Hessian of ``sum_k SVM_k(p)``: each label's
-    (:func:`~kernelfuse.parts.svm_curvature.svm_curvature_factor`, no intercept) stacked, reduced
+    (:func:`~kernelfuse.numerics.svm_curvature.svm_curvature_factor`, no intercept) stacked, reduced
     by a QR decomposition.  ``K(p)`` is formed again (one pass, only when a second-order step
     asks: keeping the query's would raise its peak memory by N x N).  The maximum of
     ``mlmkl_max`` has none (it is not smooth where labels tie)."""

@@ -26,7 +26,8 @@ import attrs
 import numpy as np
 import scipy.linalg
 
-from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver, centred_kernel, intercept_from_alpha, margins
+from kernelfuse.numerics.svm_dual import centred_kernel, intercept_from_alpha, margins
+from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import positive, positive_count
 

@@ -7,7 +7,8 @@ import warnings
 import attrs
 import numpy as np
 
-from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver, centred_kernel
+from kernelfuse.numerics.svm_dual import centred_kernel
+from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.validation import positive, positive_count
 
 
@@ -29,7 +30,7 @@ class LibSVM(SVMSolver):
 
     libsvm caches kernel columns in single precision, so its solution is
     accurate to about 1e-7 relative; it solves on the centred kernel
-    (:func:`~kernelfuse.parts.svm_solver.centred_kernel`, the same dual), so that a
+    (:func:`~kernelfuse.numerics.svm_dual.centred_kernel`, the same dual), so that a
     large constant part of ``K`` cannot swamp the rest in that cache.
     scikit-learn adds about 3 ms of Python per call (partly removed here by
     skipping its input validation).  ``max_iter`` (default

@@ -14,7 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from kernelfuse.errors import SolverError
-from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver, intercept_from_alpha
+from kernelfuse.numerics.svm_dual import intercept_from_alpha
+from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.runtime.deadline import remaining
 from kernelfuse.validation import positive, positive_count
 
@@ -25,7 +26,7 @@ class OSQPSolver(SVMSolver):
 
     ``min 0.5 a' Q a - 1'a`` with ``Q = (y y') * K``, ``0 <= a <= C``, and
     ``y'a = 0`` with an intercept.  The intercept is recovered from the
-    margin support vectors (:func:`~kernelfuse.parts.svm_solver.intercept_from_alpha`).
+    margin support vectors (:func:`~kernelfuse.numerics.svm_dual.intercept_from_alpha`).
     ``max_iter`` ADMM steps and the solve's deadline (:mod:`kernelfuse.runtime.deadline`,
     OSQP's ``time_limit``) bound it; a solve either stops is returned with
     ``converged=False``.  A SIGINT during the call raises ``KeyboardInterrupt`` when it returns

@@ -27,7 +27,7 @@ import numpy as np
 
 from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL, simplex_weights
 from kernelfuse.kernels.combined import quadratic_forms
-from kernelfuse.kernels.geometry import centered
+from kernelfuse.numerics.geometry import centered
 from kernelfuse.problem.instance import Problem
 
 

@@ -15,7 +15,7 @@ part; Bennett and Bredensteiner, ICML 2000): its dual ``alpha`` scaled to sum 1 
 is ``g``, and since ``K_lam >= lam I`` the hull distance ``D`` has ``D^2 >= lam (1/n_+ + 1/n_-)``,
 so ``alpha_i <= sum_i alpha_i = 4 / D^2 <= 4 / (lam (1/n_+ + 1/n_-))``: an SVM with twice that
 ``C`` never meets its bound and is the hard-margin SVM exactly.  For ``lam = 0`` (or an SVM that
-stopped short) the QP goes to the active-set simplex QP (:func:`kernelfuse.kernels.geometry.hull_distance`).
+stopped short) the QP goes to the active-set simplex QP (:func:`kernelfuse.numerics.geometry.hull_distance`).
 MKLpy 0.6's ``EasyMKL(lam)`` computes the same weights (its QP by libsvm or cvxopt) on the
 plain sum of the kernels as given, as here; ``lam`` is relative to the kernels' scale (unit
 trace or unit diagonal kernels, as in the paper's experiments).  The paper's classifier is
@@ -31,8 +31,8 @@ import numpy as np
 
 from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL, simplex_weights
 from kernelfuse.kernels.combined import quadratic_forms
-from kernelfuse.kernels.geometry import hull_distance
 from kernelfuse.kernels.products import weighted_sum
+from kernelfuse.numerics.geometry import hull_distance
 from kernelfuse.parts.svm_solver import SVMSolver
 from kernelfuse.plugins.two_stage.pwmk import unit_interval
 from kernelfuse.problem.instance import Problem

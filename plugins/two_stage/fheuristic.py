@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL, simplex_weights
-from kernelfuse.kernels.geometry import alignment
+from kernelfuse.numerics.geometry import alignment
 from kernelfuse.problem.instance import Problem
 
 

@@ -7,7 +7,7 @@ learning", ICANN 2017 (LNCS 10614), section 3: the weights ``d`` on the simplex 
 
 ``R`` the radius of the minimum enclosing ball of the examples in the feature space of
 ``K(d) = sum_m d_m K_m`` and ``D`` the distance between the class hulls there (``D / 2`` the
-hard margin; MKLpy reports ``Q / n``), the two QPs of :mod:`kernelfuse.kernels.geometry`.  Both
+hard margin; MKLpy reports ``Q / n``), the two QPs of :mod:`kernelfuse.numerics.geometry`.  Both
 are linear in ``d`` at their solutions ``g`` (ball) and ``h`` (hulls), so by Danskin's theorem
 
     dQ/dd_m = (r_m D^2 - s_m R^2) / D^4,   r_m = sum_i g_i K_m,ii - g'K_m g,   s_m = (h*y)'K_m (h*y),
@@ -33,8 +33,8 @@ import numpy as np
 
 from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL
 from kernelfuse.kernels.combined import quadratic_forms
-from kernelfuse.kernels.geometry import enclosing_ball, hull_distance
 from kernelfuse.kernels.products import weighted_sum
+from kernelfuse.numerics.geometry import enclosing_ball, hull_distance
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import deadline, expired
 from kernelfuse.validation import count, positive, seconds

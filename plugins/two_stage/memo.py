@@ -7,7 +7,7 @@ of gradient ascent on
     F(d) = D^2(d) + (theta / 2) d'Q d,   Q_kl = <K_k, K_l>_F / (tr(Q) / M),
 
 ``D`` the distance between the class hulls in the feature space of ``K(d) = sum_m d_m K_m``
-(:func:`kernelfuse.kernels.geometry.hull_distance`, each step warm-started from the last; ``D/2``
+(:func:`kernelfuse.numerics.geometry.hull_distance`, each step warm-started from the last; ``D/2``
 the hard margin).  At the hulls' solution ``h``, ``D^2`` is linear in ``d`` (Danskin), so
 ``dF/dd_m = (h*y)'K_m (h*y) + theta (Q d)_m`` and a step is
 
@@ -29,8 +29,8 @@ import numpy as np
 
 from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL
 from kernelfuse.kernels.combined import quadratic_forms
-from kernelfuse.kernels.geometry import hull_distance
 from kernelfuse.kernels.products import weighted_sum
+from kernelfuse.numerics.geometry import hull_distance
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import deadline, expired
 from kernelfuse.validation import count, nonnegative, positive, seconds

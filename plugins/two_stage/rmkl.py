@@ -4,7 +4,7 @@ radius-scaled margin term, as MKLpy 0.6's ``RMKL`` computes it.
 Do, Kalousis, Woznica and Hilario, "Margin and radius based multiple kernel learning", ECML
 PKDD 2009 (LNCS 5781), section 3: the SVM on ``K(d) = sum_m d_m K_m`` with each kernel's margin
 term scaled by the squared radius ``R_m^2`` of its own minimum enclosing ball
-(:func:`kernelfuse.kernels.geometry.enclosing_ball`, once per kernel).  From uniform weights,
+(:func:`kernelfuse.numerics.geometry.enclosing_ball`, once per kernel).  From uniform weights,
 each step solves the SVM on ``K(d)`` with the problem's ``C`` (the registered SVM solver part),
 scales its dual ``alpha`` to sum 1 on each class (``g``), and takes
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL
 from kernelfuse.kernels.combined import combined_kernel, quadratic_forms
-from kernelfuse.kernels.geometry import enclosing_ball
+from kernelfuse.numerics.geometry import enclosing_ball
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import deadline, expired
 from kernelfuse.validation import count, positive, seconds

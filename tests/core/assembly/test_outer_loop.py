@@ -12,9 +12,9 @@ import pytest
 from helpers import breast_cancer_kernels
 from kernelfuse import ConvergenceWarning, Problem, SolverError
 from kernelfuse.assembly.outer_loop import TRUNCATED, BestModel, OuterLoop
+from kernelfuse.numerics.svm_dual import svm_dual_value, svm_primal_value
 from kernelfuse.parts.optimizer import OuterOptimizer
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
-from kernelfuse.parts.svm_solver import svm_dual_value, svm_primal_value
 from kernelfuse.plugins.mirror_maps.entropic_simplex import EntropicSimplices
 from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent
 from kernelfuse.plugins.stopping.rules import CertifiedGap

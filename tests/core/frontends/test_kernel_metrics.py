@@ -9,7 +9,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 
 from kernelfuse import ValidationError, metrics
-from kernelfuse.kernels import geometry
+from kernelfuse.numerics import geometry
 
 
 def points(n: int, seed: int, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

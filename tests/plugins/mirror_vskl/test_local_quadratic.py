@@ -17,7 +17,7 @@ import pytest
 import kernelfuse
 from helpers import breast_cancer_kernels
 from kernelfuse import IncompatiblePartsError, get_registry
-from kernelfuse.kernels.simplex_qp import SimplexQP, project_simplices
+from kernelfuse.numerics.simplex_qp import SimplexQP, project_simplices
 from kernelfuse.plugins.mirror_vskl.vskl_bca import VSKLBlockCoordinateAscent
 from kernelfuse.plugins.svm.active_set import ActiveSetSVM
 from kernelfuse.problem.instance import Problem

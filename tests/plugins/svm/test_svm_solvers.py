@@ -7,7 +7,7 @@ import pytest
 
 from helpers import breast_cancer_kernels
 from kernelfuse import get_registry
-from kernelfuse.parts.svm_solver import intercept_from_alpha, margins, svm_dual_value, svm_primal_value
+from kernelfuse.numerics.svm_dual import intercept_from_alpha, margins, svm_dual_value, svm_primal_value
 from kernelfuse.plugins.svm import active_set
 from kernelfuse.plugins.svm.active_set import RIDGE, ActiveSetSVM, KernelBlockFactor, singular_solve
 

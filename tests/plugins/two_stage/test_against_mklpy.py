@@ -11,7 +11,7 @@ import pytest
 import kernelfuse
 from helpers import breast_cancer_kernels
 from kernelfuse import metrics
-from kernelfuse.kernels import geometry
+from kernelfuse.numerics import geometry
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("MKLpy") is None,
                                 reason="MKLpy (GPL-3, with torch and cvxopt) is not installed: "

@@ -143,8 +143,8 @@ def test_gram_steps_are_exponentiated_gradient_steps_on_the_radius_margin_ratio(
 def test_the_ball_and_hull_qps_on_the_kernel_are_those_on_its_factor(data) -> None:
     """The enclosing ball and the class hulls solved on ``K(d)`` itself (warm-started at a nearby
     ``d``, as GRAM's steps are) reach the optimum of the same QPs on its PSD factor."""
-    from kernelfuse.kernels import geometry
-    from kernelfuse.kernels.simplex_qp import SimplexQP
+    from kernelfuse.numerics import geometry
+    from kernelfuse.numerics.simplex_qp import SimplexQP
 
     K, y = data
     n = y.size
