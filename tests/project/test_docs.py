@@ -30,3 +30,27 @@ def test_objectives_page_is_the_shared_contract():
     if not shared.exists():
         pytest.skip(f"{shared} is absent")
     assert (REPO / "docs" / "objectives.md").read_text() == shared.read_text()
+
+
+def test_every_command_line_argument_has_help_and_is_in_the_reference():
+    """The CLI reference of docs/cli.md is generated from the parser (hooks/cli_reference.py):
+    every argument of every command has help, and the generated page names it."""
+    import importlib.util
+
+    from kernelfuse.frontends.cli import build_parser
+
+    spec = importlib.util.spec_from_file_location("cli_reference", REPO / "hooks" / "cli_reference.py")
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    parser = build_parser()
+    assert hook.MARKER in (REPO / "docs" / "cli.md").read_text()
+    page = hook.reference(parser)
+    commands = {"": parser, **hook._commands(parser)}
+    assert set(commands) >= {"", "solve", "plugins", "demo", "fit", "predict", "families"}
+    for command, sub in commands.items():
+        assert f"### `kernelfuse{' ' + command if command else ''}`" in page
+        for action in hook.arguments(sub):
+            assert action.help and action.help.strip(), f"kernelfuse {command}: {action.dest} has no help"
+            name = action.option_strings[0] if action.option_strings else action.metavar or action.dest
+            assert f"`{name}`" in page, f"kernelfuse {command}: {name} missing from the reference"
