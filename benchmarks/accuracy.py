@@ -61,6 +61,7 @@ the first screen of docs/choosing-a-solver.md).
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import math
@@ -684,6 +685,16 @@ def significantly_worse(scores: Sequence[float], baseline: Sequence[float]) -> b
     return float(stats.ttest_rel(a, b).pvalue) < ALPHA
 
 
+@functools.cache
+def wilcoxon_pvalue(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """The paired Wilcoxon signed-rank test's p-value, computed once per pair of score lists: with
+    ties scipy enumerates every sign pattern (2^n statistics), and the report's tables compare the
+    same pairs many times."""
+    from scipy import stats
+
+    return float(stats.wilcoxon(np.array(a), np.array(b)).pvalue)
+
+
 def method_summary(data: dict[str, Any], method: str) -> dict[str, Any]:
     """Mean and std of the test score over the splits where the method ran, its kernels kept,
     its selection's seconds, its non-converged fits, and against the set's better baseline
@@ -708,7 +719,7 @@ def method_summary(data: dict[str, Any], method: str) -> dict[str, Any]:
             if len(pairs) >= 2 and np.std(a - b) > 0:  # a constant difference has no t statistic
                 t_p = float(stats.ttest_rel(a, b).pvalue)
             if len(pairs) >= 2 and np.any(a != b):
-                wilcoxon_p = float(stats.wilcoxon(a, b).pvalue)
+                wilcoxon_p = wilcoxon_pvalue(tuple(a), tuple(b))
     statuses: dict[str, int] = {}
     for r in runs:
         for status, count in r.get("statuses", {}).items():
