@@ -38,10 +38,12 @@ $(CONTRIB_STAMP): $(STAMP) $(CONTRIB_FILES)
 # Lint and types first (seconds), then the documentation site, with warnings as
 # errors (docs below), then the tests; then the certificate tests once more with one
 # BLAS thread, whose sums round differently (docs/reliability.md, "Reproducibility").
+# The tests run on every core (pytest-xdist; TEST_WORKERS=1 runs them in one process).
 ONE_THREAD_TESTS := tests/project/test_certified_random.py tests/core/problem tests/plugins/reference
+TEST_WORKERS ?= auto
 test: lint $(CONTRIB_STAMP) docs
-	$(PY) -m pytest tests contrib
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q $(ONE_THREAD_TESTS)
+	$(PY) -m pytest -n $(TEST_WORKERS) tests contrib
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) $(ONE_THREAD_TESTS)
 
 # ruff (pycodestyle, pyflakes, import order, pyupgrade, bugbear) over the whole tree,
 # and mypy over the package and contrib/ ([tool.ruff], [tool.mypy] in pyproject.toml).
