@@ -138,6 +138,41 @@ def comparison_table(payload: dict[str, Any]) -> str:
 TABLES = {"comparison": comparison_table}
 
 
+def draw_times(payload: dict[str, Any], path: Path) -> Path | None:
+    """The table's fit times as a picture: per method, the median seconds of kernelfuse and of
+    MKLpy over the splits (log scale), one panel per data set; a method MKLpy did not run has
+    kernelfuse's bar alone."""
+    if not common.have_matplotlib():
+        return None
+    import matplotlib.pyplot as plt
+
+    sets = list(dict.fromkeys(r["dataset"] for r in payload["runs"]))
+    methods = [m for m in PAIRS if any(r["solver"] == m for r in payload["runs"])]
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.6 * len(sets), 0.42 * len(methods) + 1.4),
+                             sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], sets):
+        for y, method in enumerate(methods):
+            runs = [r for r in payload["runs"] if r["dataset"] == name and r["solver"] == method]
+            ours = float(np.median([r["ours"]["time"] for r in runs]))
+            theirs = [r["theirs"]["time"] for r in runs if "max_weight_difference" in r]
+            ax.barh(y - 0.2, ours, height=0.4, color="tab:blue", label="kernelfuse" if y == 0 else None)
+            if theirs:
+                ax.barh(y + 0.2, float(np.median(theirs)), height=0.4, color="tab:gray",
+                        label="MKLpy" if y == 0 else None)
+        ax.set_xscale("log")
+        ax.set_title(f"{name} (N={runs[0]['N']}, M={runs[0]['M']})", fontsize=9)
+        ax.set_xlabel("median fit seconds (log)", fontsize=8)
+        ax.tick_params(labelsize=8)
+    axes[0][0].set_yticks(range(len(methods)), [f"{m} / {PAIRS[m][0]}" for m in methods])
+    axes[0][0].invert_yaxis()
+    axes[0][0].legend(fontsize=8, loc="upper right")  # over the short bars of the first methods
+    return common.save_figure(fig, path)
+
+
+#: Figures ``benchmarks/report.py`` draws from the JSON, as ``<json stem>_<name>.png``.
+FIGURES = {"times": draw_times}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one split per data set")

@@ -155,10 +155,11 @@ def regenerate(text: str, renderers: dict[str, Any]) -> str:
 
 def draw_figures(results: Path = RESULTS) -> list[Path]:
     """Every figure a benchmark module declares (``FIGURES``), drawn from each of its JSON files."""
+    import mklpy_algorithms
     import peers
 
     drawn = []
-    for module in (peers,):
+    for module in (peers, mklpy_algorithms):
         benchmark = module.__name__
         for json_path in sorted(results.glob(f"{benchmark}*.json")):
             if _benchmark(json_path.name) != benchmark:
