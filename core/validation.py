@@ -158,8 +158,9 @@ def check_kernels(
     # sample.T, C-contiguous then (no copy of the indices per kernel).
     sample = np.asfortranarray(rows[:, None] * N + rows)
     exact, certify = require_psd and check_psd is True, require_psd and check_psd == "auto"
-    largest, quadratics, exact_asym, flagged = _read_kernels(K, probes, sample if certify else None,
-                                                             psd_tol, exact)
+    # The probes see asymmetry where the exact check does not run; the extremes see NaN and inf.
+    largest, quadratics, exact_asym, flagged = _read_kernels(
+        K, probes if require_psd and not exact else None, sample if certify else None, psd_tol, exact)
     bad = np.flatnonzero(~np.isfinite(largest))
     if bad.size:
         raise ValidationError(
@@ -173,7 +174,11 @@ def check_kernels(
             "unit trace, kernelfuse.kernels.normalization) and C with them"
         )
     if require_psd:
-        asym = exact_asym if exact_asym is not None else _asymmetry(quadratics, N, largest)
+        if exact_asym is not None:
+            asym = exact_asym
+        else:
+            assert quadratics is not None, "the probes are read wherever the exact check is not"
+            asym = _asymmetry(quadratics, N, largest)
         bad = np.flatnonzero(asym > symmetry_tol * np.maximum(1.0, largest))
         if bad.size:
             how = "max |K - K'|" if exact else "asymmetry seen by random probes, |v'(K - K')w|"
@@ -189,20 +194,22 @@ def check_kernels(
 
 
 def _read_kernels(
-    K: np.ndarray, probes: np.ndarray, sample: np.ndarray | None, psd_tol: float, exact: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[int]]:
+    K: np.ndarray, probes: np.ndarray | None, sample: np.ndarray | None, psd_tol: float, exact: bool
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, list[int]]:
     """One read of the stack, kernel by kernel: each kernel's largest ``|K_ij|`` (NaN or inf
-    where it holds NaN or inf), its probes' ``W' K_m W``, its ``max |K_m - K_m'|`` where
-    ``exact`` (else None), and the kernels the certificate on ``sample`` flags (none where
-    ``sample`` is None).
+    where it holds NaN or inf), its probes' ``W' K_m W`` (None where ``probes`` is None), its
+    ``max |K_m - K_m'|`` where ``exact`` (else None), and the kernels the certificate on
+    ``sample`` flags (none where ``sample`` is None).
 
-    Each kernel is read from memory once, by the probes' product; its extremes and the
-    certificate then read it from cache.  Temporaries of N x N per thread at most, never of the
+    Each kernel is read from memory once, by its first pass (the probes' product, or its
+    extremes); the other passes then read it from cache.  Temporaries of N x N per thread at most, never of the
     stack's size (a memory-mapped stack may exceed memory).  Kernels are read on threads
     (:func:`~kernelfuse.runtime.bandwidth.run_threaded`): the read is bound by memory bandwidth.
     """
-    M, N, P = K.shape[0], K.shape[1], probes.shape[1]
-    largest, quadratics, flagged = np.empty(M), np.empty((M, P, P)), np.zeros(M, dtype=bool)
+    M, N = K.shape[0], K.shape[1]
+    P = 0 if probes is None else probes.shape[1]
+    largest, flagged = np.empty(M), np.zeros(M, dtype=bool)
+    quadratics = None if probes is None else np.empty((M, P, P))
     exact_asym = np.zeros(M) if exact else None
 
     def read(kernels: range) -> None:
@@ -210,7 +217,8 @@ def _read_kernels(
         with np.errstate(invalid="ignore", over="ignore"):  # per thread: errstate is thread-local
             for m in kernels:
                 Km = K[m]
-                np.matmul(probes.T, np.matmul(Km, probes, out=products), out=quadratics[m])
+                if probes is not None and quadratics is not None:
+                    np.matmul(probes.T, np.matmul(Km, probes, out=products), out=quadratics[m])
                 largest[m] = max(float(Km.max()), -float(Km.min()))  # NaN where Km holds one
                 if not math.isfinite(largest[m]):
                     continue
