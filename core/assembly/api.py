@@ -10,7 +10,7 @@ from kernelfuse.assembly.result import Iteration, Result
 from kernelfuse.assembly.solver import Solver, solver_parameters
 from kernelfuse.errors import UnknownNameError, ValidationError
 from kernelfuse.parts.loss import Loss
-from kernelfuse.parts.registry import Registry, get_registry
+from kernelfuse.parts.registry import Registry, resolve_registry
 from kernelfuse.problem.families import get_family
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import check_psd_value
@@ -43,7 +43,8 @@ def solve(
     ``seed``, ...); a name none of them takes is an error listing the
     accepted ones.  ``family`` may be left out when the solver solves one
     family only.  ``loss`` is a registered name or a :class:`Loss` object.  ``callback`` receives
-    each :class:`Iteration` as recorded.
+    each :class:`Iteration` as recorded.  ``registry``: where every name (solver, parts, loss)
+    is looked up; None: the installed plugins (:func:`~kernelfuse.parts.registry.get_registry`).
 
     ``check_psd`` (families that need PSD kernels; ``mikl`` takes any): ``"auto"`` a
     certificate costing about one read of the stack (symmetry by random probes, a
@@ -68,9 +69,7 @@ def solve(
     ```
     """
     check_psd = check_psd_value(check_psd)
-    registry = get_registry() if registry is None else registry
-    if not isinstance(registry, Registry):
-        raise ValidationError(f"registry must be a kernelfuse Registry or None, got {registry!r}")
+    registry = resolve_registry(registry)
     if callback is not None and not callable(callback):
         raise ValidationError(f"callback must be callable or None, got {callback!r}")
     bound: BoundRecipe | None = None  # a recipe's parts looked up once, its parameters routed once
@@ -146,4 +145,4 @@ def solve(
         if callback is not None:
             callback(row)
 
-    return built.solve(problem, callback=notify)
+    return built.solve(problem, callback=notify, registry=registry)

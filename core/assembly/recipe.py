@@ -19,6 +19,7 @@ import attrs
 
 from kernelfuse.assembly.solver import Requirements, Solver, solver_parameters
 from kernelfuse.errors import IncompatiblePartsError, UnknownNameError
+from kernelfuse.parts.registry import Registry, resolve_registry
 
 
 def check_requirements(parts: Mapping[str, object], requires: Requirements, who: str) -> None:
@@ -97,18 +98,19 @@ class Recipe:
         """``parts`` over the assembler's ``default_parts`` (the stopping rule of an ``OuterLoop``)."""
         return {**getattr(self.assembler, "default_parts", {}), **self.parts}
 
-    def bind(self, registry: Any = None) -> BoundRecipe:
-        """The recipe with its parts' factories looked up in ``registry``, once."""
-        registry = _default(registry)
+    def bind(self, registry: Registry | None = None) -> BoundRecipe:
+        """The recipe with its parts' factories looked up in ``registry`` (None: the installed
+        plugins), once."""
+        registry = resolve_registry(registry)
         parts = self.all_parts()
         return BoundRecipe(self, registry, parts,
                            {role: registry.get(kind, name).factory for role, (kind, name) in parts.items()})
 
-    def parameters(self, registry: Any = None) -> set[str]:
+    def parameters(self, registry: Registry | None = None) -> set[str]:
         """Every parameter name :meth:`build` accepts."""
         return self.bind(registry).parameters()
 
-    def build(self, registry: Any = None, **params: Any) -> Solver:
+    def build(self, registry: Registry | None = None, **params: Any) -> Solver:
         """Create the parts, assemble the solver, check its requirements."""
         return self.bind(registry).build(**params)
 
@@ -122,7 +124,7 @@ class BoundRecipe:
     routes its parameters with and builds from, without looking anything up again."""
 
     recipe: Recipe
-    registry: Any
+    registry: Registry
     parts: dict[str, tuple[str, str]]
     factories: dict[str, Callable[..., Any]]
 
@@ -216,14 +218,6 @@ def _required(factory: Callable[..., Any]) -> set[str]:
             if f.init and f.default is attrs.NOTHING}
 
 
-def _default(registry: Any) -> Any:
-    if registry is None:
-        from kernelfuse.parts.registry import get_registry
-
-        return get_registry()
-    return registry
-
-
 #: The kind of part each role takes, by the role's last component; a value
 #: written ``"kind:name"`` names the kind itself (for roles not listed).
 ROLE_KINDS = {
@@ -240,16 +234,17 @@ def _assemblers() -> dict[str, Callable[..., Solver]]:
 
 
 def compose(parts: Mapping[str, str], *, assembler: str = "outer-loop", name: str = "composed",
-            defaults: Mapping[str, Any] | None = None, registry: Any = None) -> Recipe:
+            defaults: Mapping[str, Any] | None = None, registry: Registry | None = None) -> Recipe:
     """A :class:`Recipe` from ``{role: registered name}`` (a TOML ``[solver]`` table).
 
     ``{"optimizer": "mirror-descent", "optimizer.mirror_map": "entropic",
     "oracle": "vskl-bca", "oracle.svm_solver": "active-set"}`` is
     ``mirror-vskl``.  Each name is looked up in the kind its role takes
     (:data:`ROLE_KINDS`, or ``"kind:name"``); an unknown role, kind or name
-    is an error naming it, with close matches.
+    is an error naming it, with close matches.  Names are looked up in ``registry`` (None: the
+    installed plugins).
     """
-    registry = _default(registry)
+    registry = resolve_registry(registry)
     assemblers = _assemblers()
     if assembler not in assemblers:
         raise UnknownNameError("assembler", assembler, assemblers)
@@ -273,7 +268,7 @@ def compose(parts: Mapping[str, str], *, assembler: str = "outer-loop", name: st
                   families=families)
 
 
-def _composed_families(parts: Mapping[str, tuple[str, str]], registry: Any) -> frozenset[str]:
+def _composed_families(parts: Mapping[str, tuple[str, str]], registry: Registry) -> frozenset[str]:
     kind, part = parts.get("oracle", ("", ""))
     if not part:
         raise IncompatiblePartsError("a composed outer loop needs an 'oracle' part")

@@ -26,6 +26,7 @@ from kernelfuse.errors import IncompatiblePartsError, SolverError
 from kernelfuse.kernels.array_backend import is_device_array
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.rows import KernelRows
+from kernelfuse.parts.registry import Registry, resolve_registry
 from kernelfuse.problem import objectives
 from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.scaling import far_off_C, unit_scale
@@ -89,8 +90,9 @@ class Solver(ABC):
         """Its parts by role (the problem's loss is added at solve time)."""
         return {}
 
-    def check_problem(self, problem: Problem) -> None:
-        """Raise :class:`IncompatiblePartsError` unless this solver can solve ``problem``."""
+    def check_problem(self, problem: Problem, *, registry: Registry | None = None) -> None:
+        """Raise :class:`IncompatiblePartsError` unless this solver can solve ``problem``
+        (``registry``: as :meth:`solve`'s)."""
         if problem.family.name not in self.families:
             raise IncompatiblePartsError(
                 f"solver {self.name!r} does not solve family {problem.family.name!r}; "
@@ -115,7 +117,7 @@ class Solver(ABC):
                 f"{type(problem.K).__module__.split('.')[0]} is read on its device by spicymkl only: "
                 "use solver='spicymkl', or pass a NumPy stack")
         if problem.sample_weight is not None:
-            check_weighted(self, problem.family.name)
+            check_weighted(self, problem.family.name, registry=registry)
         from kernelfuse.assembly.recipe import check_requirements
 
         check_requirements({**self.parts(), "loss": problem.loss}, self.requires, self.name)
@@ -148,7 +150,8 @@ class Solver(ABC):
         """Minimise the family objective; record iterations in ``history``."""
 
     def solve(
-        self, problem: Problem, callback: Callable[[Iteration], object] | None = None
+        self, problem: Problem, callback: Callable[[Iteration], object] | None = None,
+        *, registry: Registry | None = None,
     ) -> Result:
         """Check, run, and report the objective evaluated at the returned model.
 
@@ -164,8 +167,10 @@ class Solver(ABC):
         problem's units, is at most the solver's ``tol`` is ``converged``: its weights are then an
         optimum of the family, up to ``tol``.
         Any status but ``converged`` and ``completed`` warns (:class:`ConvergenceWarning`).
+        ``registry``: where a refusal of sample weights finds the solvers that take them
+        (None: the installed plugins).
         """
-        self.check_problem(problem)
+        self.check_problem(problem, registry=registry)
         logger.info("solver %r on %s: N = %d, M = %d: started", self.name, problem.family.name,
                     problem.n_samples, problem.n_kernels)
         try:
@@ -238,13 +243,14 @@ class Solver(ABC):
         )
 
 
-def check_weighted(solver: Solver, family: str, given: str = "sample_weight") -> None:
+def check_weighted(solver: Solver, family: str, given: str = "sample_weight", *,
+                   registry: Registry | None = None) -> None:
     """A :class:`~kernelfuse.errors.ValidationError` naming ``given`` (the parameter that made the
-    problem weighted), the solver and the solvers that take weights, unless ``solver`` declares
-    ``family`` in its ``weighted_families``."""
+    problem weighted), the solver and the solvers of ``registry`` that take weights (None: the
+    installed plugins), unless ``solver`` declares ``family`` in its ``weighted_families``."""
     if family in solver.weighted_families:
         return
-    takers = weighted_solvers(family)
+    takers = weighted_solvers(family, resolve_registry(registry))
     raise errors.ValidationError(
         f"{given}: solver {solver.name!r} does not take sample weights for family {family!r}; "
         + (f"the solvers that do: {', '.join(takers)}" if takers
@@ -252,11 +258,8 @@ def check_weighted(solver: Solver, family: str, given: str = "sample_weight") ->
         + f" (or leave {given}=None)")
 
 
-def weighted_solvers(family: str) -> list[str]:
-    """The registered solvers whose ``weighted_families`` (their built solver's) hold ``family``."""
-    from kernelfuse.parts.registry import get_registry
-
-    registry = get_registry()
+def weighted_solvers(family: str, registry: Registry) -> list[str]:
+    """The solvers of ``registry`` whose ``weighted_families`` (their built solver's) hold ``family``."""
     takers = []
     for name in registry.names("recipe"):
         with contextlib.suppress(errors.KernelfuseError):  # a recipe that needs parameters to build

@@ -143,15 +143,16 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     from kernelfuse.parts.registry import KIND_ALIASES, get_registry
 
     kind = KIND_ALIASES.get(args.kind, args.kind)  # --kind solver: the former name of recipe
+    registry = get_registry()
     if args.recipes:
-        recipes = [e for e in get_registry() if e.kind == "recipe" and isinstance(e.factory, Recipe)]
+        recipes = [e for e in registry if e.kind == "recipe" and isinstance(e.factory, Recipe)]
         width = max(len(e.name) for e in recipes)
         for entry in recipes:
             print(f"{entry.name:{width}}  {_recipe_parts(entry.factory)}")
         return 0
     rows = [
         (e.kind, e.name, e.provider, e.description)
-        for e in get_registry()
+        for e in registry
         if kind is None or e.kind == kind
     ]
     if not rows:

@@ -12,11 +12,14 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kernelfuse.errors import UnknownNameError, ValidationError
+
+if TYPE_CHECKING:
+    from kernelfuse.parts.registry import Registry
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -134,16 +137,20 @@ def read_csv(path: str | Path, columns: list[str] | None = None,
 ESTIMATORS = ("MKLClassifier", "MKLRegressor")
 
 
-def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
-    """The estimator (``MKLClassifier`` unless ``[model] estimator`` says otherwise) a configuration describes."""
+def build_estimator(config: dict[str, Any], feature_names: list[str], *,
+                    registry: Registry | None = None) -> Any:
+    """The estimator (``MKLClassifier`` unless ``[model] estimator`` says otherwise) a configuration
+    describes, its kernels and solver parts from ``registry`` (None: the installed plugins), which
+    it gets as its own."""
     from kernelfuse.frontends import estimators
     from kernelfuse.frontends.kernel_grid import kernel_grid
     from kernelfuse.kernels.functions import KernelSpec
-    from kernelfuse.parts.registry import get_registry
+    from kernelfuse.parts.registry import resolve_registry
 
+    plugins = resolve_registry(registry)
     kernels_cfg = config["kernels"]
     if kernels_cfg.get("spec"):
-        registry, specs = get_registry(), []
+        specs = []
         for m, record in enumerate(kernels_cfg["spec"]):
             columns = record.get("features")
             index = None
@@ -154,7 +161,7 @@ def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
                                                feature_names)
                 index = [feature_names.index(name) for name in columns]
             try:
-                function = registry.create("kernel", record["kernel"], **record.get("params", {}))
+                function = plugins.create("kernel", record["kernel"], **record.get("params", {}))
             except (TypeError, ValidationError) as exc:
                 raise ValidationError(f"[[kernels.spec]] number {m + 1}: {exc}") from None
             specs.append(KernelSpec(function, index, int(record.get("group", 0)),
@@ -164,7 +171,7 @@ def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
         kernels = "grid"  # each view's own grid (kernelfuse.frontends.kernel_grid.view_grid)
     else:
         grid = {key: kernels_cfg[key] for key in ("widths", "degrees", "group_by") if key in kernels_cfg}
-        kernels = kernel_grid(len(feature_names), **grid)
+        kernels = kernel_grid(len(feature_names), **grid, registry=plugins)
     params = dict(config["model"])
     if "views" in params:  # {view: [feature column names]} as the estimator's column indices
         views = {}
@@ -186,10 +193,10 @@ def build_estimator(config: dict[str, Any], feature_names: list[str]) -> Any:
         solver_params = table.pop("params", {})
         if not isinstance(solver_params, dict):
             raise ValidationError(f"[solver] params must be a table, got {solver_params!r}")
-        compose(table).build(**solver_params)  # every role, name and parameter checked now
+        compose(table, registry=plugins).build(plugins, **solver_params)  # every role, name and parameter checked now
         params["solver"] = table  # a mapping: composed again at fit, saved with the model
         params["solver_params"] = {**params.get("solver_params", {}), **solver_params}
     kind = params.pop("estimator", "MKLClassifier")
     if kind not in ESTIMATORS:
         raise UnknownNameError("[model] estimator", str(kind), ESTIMATORS)
-    return getattr(estimators, kind)(kernels=kernels, **params)
+    return getattr(estimators, kind)(kernels=kernels, **params, registry=registry)

@@ -43,6 +43,7 @@ from kernelfuse.frontends.estimators import MKLClassifier, MKLEstimator, MKLRegr
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.kernels.rows import SpecKernelRows
+from kernelfuse.parts.registry import Registry
 from kernelfuse.problem.families import get_family
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.parallel import map_jobs
@@ -109,10 +110,11 @@ class _AtPoint:
     def _warm_starts(self) -> bool:
         """Whether the solver takes ``warm_start`` (spicymkl); a path of another solver, or of
         a built :class:`~kernelfuse.assembly.solver.Solver`, is solved cold."""
-        from kernelfuse.parts.registry import get_registry
-
         solver = self.solver  # type: ignore[attr-defined]
-        return isinstance(solver, str) and "warm_start" in get_registry().get("recipe", solver).factory.parameters()
+        if not isinstance(solver, str):
+            return False
+        registry = self._registry()  # type: ignore[attr-defined]
+        return "warm_start" in registry.get("recipe", solver).factory.parameters(registry)
 
 
 class _PathFit(_AtPoint):
@@ -285,13 +287,14 @@ class _CrossValidated(_AtPoint):
         cv: Any = None,
         scoring: Any = None,
         refit: bool = True,
+        registry: Registry | None = None,
     ) -> None:
         super().__init__(  # type: ignore[call-arg]  # the estimator base it is mixed into
             kernels=kernels, views=views, solver=solver, family=family, C=C, C2=C2, lam=lam, p=p, q=q, r=r,
             eps=eps, loss=loss, groups=groups, normalization=normalization, standardize=standardize, tol=tol,
             max_iter=max_iter, time_limit=time_limit, memory_budget=memory_budget, storage=storage,
             storage_dir=storage_dir, kernel_dtype=kernel_dtype, random_state=random_state,
-            solver_params=solver_params, check_psd=check_psd, verbose=verbose, n_jobs=n_jobs)
+            solver_params=solver_params, check_psd=check_psd, verbose=verbose, n_jobs=n_jobs, registry=registry)
         self.Cs = Cs
         self.C2s = C2s
         self.cv = cv
@@ -397,7 +400,8 @@ class _CrossValidated(_AtPoint):
         family = get_family(self.family_name())  # type: ignore[attr-defined]
         assert family.c_max is not None, "Cs as a count is refused for a family without C_max"
         problem = Problem.create(K, targets[0], family, loss=loss, loss_params=self._loss_params(),
-                                 check_psd=False, sample_weight=self._fit_weight)  # type: ignore[attr-defined]
+                                 check_psd=False, registry=self._registry(),  # type: ignore[attr-defined]
+                                 sample_weight=self._fit_weight)  # type: ignore[attr-defined]
         c_max = max(family.c_max(attrs.evolve(problem, y=np.asarray(target, dtype=np.float64)))
                     for target in targets)
         return list(c_max * np.logspace(0.0, np.log10(C_MAX_FRACTION), int(self.Cs)))

@@ -60,6 +60,7 @@ from kernelfuse.kernels.storage import (
     memmap_stack,
     training_stack,
 )
+from kernelfuse.parts.registry import Registry, resolve_registry
 from kernelfuse.problem.families import FAMILIES, get_family
 from kernelfuse.runtime.bandwidth import run_threaded
 from kernelfuse.runtime.files import writable_folder
@@ -268,6 +269,8 @@ class MKLEstimator(BaseEstimator):
         ``n_jobs`` or a backend (``backend="dask"``: a Dask cluster), 1 serial,
         -1 all cores; the results equal the serial ones bit for bit
         (:mod:`kernelfuse.runtime.parallel`, docs/parallel.md)
+    registry : the plugin registry to find solvers, losses and kernels in; None: the installed
+        plugins (:func:`kernelfuse.get_registry`)
 
     Attributes
     ----------
@@ -333,6 +336,7 @@ class MKLEstimator(BaseEstimator):
         check_psd: str | bool = "auto",
         verbose: bool = False,
         n_jobs: int | None = None,
+        registry: Registry | None = None,
     ) -> None:
         self.kernels = kernels
         self.views = views
@@ -361,8 +365,14 @@ class MKLEstimator(BaseEstimator):
         self.check_psd = check_psd
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.registry = registry
 
     # ------------------------------------------------------------------ kernels
+    def _registry(self) -> Registry:
+        """Where the estimator looks solvers, losses and kernels up
+        (:func:`~kernelfuse.parts.registry.resolve_registry`)."""
+        return resolve_registry(self.registry)
+
     def _precomputed(self) -> bool:
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
@@ -371,6 +381,7 @@ class MKLEstimator(BaseEstimator):
         the fit's sample weights (:meth:`_weigh`)."""
         check_n_jobs(self.n_jobs)
         check_psd_value(self.check_psd)
+        self._registry()  # a registry of another type refused before any work
         for name, domain in _SETTINGS.items():
             domain.check(name, getattr(self, name))
         verbose_level(self.verbose)
@@ -414,7 +425,7 @@ class MKLEstimator(BaseEstimator):
         coefficient on them); a precomputed stack keeps them, and the solver gets weight 0."""
         weights = check_sample_weight(sample_weight, X.shape[0])
         if weights is not None:
-            check_weighted(self._built_solver(), self.family_name())
+            check_weighted(self._built_solver(), self.family_name(), registry=self._registry())
             if not self._precomputed() and not (weights > 0).all():
                 keep = weights > 0
                 X, y, weights = X[keep], y[keep], weights[keep]
@@ -468,7 +479,7 @@ class MKLEstimator(BaseEstimator):
                 raise ValidationError("kernels must be 'grid', 'precomputed' or a non-empty list of "
                                       f"KernelSpec, got {reprlib.repr(self.kernels)}")
         if templates is None:
-            templates = view_grid()
+            templates = view_grid(registry=self._registry())
         if self.views is not None:
             if any(spec.features is not None for spec in templates):
                 raise ValidationError("with views, every KernelSpec of kernels is applied to each view's "
@@ -577,11 +588,9 @@ class MKLEstimator(BaseEstimator):
 
     def _built_solver(self) -> Solver:
         """The solver, built at its recipe's defaults where ``solver`` is a name: what it declares."""
-        from kernelfuse.parts.registry import get_registry
-
         if not isinstance(self.solver, str):
             return self.solver
-        registry = get_registry()
+        registry = self._registry()
         return registry.get("recipe", self.solver).factory.build(registry)
 
     @contextlib.contextmanager
@@ -639,8 +648,6 @@ class MKLEstimator(BaseEstimator):
     # ------------------------------------------------------------------ solving
     def _solve_each(self, K: np.ndarray | SpecKernelRows | FactorKernels, targets: Sequence[np.ndarray]) -> None:
         """Solve one problem per target (a vector, or a matrix for a multi-output family)."""
-        from kernelfuse.parts.registry import get_registry
-
         params = {name: getattr(self, name) for name in _FAMILY_PARAMS if getattr(self, name) is not None}
         family = self.family_name()
         fam = get_family(family)  # checked at fit's start (_validated)
@@ -655,7 +662,8 @@ class MKLEstimator(BaseEstimator):
                 params.setdefault(name, value)
         params = self._in_solved_units(params)
         params.update(self._run_settings())
-        takes = get_registry().get("recipe", self.solver).factory.parameters() \
+        registry = self._registry()
+        takes = registry.get("recipe", self.solver).factory.parameters(registry) \
             if isinstance(self.solver, str) else ()
         if self.random_state is not None and "seed" in takes:
             params["seed"] = self.random_state
@@ -671,8 +679,9 @@ class MKLEstimator(BaseEstimator):
         loss = self.loss
         if loss is None and fam.losses is None:  # the family takes any loss
             loss = self.default_loss
-        common = dict(solver=self.solver, family=family, loss=loss, groups=groups,
-                      check_psd=self._psd_check(), sample_weight=getattr(self, "_fit_weight", None), **params)
+        # registry as given: None is resolved by each solve (a worker process loads its own)
+        common = dict(solver=self.solver, family=family, loss=loss, groups=groups, check_psd=self._psd_check(),
+                      sample_weight=getattr(self, "_fit_weight", None), registry=self.registry, **params)
         names = getattr(self, "classes_", range(len(targets)))
         kind = "label" if getattr(self, "multilabel_", False) else "class"
         labels = [f"{kind} {names[k]} ({k + 1} of {len(targets)})" if len(targets) > 1 else ""
@@ -694,9 +703,7 @@ class MKLEstimator(BaseEstimator):
         if self.family is not None:
             return str(self.family)
         if isinstance(self.solver, str):
-            from kernelfuse.parts.registry import get_registry
-
-            families = getattr(get_registry().get("recipe", self.solver).factory, "families", FAMILIES)
+            families = getattr(self._registry().get("recipe", self.solver).factory, "families", FAMILIES)
         else:
             families = getattr(self.solver, "families", FAMILIES)
         fitting = [name for name, fam in FAMILIES.items() if name in families and fam.target in self.targets]
@@ -715,9 +722,8 @@ class MKLEstimator(BaseEstimator):
                     if getattr(self, name) is not None}
         if not isinstance(self.solver, str):
             return settings
-        from kernelfuse.parts.registry import get_registry
-
-        takes = get_registry().get("recipe", self.solver).factory.parameters()
+        registry = self._registry()
+        takes = registry.get("recipe", self.solver).factory.parameters(registry)
         refused = [name for name in ("max_iter", "time_limit") if name in settings and name not in takes]
         if refused:
             raise ValidationError(f"solver {self.solver!r} does not take {' or '.join(refused)}; "
@@ -942,7 +948,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
         per_class = class_weights(self.class_weight, self.classes_, encoded)
         if per_class is not None:
             if getattr(self, "_fit_weight", None) is None:  # sample_weight checked it already
-                check_weighted(self._built_solver(), self.family_name(), "class_weight")
+                check_weighted(self._built_solver(), self.family_name(), "class_weight", registry=self._registry())
             weights = per_class[encoded]
             self._fit_weight = weights if self._fit_weight is None else self._fit_weight * weights
         signs = np.where(encoded[:, None] == np.arange(self.classes_.size), 1.0, -1.0)

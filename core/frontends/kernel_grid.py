@@ -22,7 +22,7 @@ from typing import Any
 
 from kernelfuse.errors import ValidationError
 from kernelfuse.kernels.functions import KernelSpec
-from kernelfuse.parts.registry import get_registry
+from kernelfuse.parts.registry import Registry, resolve_registry
 from kernelfuse.validation import Domain, positive, positive_count
 
 GAUSSIAN_WIDTHS: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, *map(float, range(1, 21)))
@@ -35,12 +35,14 @@ GROUPINGS = ("feature", "type")
 VIEW_MEDIAN_WIDTHS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
-def view_grid(median_widths: Sequence[float] = VIEW_MEDIAN_WIDTHS) -> list[KernelSpec]:
+def view_grid(median_widths: Sequence[float] = VIEW_MEDIAN_WIDTHS, *,
+              registry: Registry | None = None) -> list[KernelSpec]:
     """The estimators' kernels for one feature view (all features where no views are given):
     Gaussians of width ``w`` times the view's median distance between training rows, for ``w``
     in ``median_widths``, and the linear kernel; specs without features, which the estimators
-    apply to each view's columns and fit on its training rows (:meth:`KernelSpec.fitted`)."""
-    registry = get_registry()
+    apply to each view's columns and fit on its training rows (:meth:`KernelSpec.fitted`).
+    The kernels come from ``registry`` (None: the installed plugins)."""
+    registry = resolve_registry(registry)
     widths = _checked_list("median_widths", median_widths, positive)
     return [*(KernelSpec(registry.create("kernel", "gaussian", width=w, relative_to="median"),
                          label=f"gaussian(width={w:g} x median)") for w in widths),
@@ -53,10 +55,13 @@ def kernel_grid(
     degrees: Sequence[int] = POLYNOMIAL_DEGREES,
     group_by: str = "feature",
     feature_names: Sequence[str] | None = None,
+    *,
+    registry: Registry | None = None,
 ) -> list[KernelSpec]:
     """``(len(widths) + len(degrees)) * (n_features + 1)`` specs; see the module docstring.
 
-    ``feature_names`` only changes the labels (``"gaussian(width=1) on area"``).
+    ``feature_names`` only changes the labels (``"gaussian(width=1) on area"``).  The kernels
+    come from ``registry`` (None: the installed plugins).
     """
     if group_by not in GROUPINGS:
         raise ValidationError(f"group_by must be one of {', '.join(GROUPINGS)}, got {group_by!r}")
@@ -68,7 +73,7 @@ def kernel_grid(
         raise ValidationError(
             f"feature_names has {len(feature_names)} names for {n_features} features"
         )
-    registry = get_registry()
+    registry = resolve_registry(registry)
     specs = []
     for index, features in enumerate([None, *((j,) for j in range(n_features))]):
         if features is None:

@@ -19,15 +19,18 @@ import sys
 import warnings
 from collections.abc import Mapping
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
 from kernelfuse.assembly.result import Result
 from kernelfuse.errors import KernelfuseError, ValidationError
-from kernelfuse.kernels.functions import KernelSpec, aligned
+from kernelfuse.kernels.functions import REBUILT, KernelSpec, aligned
 from kernelfuse.runtime.npz_file import read_npz, write_npz
+
+if TYPE_CHECKING:
+    from kernelfuse.parts.registry import Registry
 
 FORMAT = "kernelfuse-model"
 #: How the header points a kernel parameter to an array (a dict with this one key); any
@@ -43,6 +46,8 @@ def _spec_record(spec: KernelSpec, index: int, arrays: dict[str, np.ndarray]) ->
         raise ValidationError(f"kernel {index} ({kind.__name__}) is not an attrs class: cannot save it")
     params: dict[str, Any] = {}
     for field in attrs.fields(kind):
+        if REBUILT in field.metadata:
+            continue
         value = getattr(function, field.name)
         if isinstance(value, np.ndarray):
             key = f"kernel{index}_{field.name}"
@@ -73,6 +78,7 @@ def save_model(estimator: Any, path: str | PathLike[str],
             raise ValidationError("classes of object dtype cannot be saved without pickle; use str or numbers")
     labels = getattr(estimator, "multilabel_", False)
     params = estimator.get_params(deep=False)
+    params.pop("registry", None)  # not part of the model: load_model takes one
     specs = None
     if not estimator._precomputed():
         specs = [_spec_record(s, m, arrays) for m, s in enumerate(estimator.kernels_)]
@@ -137,8 +143,11 @@ def _check_floats(path: str | PathLike[str], what: str, array: np.ndarray,
                                  else " with NaN or inf"))
 
 
-def load_model(path: str | PathLike[str]) -> Any:
+def load_model(path: str | PathLike[str], *, registry: Registry | None = None) -> Any:
     """Read a model written by :func:`save_model`; refuses anything it cannot verify.
+
+    Kernels are rebuilt from ``registry``, which the estimator gets as its own (None: the
+    installed plugins).
 
     Refused, each with a :class:`ValidationError` naming the file: a missing,
     truncated or non-``.npz`` file, one changed after it was written (its
@@ -176,7 +185,7 @@ def load_model(path: str | PathLike[str]) -> Any:
                       f"{importlib.metadata.version('kernelfuse')}; the format is the same",
                       UserWarning, stacklevel=2)
     try:
-        return _rebuild(path, header, arrays)
+        return _rebuild(path, header, arrays, registry)
     except KernelfuseError:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
@@ -184,11 +193,12 @@ def load_model(path: str | PathLike[str]) -> Any:
                               f"({type(exc).__name__}: {exc})") from None
 
 
-def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
-    """The estimator a checked header and its arrays describe."""
+def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str, np.ndarray],
+             given: Registry | None) -> Any:
+    """The estimator a checked header and its arrays describe, with registry ``given``."""
     from kernelfuse.frontends import estimators
     from kernelfuse.kernels.normalization import KernelNormalizer
-    from kernelfuse.parts.registry import get_registry
+    from kernelfuse.parts.registry import resolve_registry
 
     kinds = {cls.__name__: cls for cls in (estimators.MKLClassifier, estimators.MKLRegressor,
                                             estimators.MultiLabelMKLClassifier)}
@@ -196,7 +206,7 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
         raise ValidationError(f"{path}: unknown estimator {header.get('estimator')!r}")
     kind = kinds[header["estimator"]]
     params = dict(header["params"])
-    registry = get_registry()
+    registry = resolve_registry(given)
     results = [Result.from_arrays({key[len(f"result{k}_"):]: value for key, value in arrays.items()
                                    if key.startswith(f"result{k}_")}, source=f"{path} result {k}")
                for k in range(int(header["n_results"]))]
@@ -209,10 +219,11 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
                 name: arrays[value[ARRAY_REFERENCE]] if _is_array_reference(value) else value
                 for name, value in record["params"].items()
             }
-            function = _kernel(path, m, registry.get("kernel", record["kernel"]).factory, kernel_params)
+            function = _kernel(path, m, registry.get("kernel", record["kernel"]).factory, kernel_params,
+                               registry)
             specs.append(KernelSpec(function, record["features"], record["group"], record["label"]))
         params["kernels"] = specs
-    estimator = kind(**params)
+    estimator = kind(**params, registry=given)
     for k, result in enumerate(results):
         _check_result(path, k, result, estimator.family_name())
     if issubclass(kind, estimators.MKLClassifier):
@@ -294,11 +305,13 @@ def _is_number(value: Any, holds: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and holds(value))
 
 
-def _kernel(path: str | PathLike[str], m: int, factory: Any, params: dict[str, Any]) -> Any:
+def _kernel(path: str | PathLike[str], m: int, factory: Any, params: dict[str, Any],
+            registry: Registry) -> Any:
     """The kernel function ``factory(**params)`` of the file's kernel ``m``, its parameters
     first checked against the types the kernel class declares (``float``: a finite real,
-    not a bool; ``int``: an integral number; ``str``; ``bool``) and array parameters finite;
-    an error of the kernel's own checks is a :class:`ValidationError` naming the kernel."""
+    not a bool; ``int``: an integral number; ``str``; ``bool``) and array parameters finite,
+    its :data:`REBUILT` fields rebuilt from them and ``registry``; an error of the kernel's own
+    checks is a :class:`ValidationError` naming the kernel."""
     fields = {field.name: field for field in attrs.fields(factory)} if attrs.has(factory) else {}
     for name, value in params.items():
         declared = fields[name].type if name in fields else None
@@ -314,7 +327,9 @@ def _kernel(path: str | PathLike[str], m: int, factory: Any, params: dict[str, A
         elif declared in ("str", "bool") and type(value).__name__ != declared:
             raise ValidationError(f"{where} must be a {declared}, got {value!r}")
     try:
-        return factory(**params)
+        rebuilt = {name: field.metadata[REBUILT](params, registry) for name, field in fields.items()
+                   if REBUILT in field.metadata}
+        return factory(**params, **rebuilt)
     except (ValidationError, TypeError, ValueError, ArithmeticError) as exc:
         raise ValidationError(f"{path}: kernel {m} ({getattr(factory, 'name', factory.__name__)}) "
                               f"refuses its parameters {params}: {exc}") from None

@@ -328,6 +328,11 @@ def column_indices(what: str, columns: object, n_features: int, names: Sequence[
     return tuple(out)
 
 
+#: The metadata key of a kernel's attrs field that a saved model does not store but rebuilds on
+#: loading, its value a function ``(saved fields, registry) -> value`` (a Nystrom kernel's base
+#: kernel, built from its registered name; :mod:`kernelfuse.frontends.persistence`).
+REBUILT = "kernelfuse.rebuilt"
+
 #: The factory of a registered kernel name (the registry's kind ``kernel``), installed by
 #: :mod:`kernelfuse.parts.registry` (a layer above, loaded by every ``import kernelfuse``).
 _kernel_factory: Callable[[str], Callable[..., Any]] | None = None

@@ -96,6 +96,11 @@ class Entry:
 class Registry:
     """Named component factories, by kind."""
 
+    def __deepcopy__(self, memo: dict[int, object]) -> Registry:
+        """Itself: an estimator's copy (scikit-learn's ``clone``) looks names up where the
+        original does."""
+        return self
+
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self._provider = "(direct)"
@@ -287,6 +292,16 @@ def get_registry(*, reload: bool = False) -> Registry:
     if _REGISTRY is None or reload:
         _REGISTRY = load_registry()
     return _REGISTRY
+
+
+def resolve_registry(registry: Registry | None) -> Registry:
+    """``registry``, or where None the process-wide one (:func:`get_registry`): where every
+    function taking a ``registry=`` looks names up.  Anything else is a :class:`ValidationError`."""
+    if registry is None:
+        return get_registry()
+    if not isinstance(registry, Registry):
+        raise ValidationError(f"registry must be a kernelfuse Registry or None, got {registry!r:.80}")
+    return registry
 
 
 def kernel_factory(name: str) -> Callable[..., Any]:

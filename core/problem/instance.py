@@ -163,10 +163,9 @@ def _resolve_loss(
             raise ValidationError("loss parameters given together with a Loss object")
         loss_obj = loss
     else:
-        if registry is None:
-            from kernelfuse.parts.registry import get_registry
+        from kernelfuse.parts.registry import resolve_registry
 
-            registry = get_registry()
+        registry = resolve_registry(registry)
         if loss is None:
             name = family.default_loss
             if family.target == "class" and not _is_binary(y):

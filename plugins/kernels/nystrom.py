@@ -7,7 +7,8 @@ For a PSD base kernel ``k``, landmarks ``l_1 ... l_r`` among the training rows,
 scores from a uniform oversample (Alaoui & Mahoney 2015; Musco & Musco 2017) at the ``lam``
 whose estimated effective dimension is ``r / 2``, so that small clusters get landmarks.
 The fitted kernel keeps its base by registered name and JSON parameters and its landmarks
-and projection as arrays, so it saves with a model (:mod:`kernelfuse.frontends.persistence`).
+and projection as arrays, so it saves with a model (:mod:`kernelfuse.frontends.persistence`,
+which rebuilds the base kernel from the model's registry).
 The choice of ``r / 2`` and the references: docs/kernels.md.
 """
 
@@ -16,14 +17,15 @@ from __future__ import annotations
 import json
 import math
 from abc import abstractmethod
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 import numpy as np
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernels.functions import KernelFunction
-from kernelfuse.parts.registry import get_registry
+from kernelfuse.kernels.functions import REBUILT, KernelFunction
+from kernelfuse.parts.registry import Registry, resolve_registry
 
 #: Landmark sampling schemes of :meth:`Nystrom.fit`.
 SAMPLINGS = ("uniform", "leverage")
@@ -104,12 +106,13 @@ def json_params(value: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(params.items()))
 
 
-def describe_kernel(kernel: KernelFunction) -> tuple[str, tuple[tuple[str, Any], ...]]:
-    """A registered kernel as ``(name, JSON parameters)``, from which the registry rebuilds it."""
+def describe_kernel(kernel: KernelFunction, registry: Registry) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """A kernel registered in ``registry`` as ``(name, JSON parameters)``, from which the
+    registry rebuilds it."""
     kind = type(kernel)
     if not isinstance(kernel, KernelFunction) or not attrs.has(kind):
         raise ValidationError(f"the base kernel must be a registered attrs KernelFunction, got {kernel!r}")
-    entry = get_registry().get("kernel", kernel.name)
+    entry = registry.get("kernel", kernel.name)
     if entry.factory is not type(kernel):
         raise ValidationError(f"the base kernel {type(kernel).__name__} is not the registered kernel "
                               f"{kernel.name!r}")
@@ -120,11 +123,27 @@ def describe_kernel(kernel: KernelFunction) -> tuple[str, tuple[tuple[str, Any],
     return kernel.name, json_params(params)
 
 
+def build_base(name: str, params: Any, registry: Registry) -> KernelFunction:
+    """The kernel ``name`` of ``registry`` built with ``params`` (a mapping or pairs)."""
+    try:
+        kernel: KernelFunction = registry.create("kernel", name, **dict(params))
+    except TypeError as exc:
+        raise ValidationError(f"base kernel {name!r}: {exc}") from None
+    return kernel
+
+
+def _rebuilt_base(fields: Mapping[str, Any], registry: Registry) -> KernelFunction:
+    """A saved Nystrom kernel's base kernel, from its fields ``base`` and ``base_params``."""
+    if not isinstance(fields.get("base"), str):
+        raise TypeError(f"base must be a registered kernel name, got {fields.get('base')!r}")
+    return build_base(fields["base"], json_params(fields.get("base_params", ())), registry)
+
+
 @attrs.frozen(eq=False, kw_only=True)
 class Nystrom(FeatureMap):
     """Nystrom features phi(x) = W^{+1/2} k(L, x) of a PSD base kernel on r landmarks L (Williams-Seeger).
 
-    Build it with :meth:`fit`; the fields are what a saved model stores.
+    Build it with :meth:`fit`; the fields but ``base_kernel`` are what a saved model stores.
     """
 
     name = "nystrom"
@@ -137,24 +156,21 @@ class Nystrom(FeatureMap):
     landmarks: np.ndarray = attrs.field(converter=frozen_array(2, "landmarks"), repr=array_repr)  # type: ignore[misc]
     #: ``W^{+1/2}``, shape (r, r), with ``W`` the base kernel on the landmarks.
     projection: np.ndarray = attrs.field(converter=frozen_array(2, "projection"), repr=array_repr)  # type: ignore[misc]
+    #: The base kernel: ``base`` built with ``base_params``, as :meth:`fit` gives it or a model's
+    #: loading builds it from its registry; where not given, built from the installed plugins.
+    #: Not saved (``base`` and ``base_params`` are).
+    base_kernel: KernelFunction = attrs.field(
+        default=attrs.Factory(lambda self: build_base(self.base, self.base_params, resolve_registry(None)),
+                              takes_self=True),
+        eq=False, repr=False, metadata={REBUILT: _rebuilt_base})
 
     def __attrs_post_init__(self) -> None:
-        try:
-            kernel = self.base_kernel
-        except TypeError as exc:
-            raise ValidationError(f"base kernel {self.base!r}: {exc}") from None
-        if not kernel.psd:
+        if not self.base_kernel.psd:
             raise ValidationError(f"the Nystrom method needs a PSD base kernel; {self.base!r} is not PSD")
         r = self.landmarks.shape[0]
         if r == 0 or self.projection.shape != (r, r):
             raise ValidationError(f"the projection must have shape (r, r) for r = {r} landmarks, "
                                   f"got {self.projection.shape}")
-
-    @property
-    def base_kernel(self) -> KernelFunction:
-        """The base kernel, rebuilt through the registry."""
-        kernel: KernelFunction = get_registry().create("kernel", self.base, **dict(self.base_params))
-        return kernel
 
     @property
     def rank(self) -> int:
@@ -180,6 +196,7 @@ class Nystrom(FeatureMap):
         oversample: float = 2.0,
         regularization: float | None = None,
         tol: float = 1e-12,
+        registry: Registry | None = None,
     ) -> Nystrom:
         """The Nystrom kernel of ``base`` on ``rank`` landmarks among the rows of ``X``.
 
@@ -190,7 +207,8 @@ class Nystrom(FeatureMap):
         ``rank + 1``, at most N; ``regularization`` is ``lam``, None for the
         ``lam`` with an estimated effective dimension of ``rank / 2``).
         Eigenvalues of ``W`` below ``tol`` times the largest are dropped.
-        Deterministic given ``seed``.
+        Deterministic given ``seed``.  ``base`` must be the kernel registered under its name in
+        ``registry`` (None: the installed plugins), which rebuilds it from a saved model.
         """
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[0] == 0 or not np.isfinite(X).all():
@@ -209,7 +227,7 @@ class Nystrom(FeatureMap):
         if not 0 <= tol < 1:
             raise ValidationError(f"tol must be in [0, 1), got {tol!r}")
         base = base.fitted(X)  # a width relative to the data, measured on the rows given
-        name, params = describe_kernel(base)
+        name, params = describe_kernel(base, resolve_registry(registry))
         if not base.psd:
             raise ValidationError(f"the Nystrom method needs a PSD base kernel; {name!r} is not PSD")
         rng = np.random.default_rng(seed)
@@ -228,7 +246,7 @@ class Nystrom(FeatureMap):
             raise ValidationError(f"the base kernel {name!r} is zero on the landmarks: nothing to fit")
         projection = (U[:, keep] / np.sqrt(mu[keep])) @ U[:, keep].T
         return cls(base=name, base_params=params, landmarks=landmarks,
-                   projection=(projection + projection.T) / 2)
+                   projection=(projection + projection.T) / 2, base_kernel=base)
 
 
 def ridge_leverage_scores(
