@@ -45,10 +45,10 @@ from kernelfuse.parts.optimizer import OuterOptimizer
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.prox import ProxOperator
 from kernelfuse.parts.registry import Registry, get_registry
-from kernelfuse.parts.regularizer import Regularizer
+from kernelfuse.parts.regularizer import Regularizer, SeparablePenalty
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.problem.duality import vskl_lower_bound
-from kernelfuse.problem.families import FAMILIES, Family, get_family
+from kernelfuse.problem.families import FAMILIES, Family, all_families, get_family
 from kernelfuse.problem.fixed_weights import WeightedSVM, svm_at_weights
 from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.objectives import evaluate, evaluate_parts
@@ -96,9 +96,9 @@ __all__ = [
     "Loss", "MKLClassifier", "MKLClassifierCV", "MKLRegressor", "MKLRegressorCV", "MirrorMap", "Model",
     "MultiLabelMKLClassifier",
     "Oracle", "OracleAnswer", "OuterOptimizer",
-    "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result",
+    "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result", "SeparablePenalty",
     "SVMSolution", "SVMSolver", "Solver", "SolverError", "TwoStageMKL", "UnknownNameError", "ValidationError",
-    "check_requirements", "combined_kernel", "evaluate", "evaluate_parts", "get_family", "get_registry",
+    "all_families", "check_requirements", "combined_kernel", "evaluate", "evaluate_parts", "get_family", "get_registry",
     "WeightedSVM", "hookimpl", "quadratic_forms", "relative_gap", "simplex_weights", "solve", "svm_at_weights",
     "vskl_lower_bound",
     "__version__",

@@ -5,7 +5,9 @@ A plugin author calls these in their own tests; kernelfuse's built-in parts run 
 part and the property that failed, and returns the names of the properties it checked (a part
 checks only the capabilities it has): :func:`check_loss` (sub-gradients, Fenchel-Young, the
 conjugate's derivatives and prox, the cvxpy form), :func:`check_prox` (the Moreau identity,
-non-expansiveness, optimality), :func:`check_mirror_map` (``grad_h*`` inverts ``grad_h``, the
+non-expansiveness, optimality), :func:`check_regularizer` (Fenchel-Young, the dual norm, the cvxpy
+form; for a :class:`~kernelfuse.parts.regularizer.SeparablePenalty` its radial prox, slope and
+dual radius), :func:`check_mirror_map` (``grad_h*`` inverts ``grad_h``, the
 divergence), :func:`check_solver` (within the certified interval of the exact ``cvxpy``
 optimum on :func:`small_problem`, :func:`assert_within_certified`).  :func:`indefinite_kernel`
 and :func:`near_singular_kernel` generate kernels for testing PSD checks.
@@ -25,6 +27,7 @@ import numpy as np
 from kernelfuse.parts.loss import Loss
 from kernelfuse.parts.mirror_map import MirrorMap
 from kernelfuse.parts.prox import ProxOperator
+from kernelfuse.parts.regularizer import Regularizer, SeparablePenalty
 
 
 def _label(part: object) -> str:
@@ -170,6 +173,78 @@ def check_prox(prox: ProxOperator, *, shape: tuple[int, ...] = (6, 4), seed: int
         if conjugate is not None:
             checked.append("fenchel-young")
     return checked
+
+
+def check_regularizer(regularizer: Regularizer, *, shape: tuple[int, ...] = (5,), seed: int = 0,
+                      trials: int = 10, steps: Iterable[float] = (0.1, 1.0, 10.0)) -> list[str]:
+    """Check a :class:`~kernelfuse.parts.regularizer.Regularizer` on random points ``x >= 0`` of
+    ``shape`` (its layout: the kernel norms (M,) for the kernel families) and random ``u``.
+
+    Always: Fenchel-Young ``Omega(x) + Omega*(u) >= <u, x>``, ``<u, x> <= ||x|| ||u||_*``, and the
+    cvxpy ``expression`` minimised at a fixed ``x`` equal to ``Omega(x)``.  For a
+    :class:`~kernelfuse.parts.regularizer.SeparablePenalty`: the radial prox solves
+    ``z + step h'(z) = r`` (``z = 0`` where ``r <= step h'(0+)``) and its slope is its derivative,
+    ``h'`` is the derivative of ``Omega``, Fenchel-Young holds with equality at ``u = h'(x)``, and
+    ``Omega*`` is finite inside the dual radius.
+    """
+    rng = np.random.default_rng(seed)
+
+    def point() -> np.ndarray:
+        return np.abs(rng.normal(size=shape)) * math.exp(rng.uniform(-2.0, 2.0))
+
+    for _ in range(trials):
+        x, u = point(), rng.normal(size=shape) * math.exp(rng.uniform(-2.0, 2.0))
+        inner, value = float(np.sum(u * x)), regularizer.value(x)
+        scale = max(1.0, abs(value), abs(inner))
+        _require(value + regularizer.conjugate(u) >= inner - 1e-9 * scale, regularizer,
+                 "Fenchel-Young fails: Omega(x) + Omega*(u) < <u, x>")
+        _require(inner <= regularizer.norm(x) * regularizer.dual_norm(u) + 1e-9 * scale, regularizer,
+                 "<u, x> exceeds ||x|| ||u||_*: dual_norm is not the norm's dual")
+    checked = ["fenchel-young", "dual-norm", "expression"]
+    import cvxpy as cp
+
+    x = point()
+    variable = cp.Variable(shape)
+    expression, constraints = regularizer.expression(variable)
+    program = cp.Problem(cp.Minimize(expression), [*constraints, variable == x])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program.solve()
+    _require(math.isclose(float(program.value), regularizer.value(x), rel_tol=1e-6, abs_tol=1e-8),
+             regularizer, f"the cvxpy expression gives {program.value:.10g} at x, Omega(x) = "
+             f"{regularizer.value(x):.10g}")
+    if not (isinstance(regularizer, SeparablePenalty) and regularizer.separable):
+        return checked
+    threshold = float(regularizer.slope(np.zeros(1))[0])
+    for step in steps:
+        r = point()
+        z, slope = regularizer.radial_prox(r, step)
+        _require(bool(np.all((z >= 0) & (z <= r * (1 + 1e-12)))), regularizer, "the radial prox leaves [0, r]")
+        positive = z > 0
+        residual = z[positive] + step * regularizer.slope(z[positive]) - r[positive]
+        _require(bool(np.all(np.abs(residual) <= 1e-9 * np.maximum(1.0, r[positive]))), regularizer,
+                 f"the radial prox misses z + step h'(z) = r at step {step}")
+        _require(bool(np.all(r[~positive] <= step * threshold * (1 + 1e-9))), regularizer,
+                 f"the radial prox is 0 above the threshold step h'(0+) at step {step}")
+        delta = 1e-6 * np.maximum(r, 1e-3)
+        above, below = regularizer.radial_prox(r + delta, step)[0], regularizer.radial_prox(r - delta, step)[0]
+        finite = (above - below) / (2 * delta)
+        _require(bool(np.allclose(slope, finite, rtol=1e-4, atol=1e-6)), regularizer,
+                 f"the radial prox's slope is not its derivative at step {step}")
+        x = point()
+        h = 1e-6 * np.maximum(x, 1e-3)
+        derivative = np.array([(regularizer.value(x + h * e) - regularizer.value(x - h * e)) / (2 * h[m])
+                               for m, e in enumerate(np.eye(x.size))])
+        _require(bool(np.allclose(regularizer.slope(x), derivative, rtol=1e-5, atol=1e-8)), regularizer,
+                 "slope is not the derivative of the penalty")
+        s = regularizer.slope(x)
+        gap = regularizer.value(x) + regularizer.conjugate(s) - float(np.sum(s * x))
+        _require(abs(gap) <= 1e-8 * max(1.0, regularizer.value(x)), regularizer,
+                 f"Fenchel-Young is not an equality at u = h'(x) (gap {gap:.3g})")
+        inside = np.full(x.size, 0.5 * min(regularizer.dual_radius, 1.0 + float(s.max())))
+        _require(math.isfinite(regularizer.conjugate(inside)), regularizer,
+                 "Omega* is infinite inside the dual radius")
+    return [*checked, "radial-prox", "slope", "dual-radius"]
 
 
 def check_mirror_map(mirror_map: MirrorMap, points: Iterable[np.ndarray], groups: np.ndarray) -> list[str]:

@@ -101,7 +101,7 @@ def solve(
                 f"({', '.join(sorted(families))}): pass family=..."
             )
         (family,) = families
-    fam = get_family(family)
+    fam = get_family(family, registry)
 
     loss_name = loss.name if isinstance(loss, Loss) else loss
     loss_factory = (

@@ -37,6 +37,7 @@ from kernelfuse.assembly.solver import NUMERICAL_ERRORS, Model, Requirements, So
 from kernelfuse.parts.optimizer import OuterOptimizer
 from kernelfuse.parts.oracle import Oracle, OracleAnswer, Point, ValueAnswer, ValueOracle, answers_value_only
 from kernelfuse.parts.stopping import Progress, StoppingRule
+from kernelfuse.problem.families import Family
 from kernelfuse.problem.instance import Problem
 from kernelfuse.runtime.deadline import DeadlineReached, check, cuttable, deadline, expired, remaining
 from kernelfuse.validation import count, flag, positive, positive_count, seconds
@@ -129,6 +130,10 @@ class OuterLoop(Solver):
     @property
     def families(self) -> frozenset[str]:  # type: ignore[override]
         return self.oracle.families
+
+    def solves(self, family: Family) -> bool:
+        """As its oracle (:meth:`~kernelfuse.parts.oracle.Oracle.solves`)."""
+        return self.oracle.solves(family)
 
     @property
     def requires(self) -> Requirements:  # type: ignore[override]

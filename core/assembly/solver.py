@@ -28,6 +28,7 @@ from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.rows import KernelRows
 from kernelfuse.parts.registry import Registry, resolve_registry
 from kernelfuse.problem import objectives
+from kernelfuse.problem.families import Family
 from kernelfuse.problem.instance import Problem
 from kernelfuse.problem.scaling import far_off_C, unit_scale
 from kernelfuse.runtime.memory import out_of_memory
@@ -90,10 +91,16 @@ class Solver(ABC):
         """Its parts by role (the problem's loss is added at solve time)."""
         return {}
 
+    def solves(self, family: Family) -> bool:
+        """Whether it minimises ``family``: by name, one of :attr:`families`.  A solver that reads
+        only a family's structure (its forms of objective and dual) accepts the families of that
+        structure a plugin registers (kind ``family``)."""
+        return family.name in self.families
+
     def check_problem(self, problem: Problem, *, registry: Registry | None = None) -> None:
         """Raise :class:`IncompatiblePartsError` unless this solver can solve ``problem``
         (``registry``: as :meth:`solve`'s)."""
-        if problem.family.name not in self.families:
+        if not self.solves(problem.family):
             raise IncompatiblePartsError(
                 f"solver {self.name!r} does not solve family {problem.family.name!r}; "
                 f"it solves {', '.join(sorted(self.families))}"

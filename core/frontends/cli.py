@@ -27,7 +27,7 @@ import numpy as np
 from kernelfuse.assembly.result import FAILED_STATUSES, FINISHED_STATUSES
 from kernelfuse.errors import KernelfuseError, SolverError, ValidationError
 from kernelfuse.frontends.progress import ProgressPrinter
-from kernelfuse.problem.families import FAMILIES, get_family
+from kernelfuse.problem.families import FAMILIES, all_families, get_family
 from kernelfuse.runtime.files import atomic_write, check_output_path
 from kernelfuse.runtime.logs import log_to_stderr
 from kernelfuse.runtime.npz_file import read_npz, read_numpy_file
@@ -237,7 +237,7 @@ def _write_predictions(handle: Any, model: Any, predictions: np.ndarray, scores:
 
 
 def _cmd_families(args: argparse.Namespace) -> int:
-    for family in FAMILIES.values():
+    for family in all_families().values():
         params = ", ".join(
             f"{p.name}={p.default:g}" for p in family.params
         )
@@ -296,7 +296,6 @@ def version_line() -> str:
 
 def _family_parameter_help() -> dict[str, str]:
     """Each family parameter's help: what it is in each family that takes it (OBJECTIVES.md)."""
-    from kernelfuse.problem.families import FAMILIES
 
     meanings: dict[str, dict[str, list[str]]] = {}
     for family in FAMILIES.values():

@@ -23,6 +23,7 @@ import attrs
 import numpy as np
 
 if TYPE_CHECKING:
+    from kernelfuse.problem.families import Family
     from kernelfuse.problem.instance import Problem
 
 
@@ -91,6 +92,11 @@ class Oracle(ABC):
     name: ClassVar[str]
     #: Families this oracle's inner problem belongs to.
     families: ClassVar[frozenset[str]]
+
+    def solves(self, family: Family) -> bool:
+        """Whether its inner problem is ``family``'s: by name, one of :attr:`families` (an oracle
+        reading only the family's structure says which structure)."""
+        return family.name in self.families
 
     @abstractmethod
     def init(self, problem: Problem) -> tuple[Point, Any]:

@@ -37,6 +37,7 @@ KINDS = (
     "stopping",
     "kernel",
     "recipe",
+    "family",
 )
 #: Former kind names, still accepted (with a ``DeprecationWarning``): old -> current.  ``solver``
 #: named the kind that holds :class:`~kernelfuse.Recipe` objects, beside the ``Solver`` class and

@@ -13,6 +13,11 @@ Optional capability (checked by name, like a loss's):
 
 ``prox(x, step)``
     ``argmin_z Omega(z) + ||z - x||^2 / (2 step)``, where it has a closed form.
+
+A penalty separable in the kernel norms, ``Omega(v) = sum_m h(v_m)`` with ``h`` convex,
+nondecreasing on ``v >= 0``, is a :class:`SeparablePenalty`: what SpicyMKL's dual augmented
+Lagrangian and the ``loss_conjugate`` certificate read (Suzuki & Tomioka 2011, section 2: any
+such ``h``, block-l1 and the elastic net its examples).
 """
 
 from __future__ import annotations
@@ -54,3 +59,36 @@ class Regularizer(ABC):
         regulariser's scale (default: ``||f_m|| / sum ||f||``, for penalties whose ``g_m`` is the
         same for every kernel, and any other penalty until it says otherwise)."""
         return norms / norms.sum()
+
+    @property
+    def separable(self) -> bool:
+        """Whether ``Omega(v) = sum_m h(v_m)`` of the kernel norms, with the methods of
+        :class:`SeparablePenalty` (False unless the regulariser says so)."""
+        return False
+
+
+class SeparablePenalty(Regularizer):
+    """``Omega(v) = sum_m h(v_m)`` of the kernel norms ``v >= 0``, ``h`` convex and nondecreasing:
+    its radial prox, its slope ``h'`` and the radius of ``dom h*`` (Suzuki & Tomioka 2011, eq. 6)."""
+
+    #: The penalty's scale (``C``): SpicyMKL caps its proximal penalty at ``gamma_max / weight``.
+    weight: float
+
+    @property
+    def separable(self) -> bool:
+        return True
+
+    @abstractmethod
+    def radial_prox(self, norms: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+        """``z_m = argmin_z step h(z) + (z - r_m)^2 / 2`` at ``r = norms >= 0``, and ``dz_m / dr_m``:
+        the block prox ``x_m -> z_m x_m / ||x_m||`` in each block's own metric."""
+
+    @abstractmethod
+    def slope(self, norms: np.ndarray) -> np.ndarray:
+        """``h'(v_m)``, the right derivative (``h'(0+)`` at 0): the dual radius at a model of these
+        norms, and at 0 the threshold below which a kernel's block prox is zero."""
+
+    @property
+    @abstractmethod
+    def dual_radius(self) -> float:
+        """``sup {s : h*(s) < inf}``: ``inf`` where ``h`` grows faster than linearly."""

@@ -5,9 +5,9 @@ must be PSD, which losses it admits), which parameters it takes (defaults and
 admissible ranges), and holds its objective (:mod:`kernelfuse.problem.objectives`),
 its regulariser (:mod:`kernelfuse.problem.regularizers`) with the loss's weight
 beside it, its scaling law (:mod:`kernelfuse.problem.scaling`), the form of its dual
-that certifies lower bounds, and the defaults the estimators give it.  Families are
-fixed by OBJECTIVES.md, so they live in core, not in the plugin registry; code
-elsewhere reads these attributes, never a family's name.
+that certifies lower bounds, and the defaults the estimators give it.  The families of
+OBJECTIVES.md live in core (:data:`FAMILIES`); a plugin registers more as kind ``family``
+(:func:`get_family` finds both).  Code elsewhere reads these attributes, never a family's name.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from kernelfuse.errors import UnknownNameError
+from kernelfuse.errors import UnknownNameError, ValidationError
 from kernelfuse.parts.regularizer import Regularizer
 from kernelfuse.problem import duality, objectives, scaling
 from kernelfuse.problem.regularizers import BlockL1, BlockLp, MixedLpq, VSKLNorm, at_least_one
@@ -26,6 +26,7 @@ from kernelfuse.problem.scaling import Law, TargetLaw
 from kernelfuse.validation import Domain, exponent_in_one_two, nonnegative, one_or_two, positive
 
 if TYPE_CHECKING:  # instance imports the families
+    from kernelfuse.parts.registry import Registry
     from kernelfuse.problem.instance import Problem
 
 #: Target kinds: ``binary`` is y in {-1, +1}; ``real`` any finite y;
@@ -238,11 +239,33 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-def get_family(name: str | Family) -> Family:
-    """The family called ``name`` (an error lists close matches)."""
+def get_family(name: str | Family, registry: Registry | None = None) -> Family:
+    """The family called ``name``: one of :data:`FAMILIES`, else a family a plugin registered
+    (kind ``family``) in ``registry`` (None: the installed plugins); an error lists close matches."""
     if isinstance(name, Family):
         return name
-    try:
+    if name in FAMILIES:
         return FAMILIES[name]
-    except KeyError:
-        raise UnknownNameError("family", str(name), FAMILIES) from None
+    from kernelfuse.parts.registry import resolve_registry
+
+    registered = resolve_registry(registry)
+    try:
+        entry = registered.get("family", str(name))
+    except UnknownNameError:
+        raise UnknownNameError("family", str(name), all_families(registered)) from None
+    if not isinstance(entry.factory, Family):
+        raise ValidationError(f"family {name!r} of {entry.provider} is a {type(entry.factory).__name__}, "
+                              "not a kernelfuse Family: register a Family object")
+    return entry.factory
+
+
+def all_families(registry: Registry | None = None) -> dict[str, Family]:
+    """:data:`FAMILIES` and the families registered in ``registry`` (kind ``family``; None: the
+    installed plugins), by name; a registered family under a built-in's name is not among them."""
+    from kernelfuse.parts.registry import resolve_registry
+
+    found = dict(FAMILIES)
+    for entry in resolve_registry(registry):
+        if entry.kind == "family" and isinstance(entry.factory, Family):
+            found.setdefault(entry.factory.name, entry.factory)
+    return found

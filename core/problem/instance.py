@@ -112,7 +112,7 @@ class Problem:
         a weight ``>= 0`` per sample (not all zero), checked by
         :func:`~kernelfuse.validation.check_sample_weight`.
         """
-        fam = get_family(family)
+        fam = get_family(family, registry)
         check_psd = check_psd_value(check_psd)
         largest_entry = None
         if isinstance(K, KernelRows):  # rows on demand: shape and diagonal checked, not PSD

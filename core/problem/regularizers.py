@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.parts.regularizer import Regularizer
+from kernelfuse.parts.regularizer import Regularizer, SeparablePenalty
 from kernelfuse.problem.conic import half_square, norm_of, sum_squares_cone
 from kernelfuse.validation import Domain, nonnegative, one_or_two, positive
 
@@ -114,7 +114,7 @@ class NormPower(Regularizer):
 
 
 @attrs.frozen
-class BlockL1(NormPower):
+class BlockL1(NormPower, SeparablePenalty):
     """``(weight / power) (sum_m |v_m|)^power + (elastic / 2) sum_m v_m^2`` of the kernel norms ``v``
     (``l1_mkl``: weight C, elastic C2; ``l1_mkl_sq``: power 2)."""
 
@@ -178,6 +178,20 @@ class BlockL1(NormPower):
             raise ValueError("the radial prox is separable for power 1 only")
         shrunk = self.prox(norms, step)
         return shrunk, np.where(shrunk > 0, 1.0 / (1.0 + step * self.elastic), 0.0)
+
+    @property
+    def separable(self) -> bool:
+        """Power 1 only: ``h(v) = C v + (C2 / 2) v^2``."""
+        return self.power == 1
+
+    def slope(self, norms: np.ndarray) -> np.ndarray:
+        """``h'(v) = C + C2 v``."""
+        return self.weight + self.elastic * norms
+
+    @property
+    def dual_radius(self) -> float:
+        """``C`` (``h*`` the indicator of ``[0, C]``), ``inf`` with an elastic term."""
+        return self.weight if self.elastic == 0.0 else math.inf
 
 
 def _group_indices(groups: ArrayLike) -> np.ndarray:

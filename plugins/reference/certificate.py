@@ -20,11 +20,11 @@ from kernelfuse.kernels.combined import quadratic_forms
 from kernelfuse.kernels.products import kernel_times
 from kernelfuse.problem.duality import (
     feasible_dual_point,
-    l1_mkl_lower_bound,
     max_family_lower_bound,
     mikl_lower_bound,
     mikl_penalty,
     pnorm_mkl_lower_bound,
+    separable_lower_bound,
     weighted_lower_bound,
 )
 from kernelfuse.problem.instance import Problem
@@ -41,7 +41,7 @@ def lower_bound(problem: Problem, u: np.ndarray) -> float:
 
 
 def _loss_conjugate_bound(problem: Problem, u: np.ndarray) -> float:
-    return l1_mkl_lower_bound(problem, u)[0]
+    return separable_lower_bound(problem, u)[0]
 
 
 def _mean_loss_bound(problem: Problem, u: np.ndarray) -> float:

@@ -25,7 +25,7 @@ from kernelfuse.assembly.solver import Model, Requirements, Solver
 from kernelfuse.errors import SolverError
 from kernelfuse.plugins.reference.certificate import lower_bound
 from kernelfuse.problem import objectives
-from kernelfuse.problem.families import FAMILIES
+from kernelfuse.problem.families import FAMILIES, Family
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import flag, positive, positive_count, seconds
 
@@ -435,6 +435,12 @@ class CvxpyReference(Solver):
     #: and the multi-label families' bounds assume a box of 1 (or ``C``), ``mikl``'s scaling is
     #: the unweighted one: refused there.
     weighted_families: ClassVar[frozenset[str]] = frozenset({"l1_mkl", "l1_mkl_sq", "vskl"})
+
+    def solves(self, family: Family) -> bool:
+        """Every family whose form of objective it writes as a cone program: those of OBJECTIVES.md
+        and those a plugin registers in these forms (the penalty from the regulariser's
+        ``expression``, the certificate from the family's form of dual)."""
+        return family.objective in _FORMULATIONS
 
     def certified_tol(self) -> float:
         """Its ``converged`` certifies the interval at ``1000 * tol`` (Clarabel's ``tol`` is on

@@ -6,7 +6,9 @@
   ``oracle``, with its numerics: ``active_kernels`` (Remark 1, the free line search of section
   3.4), ``newton_system`` (dense, or Woodbury from kernel factors), ``dual_loss_terms`` (eq. 7,
   section 3.3) and ``kernel_norm_bounds`` (the kernels' norms between reads);
-* block soft-thresholding is the radial prox of the problem's regulariser (``BlockL1.radial_prox``).
+* block soft-thresholding is the radial prox of the problem's regulariser (``BlockL1.radial_prox``);
+  any penalty ``sum_m h(||f_m||)`` with a radial prox (a ``SeparablePenalty``) is solved the same way,
+  a family a plugin registers included (``SmoothedDualNewton.solves``).
 
 The solver ``spicymkl`` is the recipe assembling them in an ``OuterLoop``.
 """

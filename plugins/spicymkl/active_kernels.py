@@ -20,8 +20,8 @@ import numpy as np
 from kernelfuse.kernels import array_backend
 from kernelfuse.kernels.factors import FactorKernels
 from kernelfuse.kernels.products import add_kernel, kernel_times, kernels_times
+from kernelfuse.parts.regularizer import SeparablePenalty
 from kernelfuse.plugins.spicymkl.newton_system import DenseSystem, DeviceSystem, LowRankSystem, NewtonSystem
-from kernelfuse.problem.regularizers import BlockL1
 
 
 @attrs.define(slots=False)
@@ -37,8 +37,8 @@ class KernelTerms:
     K_alpha: np.ndarray
     a_K_a: np.ndarray
     gamma: float
-    #: The problem's penalty of the kernel norms (its radial prox: block soft-thresholding).
-    penalty: BlockL1
+    #: The problem's penalty of the kernel norms (its radial prox: ``l1_mkl``'s block soft-thresholding).
+    penalty: SeparablePenalty
     rho: np.ndarray
     K_rho: np.ndarray
     #: Relative change of ``s_m`` below which the Hessian keeps the kernel's old weight.

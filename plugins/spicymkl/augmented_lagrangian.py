@@ -19,6 +19,7 @@ import numpy as np
 from kernelfuse.kernels.rows import kernel_diagonal
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
+from kernelfuse.parts.regularizer import SeparablePenalty
 from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
 from kernelfuse.problem.instance import Problem
 from kernelfuse.validation import growth_factor, positive
@@ -57,7 +58,9 @@ class AugmentedLagrangian(OuterOptimizer):
         first = self.gamma0 / trace if trace > 0 else self.gamma0
         if point.slack is None and np.any(point.coef != 0):
             first *= self.growth  # warm start, smooth conjugate: one step up (docs/methods/spicymkl.md)
-        largest = self.gamma_max / problem.params["C"]
+        penalty = problem.regularizer
+        assert isinstance(penalty, SeparablePenalty), "spicymkl's oracle refuses other penalties"
+        largest = self.gamma_max / penalty.weight
         return min(first, largest), largest
 
     def step(self, point: ProximalPoint, answer: OracleAnswer, state: tuple[float, float],

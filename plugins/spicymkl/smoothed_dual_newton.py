@@ -24,9 +24,10 @@ import numpy as np
 
 from kernelfuse.assembly.recipe import check_requirements
 from kernelfuse.assembly.result import Result
-from kernelfuse.errors import ValidationError
+from kernelfuse.errors import IncompatiblePartsError, ValidationError
 from kernelfuse.kernels.products import kernel_times, kernels_times
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
+from kernelfuse.parts.regularizer import SeparablePenalty
 from kernelfuse.plugins.spicymkl.active_kernels import KernelTerms
 from kernelfuse.plugins.spicymkl.dual_loss_terms import (
     SMOOTH_CONJUGATE,
@@ -37,9 +38,9 @@ from kernelfuse.plugins.spicymkl.dual_loss_terms import (
 from kernelfuse.plugins.spicymkl.kernel_norm_bounds import KernelNormBounds, kernel_times_and_frobenius
 from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
 from kernelfuse.problem import objectives
-from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_dual_value
+from kernelfuse.problem.duality import feasible_dual_point, separable_dual_value
+from kernelfuse.problem.families import Family
 from kernelfuse.problem.instance import Problem
-from kernelfuse.problem.regularizers import BlockL1
 from kernelfuse.runtime.deadline import expired
 from kernelfuse.validation import below_one, nonnegative, positive, positive_count
 
@@ -49,8 +50,8 @@ class NewtonState:
     """Warm start and caches carried between queries."""
 
     problem: Problem
-    #: The problem's penalty ``C ||v||_1 + (C2/2) ||v||_2^2`` of the kernel norms.
-    penalty: BlockL1
+    #: The problem's penalty ``sum_m h(v_m)`` of the kernel norms (``l1_mkl``: ``h(v) = C v + (C2/2) v^2``).
+    penalty: SeparablePenalty
     rho: np.ndarray
     #: ``K_m rho`` of the kernels read at ``rho``, bounds on ``||rho||_{K_m}`` for the others.
     bounds: KernelNormBounds
@@ -83,6 +84,12 @@ class SmoothedDualNewton(Oracle):
     #: Weighted problems (``sample_weight``): the loss, its conjugate and prox are the weighted
     #: data term's (:class:`~kernelfuse.parts.loss.WeightedLoss`), the certificate with them.
     weighted_families: ClassVar[frozenset[str]] = frozenset({"l1_mkl"})
+
+    def solves(self, family: Family) -> bool:
+        """``l1_mkl`` and any family of a penalty ``sum_m h(||f_m||)`` beside any loss (its dual
+        ``loss_conjugate``; the regulariser a :class:`~kernelfuse.parts.regularizer.SeparablePenalty`):
+        the method of Suzuki & Tomioka (2011) for any such ``h``."""
+        return family.dual == "loss_conjugate"
     #: A stack on a device (CuPy, PyTorch) is read there: passes, Hessian and solve.
     reads_device_arrays: ClassVar[bool] = True
     #: Newton stops when the primal residual is below ``max(newton_tol, newton_rtol * initial)``.
@@ -136,7 +143,9 @@ class SmoothedDualNewton(Oracle):
             check_requirements({"loss": problem.loss}, {"loss": SMOOTH_CONJUGATE}, "spicymkl")
         M, N = problem.n_kernels, problem.n_samples
         penalty = problem.regularizer
-        assert isinstance(penalty, BlockL1), "l1_mkl's penalty is a BlockL1"
+        if not isinstance(penalty, SeparablePenalty) or not penalty.separable:
+            raise IncompatiblePartsError(f"spicymkl needs a penalty sum_m h(||f_m||) of the kernel norms; "
+                                         f"family {problem.family.name!r} has {type(penalty).__name__}")
         centre, intercept, K_centre, passes = np.zeros((M, N)), 0.0, np.zeros((M, N)), 1.0
         if self.warm_start is not None:
             centre, intercept = self._checked_start(problem)
@@ -195,7 +204,7 @@ class SmoothedDualNewton(Oracle):
         known = bounds.exact(rho)
         _, norms = self._radial(state.penalty, gamma, a_K_a, K_centre, rho,
                                 np.where(known, bounds.squares, bounds.squared_interval(rho)[1]))
-        working = (norms > self.screen * gamma * state.penalty.weight) | centred
+        working = (norms > self.screen * gamma * float(state.penalty.slope(np.zeros(1))[0])) | centred
         checks = self._read(bounds, problem.K, rho, np.flatnonzero(working & ~known))
         steps, tolerance = 0, None
         while True:
@@ -255,7 +264,7 @@ class SmoothedDualNewton(Oracle):
         return kernels.size / K.shape[0]
 
     @staticmethod
-    def _radial(penalty: BlockL1, gamma: float, a_K_a: np.ndarray, K_centre: np.ndarray, rho: np.ndarray,
+    def _radial(penalty: SeparablePenalty, gamma: float, a_K_a: np.ndarray, K_centre: np.ndarray, rho: np.ndarray,
                 rho_K_rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Shrunk norms and norms ``r_m = ||alpha_m - gamma rho||_{K_m}`` of every kernel, from
         ``rho'K_m rho`` (an upper bound gives upper bounds, where ``alpha_m = 0``)."""
@@ -339,7 +348,7 @@ class SmoothedDualNewton(Oracle):
             if not np.array_equal(rho, state.rho):
                 K_rho = kernel_times(problem.K, rho)
                 passes += 1.0
-            rho, K_rho = _within_ball(rho, K_rho, state.penalty.weight + state.penalty.elastic * np.sqrt(squares))
+            rho, K_rho = _within_ball(rho, K_rho, state.penalty.slope(np.sqrt(squares)))
             bounds = KernelNormBounds.at(K_rho, rho, bounds.frobenius)
         lower, cost = self._lower_bound(state, rho, bounds)
         # Moreau envelope of P at the centre: its value and gradient (centre - proximal point) / gamma.
@@ -382,7 +391,7 @@ class SmoothedDualNewton(Oracle):
                 squares = squares - 2 * shift * (K_one @ rho) + shift**2 * K_one.sum(axis=1)
             known = (kernels, squares)
         norms, read = bounds.norms(problem.K, point, known)
-        return l1_mkl_dual_value(problem, point, norms), read
+        return separable_dual_value(problem, point, norms), read
 
 
 def _within_ball(rho: np.ndarray, K_rho: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -392,10 +401,12 @@ def _within_ball(rho: np.ndarray, K_rho: np.ndarray, radii: np.ndarray) -> tuple
     its own ``h'(||f_m||)`` on its active kernels, the new ``C``'s values there.
 
     Newton's first solve then starts with no kernel above the threshold instead
-    of every kernel (fewer passes: docs/methods/spicymkl.md, start)."""
+    of every kernel (fewer passes: docs/methods/spicymkl.md, start).  A radius 0 (a penalty with
+    ``h'(0+) = 0`` at a zero norm, which thresholds no kernel) sets no bound: the ball would be
+    the point 0, where a loss conjugate such as the logistic one has no finite derivative."""
     norms = np.sqrt(np.maximum(K_rho @ rho, 0.0))
     with np.errstate(divide="ignore"):
-        factor = float(np.min(np.where(norms > radii, radii / norms, 1.0), initial=1.0))
+        factor = float(np.min(np.where((norms > radii) & (radii > 0), radii / norms, 1.0), initial=1.0))
     if factor == 1.0:
         return rho, K_rho
     return rho * factor, K_rho * factor

@@ -13,13 +13,15 @@ import numpy as np
 import pytest
 
 import kernelfuse
-from kernelfuse import get_registry
+from kernelfuse import all_families, get_registry
 from kernelfuse.assembly.result import roundoff
+from kernelfuse.problem import objectives
 from kernelfuse.testing import (
     assert_within_certified,
     check_loss,
     check_mirror_map,
     check_prox,
+    check_regularizer,
     check_solver,
     small_problem,
 )
@@ -82,6 +84,47 @@ def test_block_soft_threshold_conforms_and_a_wrong_prox_is_caught():
         check_prox(Lazy(C=0.7, C2=0.2), value=value)
 
 
+def _regularizers() -> list[tuple[str, kernelfuse.Regularizer]]:
+    """Each family's regulariser (built-in or registered) at its default parameters and at
+    parameters drawn from their ranges (seeded), on 5 kernels in 2 groups."""
+    rng, found = np.random.default_rng(0), []
+    groups = np.array([0, 0, 1, 1, 1])
+    for name, family in all_families().items():
+        if family.regularizer is None or family.objective is not objectives.norm_penalised:
+            continue  # the multi-label families (no regulariser), mikl's coefficients (check_prox)
+        for draw in range(3):
+            params = {p.name: p.default for p in family.params}
+            if draw:  # positive parameters on a log scale, exponents within their domain
+                for p in family.params:
+                    if p.name == "C2" and draw == 2:
+                        continue  # the second draw without an elastic term
+                    candidates = [p.default * 10 ** rng.uniform(-1, 1), 1.0, 1.25, 1.5, 2.0, 3.0, np.inf]
+                    params[p.name] = next(v for v in rng.permutation(np.array(candidates))
+                                          if p.domain.accepts(float(v)))
+            found.append((f"{name}{params}", family.regularizer(params, groups)))
+    return found
+
+
+@pytest.mark.parametrize("label, regularizer", _regularizers(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_family_regularizer_conforms(label, regularizer):
+    """Every family's regulariser, a plugin's included: Fenchel-Young, the dual norm, the cvxpy form,
+    and for penalties separable in the kernel norms the radial prox, slope and dual radius."""
+    checked = check_regularizer(regularizer, seed=len(label))
+    assert checked[:3] == ["fenchel-young", "dual-norm", "expression"]
+    assert ("radial-prox" in checked) == regularizer.separable
+
+
+def test_a_wrong_radial_prox_is_caught():
+    from kernelfuse.problem.regularizers import BlockL1
+
+    class Unscaled(BlockL1):
+        def radial_prox(self, norms, step):  # the threshold forgets the step
+            return np.maximum(norms - self.weight, 0.0), (norms > self.weight).astype(float)
+
+    with pytest.raises(AssertionError, match="radial prox"):
+        check_regularizer(Unscaled(weight=0.5))
+
+
 def test_mirror_maps_conform():
     rng = np.random.default_rng(0)
     groups = np.array([0, 0, 1, 1, 1])
@@ -117,10 +160,19 @@ def test_a_solver_that_stops_early_is_caught():
 
 
 def _families(solver: str) -> frozenset[str]:
-    return frozenset(get_registry().get("recipe", solver).factory.families)
+    """The recipe's families, and those a plugin registers that ``solver`` (built at its recipe's
+    defaults) says it solves (:meth:`~kernelfuse.Solver.solves`)."""
+    recipe = get_registry().get("recipe", solver).factory
+    try:
+        built = recipe.build(get_registry())
+    except kernelfuse.KernelfuseError:  # a recipe needing parameters: its families by name
+        return frozenset(recipe.families)
+    return frozenset(recipe.families) | {name for name, family in all_families().items()
+                                         if name not in kernelfuse.FAMILIES and built.solves(family)}
 
 
-#: Every registered solver with each family it shares with the reference (contrib's included).
+#: Every registered solver with each family it shares with the reference (contrib's solvers and
+#: families included).
 REGISTERED = [(solver, family) for solver in get_registry().names("recipe") if solver != "cvxpy"
               for family in sorted(_families(solver) & _families("cvxpy"))]
 #: Seconds a solver may take at its defaults (an honest ``time_limit`` still certifies its bounds).

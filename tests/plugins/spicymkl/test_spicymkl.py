@@ -13,7 +13,7 @@ from kernelfuse.assembly.result import roundoff
 from kernelfuse.parts.loss import Loss
 from kernelfuse.plugins.spicymkl.proximal_point import ProximalPoint
 from kernelfuse.problem import objectives
-from kernelfuse.problem.duality import feasible_dual_point, l1_mkl_lower_bound
+from kernelfuse.problem.duality import feasible_dual_point, separable_lower_bound
 from kernelfuse.testing import assert_within_certified
 
 REL_TOL = 1e-6  # the tolerance for SpicyMKL against cvxpy
@@ -88,7 +88,7 @@ def test_lower_bound_is_valid_from_any_rho(loss, C2):
     rng = np.random.default_rng(0)
     finite = 0
     for _ in range(20):
-        bound, passes = l1_mkl_lower_bound(problem, rng.normal(size=y.size))
+        bound, passes = separable_lower_bound(problem, rng.normal(size=y.size))
         assert passes == 1 and bound <= upper
         finite += np.isfinite(bound)
     assert finite == 20  # every rho is made feasible

@@ -72,13 +72,13 @@ def test_factors_with_the_elastic_net(loss):
 
 @pytest.mark.parametrize("loss", LOSSES)
 def test_the_lower_bound_from_factors_is_the_stacks(loss):
-    from kernelfuse.problem.duality import l1_mkl_lower_bound
+    from kernelfuse.problem.duality import separable_lower_bound
 
     F, y, C = low_rank_kernels(loss, seed=9)
     K = np.stack([Phi @ Phi.T for Phi in F.factors])
     rho = np.random.default_rng(0).normal(size=y.size)
-    from_factors = l1_mkl_lower_bound(Problem.create(F, y, "l1_mkl", loss=loss, C=C), rho)
-    from_stack = l1_mkl_lower_bound(Problem.create(K, y, "l1_mkl", loss=loss, C=C), rho)
+    from_factors = separable_lower_bound(Problem.create(F, y, "l1_mkl", loss=loss, C=C), rho)
+    from_stack = separable_lower_bound(Problem.create(K, y, "l1_mkl", loss=loss, C=C), rho)
     assert from_factors[1] == from_stack[1] == 1
     assert from_factors[0] == pytest.approx(from_stack[0], rel=1e-12)
 
