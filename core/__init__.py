@@ -25,7 +25,8 @@ import logging as _logging
 from typing import Any
 
 from kernelfuse.assembly.api import solve
-from kernelfuse.assembly.recipe import Recipe, check_requirements
+from kernelfuse.assembly.recipe import Recipe
+from kernelfuse.assembly.requirements import check_requirements
 from kernelfuse.assembly.result import History, Iteration, Result, relative_gap
 from kernelfuse.assembly.solver import Model, Solver
 from kernelfuse.assembly.two_stage import KernelWeights, TwoStageMKL, simplex_weights
@@ -48,10 +49,11 @@ from kernelfuse.parts.registry import Registry, get_registry
 from kernelfuse.parts.regularizer import Regularizer, SeparablePenalty
 from kernelfuse.parts.svm_solver import SVMSolution, SVMSolver
 from kernelfuse.problem.duality import vskl_lower_bound
-from kernelfuse.problem.families import FAMILIES, Family, all_families, get_family
+from kernelfuse.problem.families import FAMILIES, Family, Param, all_families, get_family
 from kernelfuse.problem.fixed_weights import WeightedSVM, svm_at_weights
 from kernelfuse.problem.instance import Problem
-from kernelfuse.problem.objectives import evaluate, evaluate_parts
+from kernelfuse.problem.objectives import evaluate, evaluate_parts, norm_penalised
+from kernelfuse.validation import Domain
 
 __version__ = _metadata.version("kernelfuse")
 
@@ -91,15 +93,16 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "ConvergenceWarning", "FAMILIES", "Family", "FileWriteError", "History", "IncompatiblePartsError", "Iteration",
+    "ConvergenceWarning", "Domain", "FAMILIES", "Family", "FileWriteError", "History", "IncompatiblePartsError",
+    "Iteration",
     "KernelWeights", "KernelfuseError",
     "Loss", "MKLClassifier", "MKLClassifierCV", "MKLRegressor", "MKLRegressorCV", "MirrorMap", "Model",
     "MultiLabelMKLClassifier",
-    "Oracle", "OracleAnswer", "OuterOptimizer",
+    "Oracle", "OracleAnswer", "OuterOptimizer", "Param",
     "Problem", "ProxOperator", "Recipe", "Registry", "Regularizer", "Result", "SeparablePenalty",
     "SVMSolution", "SVMSolver", "Solver", "SolverError", "TwoStageMKL", "UnknownNameError", "ValidationError",
     "all_families", "check_requirements", "combined_kernel", "evaluate", "evaluate_parts", "get_family", "get_registry",
     "WeightedSVM", "hookimpl", "quadratic_forms", "relative_gap", "simplex_weights", "solve", "svm_at_weights",
-    "vskl_lower_bound",
+    "norm_penalised", "vskl_lower_bound",
     "__version__",
 ]

@@ -33,7 +33,7 @@ def solve(
     """Solve an MKL problem of ``family`` with ``solver``.
 
     ``solver`` is a registered name, a ``{role: part name}`` mapping composed
-    by :func:`kernelfuse.assembly.recipe.compose`, or a built :class:`Solver`.
+    by :func:`kernelfuse.assembly.composition.compose`, or a built :class:`Solver`.
 
     ``K`` is the kernel stack (M, N, N); ``y`` the targets (N,), or (N, L)
     for the multi-label families; ``groups`` (M,) the group of each kernel
@@ -84,7 +84,7 @@ def solve(
             raise ValidationError(f"solver {solver!r} is not registered as a Recipe")
         bound = recipe.bind(registry)
     elif isinstance(solver, Mapping):  # {role: registered name}: composed here
-        from kernelfuse.assembly.recipe import compose
+        from kernelfuse.assembly.composition import compose
 
         bound = compose(solver, registry=registry).bind(registry)
     else:

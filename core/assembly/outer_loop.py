@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal, overload
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.recipe import part_with
+from kernelfuse.assembly.requirements import part_with
 from kernelfuse.assembly.result import History, relative_gap
 from kernelfuse.assembly.solver import NUMERICAL_ERRORS, Model, Requirements, Solver
 from kernelfuse.parts.optimizer import OuterOptimizer

@@ -7,7 +7,7 @@ assembler with the solver parameters, and checks every requirement the
 assembler declares (skglm's capability check: a loss without the conjugate
 an optimiser needs fails here, with every missing method named at once).
 Every built-in solver name is such a recipe, registered under kind
-``solver``.
+``recipe``; :mod:`kernelfuse.assembly.composition` writes one from ``{role: name}``.
 """
 
 from __future__ import annotations
@@ -17,48 +17,10 @@ from typing import Any
 
 import attrs
 
-from kernelfuse.assembly.solver import Requirements, Solver, solver_parameters
+from kernelfuse.assembly.requirements import check_requirements
+from kernelfuse.assembly.solver import Solver, solver_parameters
 from kernelfuse.errors import IncompatiblePartsError, UnknownNameError
 from kernelfuse.parts.registry import Registry, resolve_registry
-
-
-def check_requirements(parts: Mapping[str, object], requires: Requirements, who: str) -> None:
-    """Raise one :class:`IncompatiblePartsError` naming every unmet requirement.
-
-    ``requires`` maps a role to the methods its part must have; a tuple
-    inside means any one of those methods suffices.
-    """
-    problems = []
-    for role, methods in requires.items():
-        part = parts.get(role)
-        if part is None:
-            problems.append(f"no {role} was given")
-            continue
-        label = getattr(part, "name", type(part).__name__)
-        for method in methods:
-            options = (method,) if isinstance(method, str) else method
-            if not any(callable(getattr(part, m, None)) for m in options):
-                problems.append(f"{role} {label!r} lacks {' or '.join(m + '()' for m in options)}")
-    if problems:
-        raise IncompatiblePartsError(f"solver {who!r} cannot run: " + "; ".join(problems))
-
-
-def part_with(*methods: str) -> Callable[[Any, Any, Any], None]:
-    """An attrs validator for a part-valued field: the part has every method named.
-
-    Checked when the part's owner is created, so a composition that gives a
-    part of the wrong sort (a mirror map where a proximal operator is
-    called) fails as the solver is built, naming the role and what is missing.
-    """
-    def check(instance: Any, attribute: Any, value: Any) -> None:
-        missing = [m for m in methods if not callable(getattr(value, m, None))]
-        if missing:
-            owner = getattr(instance, "name", type(instance).__name__)
-            part = getattr(value, "name", type(value).__name__)
-            raise IncompatiblePartsError(
-                f"{owner}: its {attribute.name} {part!r} lacks "
-                + ", ".join(f"{m}()" for m in missing))
-    return check
 
 
 def _depth(role: str) -> int:
@@ -218,58 +180,18 @@ def _required(factory: Callable[..., Any]) -> set[str]:
             if f.init and f.default is attrs.NOTHING}
 
 
-#: The kind of part each role takes, by the role's last component; a value
-#: written ``"kind:name"`` names the kind itself (for roles not listed).
-ROLE_KINDS = {
-    "optimizer": "optimizer", "inner": "optimizer", "oracle": "oracle", "label_svms": "oracle",
-    "mirror_map": "mirror_map", "prox": "prox", "svm_solver": "svm_solver", "sampler": "sampler",
-    "stop": "stopping",
-}
+#: Names that moved: ``name -> module``, deprecated aliases here.
+_MOVED = {"part_with": "kernelfuse.assembly.requirements", "compose": "kernelfuse.assembly.composition",
+          "ROLE_KINDS": "kernelfuse.assembly.composition"}
 
 
-def _assemblers() -> dict[str, Callable[..., Solver]]:
-    from kernelfuse.assembly.outer_loop import OuterLoop
+def __getattr__(name: str) -> object:
+    """Deprecated aliases of :data:`_MOVED`."""
+    if name in _MOVED:
+        import importlib
+        import warnings
 
-    return {"outer-loop": OuterLoop}
-
-
-def compose(parts: Mapping[str, str], *, assembler: str = "outer-loop", name: str = "composed",
-            defaults: Mapping[str, Any] | None = None, registry: Registry | None = None) -> Recipe:
-    """A :class:`Recipe` from ``{role: registered name}`` (a TOML ``[solver]`` table).
-
-    ``{"optimizer": "mirror-descent", "optimizer.mirror_map": "entropic",
-    "oracle": "vskl-bca", "oracle.svm_solver": "active-set"}`` is
-    ``mirror-vskl``.  Each name is looked up in the kind its role takes
-    (:data:`ROLE_KINDS`, or ``"kind:name"``); an unknown role, kind or name
-    is an error naming it, with close matches.  Names are looked up in ``registry`` (None: the
-    installed plugins).
-    """
-    registry = resolve_registry(registry)
-    assemblers = _assemblers()
-    if assembler not in assemblers:
-        raise UnknownNameError("assembler", assembler, assemblers)
-    resolved: dict[str, tuple[str, str]] = {}
-    for role, value in parts.items():
-        kind, _, part = str(value).rpartition(":")
-        if not kind:
-            leaf = role.rsplit(".", 1)[-1]
-            if leaf not in ROLE_KINDS:
-                raise UnknownNameError("role (write its part as 'kind:name')", leaf, ROLE_KINDS)
-            kind = ROLE_KINDS[leaf]
-        registry.get(kind, part)  # an unknown name fails here, with close matches
-        resolved[role] = (kind, part)
-    for role in resolved:
-        parent = role.rpartition(".")[0]
-        if parent and parent not in resolved:
-            raise UnknownNameError(f"role {role!r}: its parent role", parent, resolved)
-    families = _composed_families(resolved, registry)
-    return Recipe(name, assemblers[assembler], parts=resolved, defaults=dict(defaults or {}),
-                  description=f"composed: {', '.join(f'{r}={n}' for r, (_, n) in resolved.items())}",
-                  families=families)
-
-
-def _composed_families(parts: Mapping[str, tuple[str, str]], registry: Registry) -> frozenset[str]:
-    kind, part = parts.get("oracle", ("", ""))
-    if not part:
-        raise IncompatiblePartsError("a composed outer loop needs an 'oracle' part")
-    return frozenset(getattr(registry.get(kind, part).factory, "families", frozenset()))
+        warnings.warn(f"kernelfuse.assembly.recipe.{name} moved to {_MOVED[name]}.{name}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """``Solver``: turns a :class:`~kernelfuse.problem.instance.Problem` into a :class:`~kernelfuse.assembly.result.Result`.
 
 A solver declares the families it minimises and what it needs of its parts
-(``requires``, checked by :func:`kernelfuse.assembly.recipe.check_requirements`
+(``requires``, checked by :func:`kernelfuse.assembly.requirements.check_requirements`
 before any work).  Subclasses implement :meth:`Solver.run`; the base class
 checks the problem, times the run and builds the result, so that the
 reported objective always comes from :func:`kernelfuse.problem.objectives.evaluate`.
@@ -21,6 +21,7 @@ import attrs
 import numpy as np
 
 from kernelfuse import errors
+from kernelfuse.assembly.requirements import Requirements, check_requirements
 from kernelfuse.assembly.result import FINISHED_STATUSES, History, Iteration, Result, relative_gap, roundoff
 from kernelfuse.errors import IncompatiblePartsError, SolverError
 from kernelfuse.kernels.array_backend import is_device_array
@@ -39,8 +40,6 @@ logger = logging.getLogger(__name__)
 #: The exceptions of a failed computation (numpy, scipy, Python arithmetic).
 NUMERICAL_ERRORS = (np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError, OverflowError)
 
-#: ``role -> methods``: each entry a method name, or a tuple meaning any one of them.
-Requirements = Mapping[str, tuple[str | tuple[str, ...], ...]]
 
 
 @attrs.frozen
@@ -125,8 +124,6 @@ class Solver(ABC):
                 "use solver='spicymkl', or pass a NumPy stack")
         if problem.sample_weight is not None:
             check_weighted(self, problem.family.name, registry=registry)
-        from kernelfuse.assembly.recipe import check_requirements
-
         check_requirements({**self.parts(), "loss": problem.loss}, self.requires, self.name)
 
     def certified_tol(self) -> float:

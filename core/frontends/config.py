@@ -34,7 +34,7 @@ SECTIONS: dict[str, set[str] | None] = {
               "random_state", "solver_params", "n_jobs", "storage", "storage_dir", "kernel_dtype",
               "check_psd", "views"},
     "output": {"model"},
-    "solver": None,  # role names are open: checked by kernelfuse.assembly.recipe.compose
+    "solver": None,  # role names are open: checked by kernelfuse.assembly.composition.compose
 }
 SPEC_KEYS = {"kernel", "params", "features", "group", "label"}
 #: The TOML type of every key whose value is not checked by the estimator at fit (its
@@ -185,7 +185,7 @@ def build_estimator(config: dict[str, Any], feature_names: list[str], *,
             views[view] = [feature_names.index(name) for name in columns]
         params["views"] = views
     if config.get("solver"):
-        from kernelfuse.assembly.recipe import compose
+        from kernelfuse.assembly.composition import compose
 
         if "solver" in params:
             raise ValidationError("give either [model] solver or a [solver] table, not both")

@@ -3,7 +3,7 @@
 Besides :meth:`Loss.value`, which every loss has, a loss may offer capabilities that some
 solvers need (the skglm datafit idea): its derivative, its conjugate with the conjugate's
 derivatives, domain and proximal map, and a cvxpy form.  A solver names the methods it calls
-and :func:`kernelfuse.assembly.recipe.check_requirements` reports every one that is missing
+and :func:`kernelfuse.assembly.requirements.check_requirements` reports every one that is missing
 before any work starts.  The contract of each method: :class:`Loss`.
 """
 

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.recipe import part_with
+from kernelfuse.assembly.requirements import part_with
 from kernelfuse.errors import ValidationError
 from kernelfuse.parts.mirror_map import MirrorMap
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.recipe import part_with
+from kernelfuse.assembly.requirements import part_with
 from kernelfuse.kernels.combined import (
     HeldKernels,
     combined_kernel,

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.recipe import part_with
+from kernelfuse.assembly.requirements import part_with
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer
 from kernelfuse.problem.instance import Problem

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.recipe import part_with
+from kernelfuse.assembly.requirements import part_with
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.plugins.mlmkl.certificate import DualTable, certify
 from kernelfuse.plugins.mlmkl.label_svms import LabelSVMs

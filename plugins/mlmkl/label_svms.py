@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 import scipy.linalg
 
-from kernelfuse.assembly.recipe import part_with
+from kernelfuse.assembly.requirements import part_with
 from kernelfuse.kernels.combined import combined_kernel, expansion_products
 from kernelfuse.numerics.svm_curvature import margin_support_vectors, svm_curvature_factor
 from kernelfuse.parts.oracle import Oracle, OracleAnswer

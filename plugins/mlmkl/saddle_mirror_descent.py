@@ -18,7 +18,7 @@ import math
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.recipe import part_with
+from kernelfuse.assembly.requirements import part_with
 from kernelfuse.parts.mirror_map import MirrorMap
 from kernelfuse.parts.optimizer import Evaluate, OuterOptimizer
 from kernelfuse.parts.oracle import OracleAnswer

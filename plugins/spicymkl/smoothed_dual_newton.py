@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from kernelfuse.assembly.recipe import check_requirements
+from kernelfuse.assembly.requirements import check_requirements
 from kernelfuse.assembly.result import Result
 from kernelfuse.errors import IncompatiblePartsError, ValidationError
 from kernelfuse.kernels.products import kernel_times, kernels_times

@@ -28,3 +28,16 @@ def test_the_svm_duals_numerics_moved_from_the_contract(name):
     assert moved is getattr(svm_dual, name)
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         svm_solver.nothing  # noqa: B018
+
+
+@pytest.mark.parametrize("name, new", [("part_with", "kernelfuse.assembly.requirements"),
+                                       ("compose", "kernelfuse.assembly.composition"),
+                                       ("ROLE_KINDS", "kernelfuse.assembly.composition")])
+def test_the_recipes_helpers_moved_apart(name, new):
+    from kernelfuse.assembly import recipe
+
+    with pytest.warns(DeprecationWarning, match=f"recipe.{name} moved to {new}.{name}"):
+        moved = getattr(recipe, name)
+    assert moved is getattr(importlib.import_module(new), name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        recipe.nothing  # noqa: B018

@@ -120,7 +120,7 @@ def test_a_solver_composed_in_the_config(workdir, capsys):
 
 def test_compose_builds_what_a_named_recipe_builds():
     from kernelfuse import get_registry, solve
-    from kernelfuse.assembly.recipe import compose
+    from kernelfuse.assembly.composition import compose
     from kernelfuse.errors import UnknownNameError
 
     recipe = compose({"optimizer": "mirror-descent", "optimizer.mirror_map": "local-quadratic",

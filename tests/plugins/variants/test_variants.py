@@ -46,7 +46,7 @@ def test_variants_certify_their_gap_and_refuse_other_families():
      "its optimizer 'mirror-descent' needs a mirror_map part (name it as role 'optimizer.mirror_map')"),
 ])
 def test_a_part_of_the_wrong_sort_fails_as_the_solver_is_built(parts, message):
-    from kernelfuse.assembly.recipe import compose
+    from kernelfuse.assembly.composition import compose
     from kernelfuse.errors import IncompatiblePartsError
 
     with pytest.raises(IncompatiblePartsError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -20,14 +20,11 @@ import numpy as np
 
 import kernelfuse
 from kernelfuse import hookimpl
-from kernelfuse.problem import objectives
-from kernelfuse.problem.families import Param
-from kernelfuse.problem.regularizers import dual_exponent, lp_norm
-from kernelfuse.validation import Domain, positive
 
 #: ``1 < q <= 2``: above 1 the penalty is smooth and strictly convex, at most 2 a norm power the
 #: cone programs write exactly for the rational ``q`` of a few digits.
-exponent_above_one = Domain("in (1, 2]", lambda v: 1 < v <= 2)
+exponent_above_one = kernelfuse.Domain("in (1, 2]", lambda v: 1 < v <= 2)
+positive = kernelfuse.Domain("> 0 and finite", lambda v: 0 < v < math.inf)
 #: Bisection steps of the radial prox: ``2^-64`` of the bracket, below double precision.
 BISECTION_STEPS = 64
 
@@ -44,14 +41,19 @@ class BlockLq(kernelfuse.SeparablePenalty):
     def value(self, x: np.ndarray) -> float:
         return self.weight / self.q * float(np.sum(np.abs(x) ** self.q))
 
+    @property
+    def dual_q(self) -> float:
+        """``q* = q / (q - 1)``."""
+        return self.q / (self.q - 1.0)
+
     def norm(self, x: np.ndarray) -> float:
-        return lp_norm(np.asarray(x, dtype=float), self.q)
+        return float(np.linalg.norm(np.ravel(x), self.q))
 
     def dual_norm(self, u: np.ndarray) -> float:
-        return lp_norm(np.asarray(u, dtype=float), dual_exponent(self.q))
+        return float(np.linalg.norm(np.ravel(u), self.dual_q))
 
     def conjugate(self, u: np.ndarray) -> float:
-        star = dual_exponent(self.q)
+        star = self.dual_q
         return float(np.sum(np.abs(u) ** star)) / (star * self.weight ** (star - 1.0))
 
     def expression(self, x: Any) -> tuple[Any, list[Any]]:
@@ -100,10 +102,10 @@ def _scaling(params: Mapping[str, float], s: float) -> tuple[dict[str, float], f
 LQ_MKL = kernelfuse.Family(
     "lq_mkl", "separable l_q-MKL: sum_i loss + (C/q) sum_m ||f_m||^q, 1 < q <= 2",
     target="loss",
-    params=(Param("C", 1.0, "regularisation constant of (C/q) sum_m ||f_m||^q", positive),
-            Param("q", 1.5, "exponent of the kernel norms, in (1, 2]", exponent_above_one)),
+    params=(kernelfuse.Param("C", 1.0, "regularisation constant of (C/q) sum_m ||f_m||^q", positive),
+            kernelfuse.Param("q", 1.5, "exponent of the kernel norms, in (1, 2]", exponent_above_one)),
     losses=None, default_loss="logistic",
-    objective=objectives.norm_penalised, scaling=_scaling, dual="loss_conjugate",
+    objective=kernelfuse.norm_penalised, scaling=_scaling, dual="loss_conjugate",
     regularizer=_regularizer,
 )
 
