@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kernelfuse.assembly.recipe import BoundRecipe, Recipe
+from kernelfuse.assembly.recipe import SET_BY_RECIPE, BoundRecipe, Recipe
 from kernelfuse.assembly.result import Iteration, Result
 from kernelfuse.assembly.solver import Solver, solver_parameters
 from kernelfuse.errors import UnknownNameError, ValidationError
@@ -77,7 +77,7 @@ def solve(
     if isinstance(solver, Solver):  # already built: its own settings (tol, max_iter, ...) may change
         given = solver
         families, name = solver.families, solver.name
-        solver_keys = solver_parameters(type(solver)) - set(solver.parts()) - {"name"}
+        solver_keys = solver_parameters(type(solver)) - set(solver.parts()) - SET_BY_RECIPE
     elif isinstance(solver, str):
         recipe = registry.get("recipe", solver).factory
         if not isinstance(recipe, Recipe):
@@ -92,7 +92,7 @@ def solve(
             "solver must be a registered name, a {role: part name} mapping or a Solver object, "
             f"got {type(solver).__name__}")
     if bound is not None:
-        families, solver_keys = bound.recipe.families, bound.parameters()
+        families, solver_keys = bound.families, bound.parameters()
         name = solver if isinstance(solver, str) else bound.recipe.name
     if family is None:
         if len(families) != 1:

@@ -127,13 +127,19 @@ class OuterLoop(Solver):
     #: loop of small dense solves and matrix-vector passes (benchmarks/README.md).
     blas_threads: int | None = positive_count.or_none("the process setting").field(1)
 
+    #: The families its recipe declares (the parts may solve more, at other settings: the recipe
+    #: says which it is tuned and tested for); None: its oracle's.
+    recipe_families: frozenset[str] | None = attrs.field(default=None, converter=attrs.converters.optional(frozenset))
+
     @property
     def families(self) -> frozenset[str]:  # type: ignore[override]
-        return self.oracle.families
+        return self.oracle.families if self.recipe_families is None else self.recipe_families
 
     def solves(self, family: Family) -> bool:
-        """As its oracle (:meth:`~kernelfuse.parts.oracle.Oracle.solves`)."""
-        return self.oracle.solves(family)
+        """One of :attr:`families`, or a family its oracle accepts by structure rather than by
+        name (:meth:`~kernelfuse.parts.oracle.Oracle.solves`: a family a plugin registers)."""
+        return family.name in self.families or (family.name not in self.oracle.families
+                                                and self.oracle.solves(family))
 
     @property
     def requires(self) -> Requirements:  # type: ignore[override]

@@ -27,6 +27,10 @@ def _depth(role: str) -> int:
     return role.count(".")
 
 
+#: Assembler parameters a recipe sets itself, never a caller: its name and declared families.
+SET_BY_RECIPE = frozenset({"name", "recipe_families"})
+
+
 @attrs.frozen
 class Recipe:
     """A named composition: ``assembler(**parts, **params)`` with parts from the registry.
@@ -49,8 +53,10 @@ class Recipe:
     assembler: Callable[..., Solver]
     parts: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
     description: str = ""
+    #: The families it solves; empty: its assembler's, where the assembler declares them (a solver
+    #: class), else its oracle's (an ``OuterLoop``; :attr:`BoundRecipe.families`).
     families: frozenset[str] = attrs.field(
-        default=attrs.Factory(lambda self: self.assembler.families, takes_self=True)
+        default=attrs.Factory(lambda self: _declared(self.assembler), takes_self=True)
     )
     #: Parameter values this recipe uses unless the caller gives others
     #: (e.g. a penalty schedule, or BLAS threads measured best for it).
@@ -90,8 +96,13 @@ class BoundRecipe:
     parts: dict[str, tuple[str, str]]
     factories: dict[str, Callable[..., Any]]
 
+    @property
+    def families(self) -> frozenset[str]:
+        """The recipe's families, or where it declares none its oracle part's."""
+        return self.recipe.families or frozenset(getattr(self.factories.get("oracle"), "families", ()))
+
     def _own(self) -> set[str]:
-        return solver_parameters(self.recipe.assembler) - set(self.parts) - {"name"}
+        return solver_parameters(self.recipe.assembler) - set(self.parts) - SET_BY_RECIPE
 
     def _leaf_roles(self) -> dict[str, str]:
         return {role.rsplit(".", 1)[-1]: role for role in self.parts}
@@ -156,8 +167,11 @@ class BoundRecipe:
                     f"solver {who!r} cannot run: its {role} {parts[role][1]!r} needs "
                     + ", ".join(f"a {m} part (name it as role '{role}.{m}')" for m in sorted(missing)))
             built[role] = factories[role](**children, **routed[role])
-        if "name" in solver_parameters(self.recipe.assembler):
+        takes = solver_parameters(self.recipe.assembler)
+        if "name" in takes:
             solver_params["name"] = who
+        if "recipe_families" in takes and self.recipe.families:
+            solver_params["recipe_families"] = self.recipe.families
         solver = self.recipe.assembler(**built, **solver_params)
         check_requirements(
             solver.parts(),
@@ -165,6 +179,12 @@ class BoundRecipe:
             who,
         )
         return solver
+
+
+def _declared(assembler: Callable[..., Solver]) -> frozenset[str]:
+    """The families a solver class declares; none where they come from its parts (a property)."""
+    families: object = getattr(assembler, "families", frozenset())
+    return families if isinstance(families, frozenset) else frozenset()
 
 
 def _children(role: str, parts: Mapping[str, object]) -> set[str]:

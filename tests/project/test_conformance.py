@@ -160,15 +160,10 @@ def test_a_solver_that_stops_early_is_caught():
 
 
 def _families(solver: str) -> frozenset[str]:
-    """The recipe's families, and those a plugin registers that ``solver`` (built at its recipe's
-    defaults) says it solves (:meth:`~kernelfuse.Solver.solves`)."""
-    recipe = get_registry().get("recipe", solver).factory
-    try:
-        built = recipe.build(get_registry())
-    except kernelfuse.KernelfuseError:  # a recipe needing parameters: its families by name
-        return frozenset(recipe.families)
-    return frozenset(recipe.families) | {name for name, family in all_families().items()
-                                         if name not in kernelfuse.FAMILIES and built.solves(family)}
+    """The families, built-in or registered by a plugin, that ``solver`` (built at its recipe's
+    defaults) solves (:meth:`~kernelfuse.Solver.solves`)."""
+    built = get_registry().get("recipe", solver).factory.build(get_registry())
+    return frozenset(name for name, family in all_families().items() if built.solves(family))
 
 
 #: Every registered solver with each family it shares with the reference (contrib's solvers and

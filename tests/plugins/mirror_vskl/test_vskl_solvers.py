@@ -282,8 +282,9 @@ def test_vskl_oracle_values_along_a_line_search_are_the_fresh_values():
 
 
 def test_simplemkl_refuses_several_groups():
+    """Its recipe solves l1_mkl_sq only (its reduced gradient works on one simplex)."""
     K, y = breast_cancer_kernels(n=30, m=4, seed=0)
-    with pytest.raises(kernelfuse.IncompatiblePartsError, match="one simplex"):
+    with pytest.raises(kernelfuse.IncompatiblePartsError, match="does not solve family 'vskl'; it solves l1_mkl_sq"):
         kernelfuse.solve(K, y, solver="simplemkl", family="vskl", groups=[0, 0, 1, 1])
 
 
