@@ -125,6 +125,14 @@ def test_a_wrong_radial_prox_is_caught():
         check_regularizer(Unscaled(weight=0.5))
 
 
+@pytest.mark.parametrize("name", get_registry().names("prox"))
+def test_every_registered_prox_conforms_at_its_defaults(name):
+    """A prox operator a plugin registers is checked without being listed (the Moreau identity and
+    non-expansiveness always; optimality and Fenchel-Young where it gives its value and conjugate)."""
+    checked = check_prox(get_registry().create("prox", name), shape=(5, 3))
+    assert checked[:2] == ["moreau", "non-expansive"]
+
+
 def test_mirror_maps_conform():
     rng = np.random.default_rng(0)
     groups = np.array([0, 0, 1, 1, 1])
