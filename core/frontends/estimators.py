@@ -21,6 +21,7 @@ import os
 import reprlib
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
@@ -32,6 +33,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from kernelfuse.assembly.recipe import BoundRecipe
 from kernelfuse.assembly.result import Result
 from kernelfuse.assembly.solver import Solver, check_weighted
 from kernelfuse.errors import IncompatiblePartsError, KernelfuseError, SolverError, ValidationError
@@ -91,6 +93,12 @@ UNIT_DIAGONAL_DEFAULTS: Mapping[str, tuple[str, Callable[[int], float]]] = Mappi
     name: family.unit_diagonal_default for name, family in FAMILIES.items()
     if family.unit_diagonal_default is not None
 })
+
+
+#: Each estimator's bound recipe in its current fit: (key, bound recipe, its parameters, the solver
+#: built at its defaults); kept beside the estimator, not in it, so that a fitted model pickles.
+_BOUND_RECIPES: weakref.WeakKeyDictionary[MKLEstimator, tuple[Any, BoundRecipe, set[str], Solver]] = \
+    weakref.WeakKeyDictionary()
 
 
 def scaled_default(family: str, n_samples: int, mean_diagonal: float) -> dict[str, float]:
@@ -382,6 +390,7 @@ class MKLEstimator(BaseEstimator):
         check_n_jobs(self.n_jobs)
         check_psd_value(self.check_psd)
         self._registry()  # a registry of another type refused before any work
+        _BOUND_RECIPES.pop(self, None)  # bound again for this fit's settings
         for name, domain in _SETTINGS.items():
             domain.check(name, getattr(self, name))
         verbose_level(self.verbose)
@@ -586,12 +595,31 @@ class MKLEstimator(BaseEstimator):
         """Whether the solver declares ``flag`` (``reads_kernel_rows``, ``reads_kernel_factors``)."""
         return bool(getattr(self._built_solver(), flag, False))
 
+    def _bound_recipe(self) -> BoundRecipe:
+        """The recipe ``solver`` names, bound to the registry once per fit (:meth:`_validated`
+        forgets it): what it takes and what it declares are read from it."""
+        key = (self.solver, id(self._registry()))
+        cached = _BOUND_RECIPES.get(self)
+        if cached is None or cached[0] != key:
+            registry = self._registry()
+            bound = registry.get("recipe", self.solver).factory.bind(registry)
+            cached = (key, bound, bound.parameters(), bound.build())
+            _BOUND_RECIPES[self] = cached
+        return cached[1]
+
+    def _solver_takes(self) -> set[str]:
+        """The parameters of the named solver's recipe (none for a built solver, which keeps its own)."""
+        if not isinstance(self.solver, str):
+            return set()
+        self._bound_recipe()
+        return _BOUND_RECIPES[self][2]
+
     def _built_solver(self) -> Solver:
         """The solver, built at its recipe's defaults where ``solver`` is a name: what it declares."""
         if not isinstance(self.solver, str):
             return self.solver
-        registry = self._registry()
-        return registry.get("recipe", self.solver).factory.build(registry)
+        self._bound_recipe()
+        return _BOUND_RECIPES[self][3]
 
     @contextlib.contextmanager
     def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows | FactorKernels]:
@@ -662,9 +690,7 @@ class MKLEstimator(BaseEstimator):
                 params.setdefault(name, value)
         params = self._in_solved_units(params)
         params.update(self._run_settings())
-        registry = self._registry()
-        takes = registry.get("recipe", self.solver).factory.parameters(registry) \
-            if isinstance(self.solver, str) else ()
+        takes = self._solver_takes()
         if self.random_state is not None and "seed" in takes:
             params["seed"] = self.random_state
         if len(targets) == 1 and self.n_jobs is not None and "n_jobs" in takes:
@@ -722,8 +748,7 @@ class MKLEstimator(BaseEstimator):
                     if getattr(self, name) is not None}
         if not isinstance(self.solver, str):
             return settings
-        registry = self._registry()
-        takes = registry.get("recipe", self.solver).factory.parameters(registry)
+        takes = self._solver_takes()
         refused = [name for name in ("max_iter", "time_limit") if name in settings and name not in takes]
         if refused:
             raise ValidationError(f"solver {self.solver!r} does not take {' or '.join(refused)}; "
