@@ -71,14 +71,18 @@ def on_gpu(x: Any) -> bool:
 
 
 def to_numpy(x: Any) -> np.ndarray:
-    """A NumPy copy of a device array (from the GPU when it is there)."""
+    """A NumPy copy of a device array (from the GPU when it is there): PyTorch's and CuPy's own
+    transfers, and for any other array API library the standard's DLPack exchange to the CPU
+    (``np.from_dlpack(x, device="cpu", copy=True)``; JAX, ``array-api-strict`` on another device)."""
     import array_api_compat
 
     if array_api_compat.is_torch_array(x):
         return x.detach().cpu().numpy()
     if array_api_compat.is_cupy_array(x):
         return x.get()
-    return np.asarray(x)
+    if isinstance(x, np.ndarray | np.generic | float | int) or not hasattr(x, "__dlpack__"):
+        return np.asarray(x)
+    return np.from_dlpack(x, device="cpu", copy=True)
 
 
 def on_device(a: np.ndarray, like: Any, dtype: Any = None) -> Any:

@@ -109,11 +109,15 @@ def test_a_kernel_without_a_device_form_is_refused_by_name():
         compute_kernels([KernelSpec(Gaussian(1.0))], xp.asarray(np.ones((40, 2))), memory_budget=100)
 
 
+@pytest.mark.parametrize("device", ["CPU_DEVICE", "device1"])
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
-def test_spicymkl_on_a_strict_stack_gives_numpys_certified_answer(loss):
+def test_spicymkl_on_a_strict_stack_gives_numpys_certified_answer(loss, device):
+    """On its default device and on another (which refuses NumPy's own conversion: results come
+    back by DLPack, as from a GPU of any array API library)."""
     K, y = breast_cancer_kernels(60, 12, seed=0)
     expected = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", loss=loss, C=0.5, tol=1e-8)
-    result = kernelfuse.solve(xp.asarray(K), y, solver="spicymkl", family="l1_mkl", loss=loss, C=0.5, tol=1e-8)
+    stack = xp.asarray(K, device=xp.Device(device))
+    result = kernelfuse.solve(stack, y, solver="spicymkl", family="l1_mkl", loss=loss, C=0.5, tol=1e-8)
     assert expected.status == result.status == "converged"
     assert isinstance(result.coef, np.ndarray) and isinstance(result.kernel_weights, np.ndarray)
     # within NumPy's certified interval, and the same iterates to rounding
@@ -122,6 +126,15 @@ def test_spicymkl_on_a_strict_stack_gives_numpys_certified_answer(loss):
     assert result.gap <= 1e-8
     assert abs(result.objective - expected.objective) <= 1e-8 * abs(expected.objective)
     assert result.counters["kernel_passes"] == pytest.approx(expected.counters["kernel_passes"])
+
+
+def test_a_device_array_comes_back_to_numpy_by_the_standard():
+    on_other = xp.asarray(np.arange(6.0).reshape(2, 3), device=xp.Device("device1"))
+    with pytest.raises(RuntimeError, match="device1"):
+        np.asarray(on_other)  # what a non-CPU device does with NumPy's own conversion
+    back = array_backend.to_numpy(on_other)
+    assert isinstance(back, np.ndarray) and back.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert array_backend.to_numpy(xp.sum(on_other)) == 15.0
 
 
 def test_spicymkl_on_a_float32_strict_stack_in_blocks(small_blocks):
