@@ -13,7 +13,7 @@ against the certified interval of the cvxpy reference's optimum
 import matplotlib.pyplot as plt
 
 import kernelfuse
-from kernelfuse.assembly.recipe import compose
+from kernelfuse.assembly.composition import compose
 from kernelfuse.testing import assert_within_certified, small_problem
 
 parts = {"optimizer": "iterate-averaging", "optimizer.inner": "mirror-descent",

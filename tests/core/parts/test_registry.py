@@ -12,7 +12,8 @@ from kernelfuse.parts.registry import PluginWarning, Registry, get_registry, loa
 
 #: The plugin packages of contrib/ and what they register (`make test` installs them).
 CONTRIB = {"kernelfuse-robust-losses": [("loss", "huber"), ("loss", "pinball")],
-           "kernelfuse-alignment": [("recipe", "alignment")]}
+           "kernelfuse-alignment": [("recipe", "alignment")],
+           "kernelfuse-lq-mkl": [("family", "lq_mkl")]}
 
 
 def make_distribution(root: Path, name: str, entry_points: dict[str, str], modules: dict[str, str]) -> None:
