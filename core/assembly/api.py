@@ -94,8 +94,6 @@ def solve(
     if bound is not None:
         families, solver_keys = bound.families, bound.parameters()
         name = solver if isinstance(solver, str) else bound.recipe.name
-    if family is None and bound is not None and bound.recipe.default_family is not None:
-        family = bound.recipe.default_family
     if family is None:
         if len(families) != 1:
             raise ValidationError(

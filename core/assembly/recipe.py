@@ -58,17 +58,9 @@ class Recipe:
     families: frozenset[str] = attrs.field(
         default=attrs.Factory(lambda self: _declared(self.assembler), takes_self=True)
     )
-    #: The family solved where a call names none: the only one of :attr:`families`, unless the
-    #: recipe names one of several (``mlmkl-sum``: ``mlmkl_sum``, and ``mlmkl_max`` when asked).
-    default_family: str | None = attrs.field(default=None)
     #: Parameter values this recipe uses unless the caller gives others
     #: (e.g. a penalty schedule, or BLAS threads measured best for it).
     defaults: Mapping[str, Any] = attrs.field(factory=dict)
-
-    def __attrs_post_init__(self) -> None:
-        if self.default_family is not None and self.default_family not in self.families:
-            raise IncompatiblePartsError(f"recipe {self.name!r}: its default family {self.default_family!r} "
-                                         f"is not one of its families {sorted(self.families)}")
 
     def all_parts(self) -> dict[str, tuple[str, str]]:
         """``parts`` over the assembler's ``default_parts`` (the stopping rule of an ``OuterLoop``)."""

@@ -724,20 +724,15 @@ class MKLEstimator(BaseEstimator):
         """The family solved: ``family``, else the first family of :data:`FAMILIES` (in its
         order: ``l1_mkl``, ``l1_mkl_sq``, ``vskl``, ``pnorm_mkl``, ``mikl``, ``mlmkl_sum``,
         ``mlmkl_max``) that the solver solves and whose targets the estimator fits
-        (``targets``), its recipe's ``default_family`` first: ``l1_mkl`` for spicymkl and cvxpy,
-        ``l1_mkl_sq`` for simplemkl, mirror-vskl and average, ``pnorm_mkl`` for obscure,
-        ``mlmkl_sum`` for mlmkl-sum."""
+        (``targets``): ``l1_mkl`` for spicymkl and cvxpy, ``l1_mkl_sq`` for simplemkl,
+        mirror-vskl and average, ``pnorm_mkl`` for obscure, ``mlmkl_sum`` for mlmkl-sum."""
         if self.family is not None:
             return str(self.family)
-        preferred = None
         if isinstance(self.solver, str):
-            recipe = self._registry().get("recipe", self.solver).factory
-            families, preferred = getattr(recipe, "families", FAMILIES), getattr(recipe, "default_family", None)
+            families = getattr(self._registry().get("recipe", self.solver).factory, "families", FAMILIES)
         else:
             families = getattr(self.solver, "families", FAMILIES)
         fitting = [name for name, fam in FAMILIES.items() if name in families and fam.target in self.targets]
-        if preferred in fitting:
-            return str(preferred)
         if not fitting:
             raise IncompatiblePartsError(
                 f"solver {self.solver!r} solves {', '.join(sorted(families))}, none of which a "

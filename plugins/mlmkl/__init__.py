@@ -55,7 +55,7 @@ def kernelfuse_register(registry):  # type: ignore[no-untyped-def]
                       "optimizer.mirror_map": ("mirror_map", "local-quadratic"),
                       "oracle": ("oracle", "label-svms"),
                       "oracle.svm_solver": svm},
-               families=frozenset({"mlmkl_sum", "mlmkl_max"}), default_family="mlmkl_sum",
+               families=frozenset({"mlmkl_sum"}),
                description="ML-MKL-Sum: projected Newton steps on the shared kernel weights "
                            "(mirror_map='entropic': entropic mirror descent), every label's SVM per step"),
     ):

@@ -178,8 +178,6 @@ def _families(solver: str) -> frozenset[str]:
 #: families included).
 REGISTERED = [(solver, family) for solver in get_registry().names("recipe") if solver != "cvxpy"
               for family in sorted(_families(solver) & _families("cvxpy"))]
-#: Settings a solver's documentation says a family needs beyond its defaults.
-SETTINGS = {("mlmkl-sum", "mlmkl_max"): {"mirror_map": "entropic"}}
 #: Seconds a solver may take at its defaults (an honest ``time_limit`` still certifies its bounds).
 TIME_LIMIT = 3.0
 
@@ -202,8 +200,7 @@ def test_every_registered_solver_is_within_the_cvxpy_certified_interval(solver, 
     limit = {"time_limit": TIME_LIMIT} if "time_limit" in recipe.parameters() else {}  # one SVM: bounded
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = kernelfuse.solve(K, y, solver=solver, family=family, **limit, **extra,
-                                  **SETTINGS.get((solver, family), {}))
+        result = kernelfuse.solve(K, y, solver=solver, family=family, **limit, **extra)
     assert_within_certified(result, reference, label=f"{solver} on {family}")
     if result.status == "converged":
         promised = recipe.build(get_registry()).certified_tol()
