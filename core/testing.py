@@ -215,7 +215,7 @@ def check_regularizer(regularizer: Regularizer, *, shape: tuple[int, ...] = (5,)
              f"{regularizer.value(x):.10g}")
     if not (isinstance(regularizer, SeparablePenalty) and regularizer.separable):
         return checked
-    threshold = float(regularizer.slope(np.zeros(1))[0])
+    threshold = regularizer.threshold
     for step in steps:
         r = point()
         z, slope = regularizer.radial_prox(r, step)

@@ -33,7 +33,6 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from kernelfuse.assembly.recipe import BoundRecipe
 from kernelfuse.assembly.result import Result
 from kernelfuse.assembly.solver import Solver, check_weighted
 from kernelfuse.errors import IncompatiblePartsError, KernelfuseError, SolverError, ValidationError
@@ -95,10 +94,9 @@ UNIT_DIAGONAL_DEFAULTS: Mapping[str, tuple[str, Callable[[int], float]]] = Mappi
 })
 
 
-#: Each estimator's bound recipe in its current fit: (key, bound recipe, its parameters, the solver
-#: built at its defaults); kept beside the estimator, not in it, so that a fitted model pickles.
-_BOUND_RECIPES: weakref.WeakKeyDictionary[MKLEstimator, tuple[Any, BoundRecipe, set[str], Solver]] = \
-    weakref.WeakKeyDictionary()
+#: Each estimator's recipe in its current fit: (key, its parameters, the solver built at its
+#: defaults); kept beside the estimator, not in it, so that a fitted model pickles.
+_RECIPE_FACTS: weakref.WeakKeyDictionary[MKLEstimator, tuple[Any, set[str], Solver]] = weakref.WeakKeyDictionary()
 
 
 def scaled_default(family: str, n_samples: int, mean_diagonal: float) -> dict[str, float]:
@@ -390,7 +388,7 @@ class MKLEstimator(BaseEstimator):
         check_n_jobs(self.n_jobs)
         check_psd_value(self.check_psd)
         self._registry()  # a registry of another type refused before any work
-        _BOUND_RECIPES.pop(self, None)  # bound again for this fit's settings
+        _RECIPE_FACTS.pop(self, None)  # bound again for this fit's settings
         for name, domain in _SETTINGS.items():
             domain.check(name, getattr(self, name))
         verbose_level(self.verbose)
@@ -595,31 +593,25 @@ class MKLEstimator(BaseEstimator):
         """Whether the solver declares ``flag`` (``reads_kernel_rows``, ``reads_kernel_factors``)."""
         return bool(getattr(self._built_solver(), flag, False))
 
-    def _bound_recipe(self) -> BoundRecipe:
-        """The recipe ``solver`` names, bound to the registry once per fit (:meth:`_validated`
-        forgets it): what it takes and what it declares are read from it."""
+    def _recipe_facts(self) -> tuple[set[str], Solver]:
+        """The parameters of the recipe ``solver`` names and its solver built at its defaults,
+        from one bind per fit (:meth:`_validated` forgets them)."""
         key = (self.solver, id(self._registry()))
-        cached = _BOUND_RECIPES.get(self)
+        cached = _RECIPE_FACTS.get(self)
         if cached is None or cached[0] != key:
             registry = self._registry()
             bound = registry.get("recipe", self.solver).factory.bind(registry)
-            cached = (key, bound, bound.parameters(), bound.build())
-            _BOUND_RECIPES[self] = cached
-        return cached[1]
+            cached = (key, bound.parameters(), bound.build())
+            _RECIPE_FACTS[self] = cached
+        return cached[1], cached[2]
 
     def _solver_takes(self) -> set[str]:
         """The parameters of the named solver's recipe (none for a built solver, which keeps its own)."""
-        if not isinstance(self.solver, str):
-            return set()
-        self._bound_recipe()
-        return _BOUND_RECIPES[self][2]
+        return self._recipe_facts()[0] if isinstance(self.solver, str) else set()
 
     def _built_solver(self) -> Solver:
         """The solver, built at its recipe's defaults where ``solver`` is a name: what it declares."""
-        if not isinstance(self.solver, str):
-            return self.solver
-        self._bound_recipe()
-        return _BOUND_RECIPES[self][3]
+        return self._recipe_facts()[1] if isinstance(self.solver, str) else self.solver
 
     @contextlib.contextmanager
     def _training_kernels(self, X: np.ndarray) -> Iterator[np.ndarray | SpecKernelRows | FactorKernels]:

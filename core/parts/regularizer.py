@@ -89,6 +89,11 @@ class SeparablePenalty(Regularizer):
         norms, and at 0 the threshold below which a kernel's block prox is zero."""
 
     @property
+    def threshold(self) -> float:
+        """``h'(0+)``: a kernel whose block norm is at most ``step`` times this has a zero radial prox."""
+        return float(self.slope(np.zeros(1))[0])
+
+    @property
     @abstractmethod
     def dual_radius(self) -> float:
         """``sup {s : h*(s) < inf}``: ``inf`` where ``h`` grows faster than linearly."""

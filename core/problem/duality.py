@@ -87,20 +87,20 @@ def separable_dual_value(problem: Problem, rho: np.ndarray, norms: np.ndarray) -
     omega, y, loss = problem.regularizer, problem.y, problem.loss
     assert isinstance(omega, SeparablePenalty), "a loss_conjugate family's penalty is separable"
     top = float(np.max(norms, initial=0.0))
-    radius, threshold = omega.dual_radius, float(omega.slope(np.zeros(1))[0])
+    radius, threshold = omega.dual_radius, omega.threshold
     t_max = min(1.0, radius / top) if top > 0 else 1.0
 
     def value(t: float) -> float:
         return -float(np.sum(loss.conjugate(y, rho * t))) - omega.conjugate(norms * t)
 
-    candidates = {t_max, min(t_max, threshold / top) if top > 0 else t_max}
+    best = max(value(t) for t in {t_max, min(t_max, threshold / top) if top > 0 else t_max})
     if threshold == 0.0 and top > 0:
         from scipy.optimize import minimize_scalar  # imported on use: scipy.optimize costs 0.1 s
 
         found = minimize_scalar(lambda t: -value(t), bounds=(0.0, t_max), method="bounded",
                                 options={"xatol": 1e-12 * t_max, "maxiter": 100})
-        candidates.add(float(found.x))
-    return max(value(t) for t in candidates)
+        best = max(best, -float(found.fun))
+    return best
 
 
 def separable_lower_bound(problem: Problem, rho: np.ndarray) -> tuple[float, int]:

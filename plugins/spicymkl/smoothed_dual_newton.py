@@ -95,7 +95,7 @@ class SmoothedDualNewton(Oracle):
     #: Newton stops when the primal residual is below ``max(newton_tol, newton_rtol * initial)``.
     newton_tol: float = positive.field(1e-9)
     newton_rtol: float = below_one.field(1e-2)
-    #: Kernels with ``r_m > screen * gamma * C`` when an inner solve starts, and those active
+    #: Kernels with ``r_m > screen * gamma * h'(0+)`` (``C`` for l1_mkl) when an inner solve starts, and those active
     #: at the centre, form its working set; a check at the end adds kernels that became active
     #: and Newton resumes, until none does (so the result is exact).  0: every kernel.
     screen: float = nonnegative.field(1.0)
@@ -204,7 +204,7 @@ class SmoothedDualNewton(Oracle):
         known = bounds.exact(rho)
         _, norms = self._radial(state.penalty, gamma, a_K_a, K_centre, rho,
                                 np.where(known, bounds.squares, bounds.squared_interval(rho)[1]))
-        working = (norms > self.screen * gamma * float(state.penalty.slope(np.zeros(1))[0])) | centred
+        working = (norms > self.screen * gamma * state.penalty.threshold) | centred
         checks = self._read(bounds, problem.K, rho, np.flatnonzero(working & ~known))
         steps, tolerance = 0, None
         while True:
