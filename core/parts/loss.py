@@ -27,6 +27,9 @@ class Loss(ABC):
 
     ``derivative(y, f)``
         A (sub)gradient of ``value`` with respect to ``f``, per example.
+    ``second_derivative(y, f)``
+        The second derivative in ``f`` (a generalised one at a kink, as the squared hinge's
+        at ``y f = 1``), per example: the curvature a primal Newton step reads.
     ``conjugate(y, rho)``
         The Fenchel conjugate in its second argument, per example:
         ``loss*(y, rho) = sup_z rho z - loss(y, z)`` (``inf`` outside its domain).
@@ -63,6 +66,7 @@ class Loss(ABC):
 
     if TYPE_CHECKING:  # the optional methods (module docstring): absent at run time unless defined
         derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
+        second_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
         conjugate: Callable[[np.ndarray, np.ndarray], np.ndarray]
         conjugate_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
         conjugate_second_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -160,7 +164,7 @@ def _in_units(in_units: Callable[[float], tuple[Loss, int]], weight: np.ndarray,
 class WeightedLoss(Loss):
     """The data term ``sum_i w_i loss(y_i, f_i)`` of per-sample weights ``w_i >= 0`` (``sample_weight``).
 
-    It has the capabilities of ``loss``, each of ``w loss``: ``value`` and ``derivative`` times
+    It has the capabilities of ``loss``, each of ``w loss``: ``value`` and its derivatives times
     ``w``; the conjugate ``(w loss)*(rho) = w loss*(rho / w)`` (for ``w = 0``: 0 at ``rho = 0``,
     inf elsewhere), whose domain is ``w`` times the loss's; its proximal map
     ``w prox_{loss*, step / w}(v / w)``; ``cvxpy_sum`` a weighted sum of the loss's own; and
@@ -179,7 +183,8 @@ class WeightedLoss(Loss):
         object.__setattr__(self, "name", loss.name)
         object.__setattr__(self, "target", loss.target)
         wraps: dict[str, Callable[..., Any]] = {
-            "derivative": _scaled, "conjugate": _conjugate, "conjugate_derivative": _conjugate_derivative,
+            "derivative": _scaled, "second_derivative": _scaled, "conjugate": _conjugate,
+            "conjugate_derivative": _conjugate_derivative,
             "conjugate_second_derivative": _conjugate_second_derivative,
             "conjugate_prox": _conjugate_prox, "conjugate_prox_derivative": _conjugate_prox_derivative,
             "cvxpy_sum": _cvxpy_sum, "in_units": _in_units,

@@ -24,6 +24,11 @@ class Logistic(Loss):
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return -y * expit(-y * f)
 
+    def second_derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """sigma(y f) sigma(-y f)."""
+        z = y * f
+        return expit(z) * expit(-z)
+
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """With a = -y rho in [0, 1]: a log a + (1 - a) log(1 - a); inf elsewhere."""
         a = -y * rho

@@ -24,6 +24,9 @@ class Squared(Loss):
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return 2.0 * (f - y)
 
+    def second_derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return np.full(np.shape(f), 2.0)
+
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sup_z rho z - (y - z)^2 = rho y + rho^2 / 4."""
         return rho * y + 0.25 * rho * rho
