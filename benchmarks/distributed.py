@@ -196,8 +196,8 @@ def single_machine(N: int) -> dict[str, Any]:
     index = np.sort(np.random.default_rng(0).choice(N, size=min(N, 5_000), replace=False))
     specs = low_rank_specs(kernel_specs(), X[index], RANK, 0, None)
     start = time.perf_counter()
-    phi = blocks.block_features(X, specs, "none")
     offsets = np.cumsum([0] + [spec.function.rank for spec in specs])
+    phi = blocks.block_features(X, specs, "none", offsets)
     scales = np.concatenate([np.full(offsets[m + 1] - offsets[m],
                                      1.0 / math.sqrt(np.sum(phi[:, offsets[m]:offsets[m + 1]] ** 2)))
                              for m in range(len(specs))])
@@ -207,7 +207,7 @@ def single_machine(N: int) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     weights = np.concatenate([phi[:, offsets[m]:offsets[m + 1]].T @ result.coef[m] for m in range(len(specs))])
     X_test, y_test = ringnorm_block(10**6, TEST_ROWS)
-    scores = (blocks.block_features(X_test, specs, "none") * scales) @ weights + result.intercept
+    scores = (blocks.block_features(X_test, specs, "none", offsets) * scales) @ weights + result.intercept
     accuracy = float(np.mean(np.sign(scores) == y_test))
     print(f"single process N = {N:,}: {result.status} in {seconds:.1f} s, gap {result.gap:.2e}, "
           f"accuracy {accuracy:.4f}", flush=True)
@@ -290,7 +290,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.sizes:
         sizes = [int(s) for s in args.sizes.split(",")]
     payload: dict[str, Any] = {"machine": machine_info(), "runs": []}
-    payload["single"] = single_machine(20_000 if args.quick else SINGLE_N)
     with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                                   memory_limit=0, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
@@ -298,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
             payload["runs"].append(run_size(client, N))
             client.restart()
         payload["killed"] = run_size(client, sizes[0], kill_after=2)
+    # Last: the workers' peak resident sets must not inherit this process's (a fork keeps it).
+    payload["single"] = single_machine(20_000 if args.quick else SINGLE_N)
     out = RESULTS_DIR / ("distributed_quick.json" if args.quick else "distributed.json")
     write_json(out, payload)
     print(table(payload))

@@ -28,17 +28,21 @@ CHUNK_ROWS = 128
 HESSIAN_CHUNK_ROWS = 2048
 
 
-def block_features(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str) -> np.ndarray:
-    """``[phi_1(x) ... phi_M(x)]`` for the rows of ``X`` (``n_b x D``); with ``"spherical"`` each
-    kernel's features of a row divided by their norm (``k(x, x) = 1``)."""
-    parts = []
-    for spec in specs:
-        phi = spec.function.features(spec.columns(np.asarray(X, dtype=np.float64)))
+def block_features(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str,
+                   offsets: np.ndarray) -> np.ndarray:
+    """``[phi_1(x) ... phi_M(x)]`` for the rows of ``X`` (``n_b x D``, kernel ``m`` in the columns
+    ``offsets[m]:offsets[m + 1]``), written kernel by kernel into one array (the block's bytes and
+    one kernel's features at a time); with ``"spherical"`` each kernel's features of a row divided
+    by their norm (``k(x, x) = 1``)."""
+    X = np.asarray(X, dtype=np.float64)
+    out = np.empty((X.shape[0], int(offsets[-1])))
+    for m, spec in enumerate(specs):
+        phi = spec.function.features(spec.columns(X))
         if normalization == "spherical":
             norms = np.sqrt(np.einsum("ij,ij->i", phi, phi))
-            phi = phi / np.where(norms > 0, norms, 1.0)[:, None]
-        parts.append(phi)
-    return np.ascontiguousarray(np.hstack(parts))
+            phi /= np.where(norms > 0, norms, 1.0)[:, None]
+        out[:, offsets[m]:offsets[m + 1]] = phi
+    return out
 
 
 def block_statistics(Phi: np.ndarray) -> np.ndarray:
@@ -76,8 +80,9 @@ def margins_and_gradient(Phi: np.ndarray, y: np.ndarray, loss: Loss, v: np.ndarr
         root = np.sqrt(loss.second_derivative(y[sample], f[sample]) * hessian_stride)
         H = np.zeros((D + 1, D + 1), order="F")
         for start in range(0, sample.size, HESSIAN_CHUNK_ROWS):
-            rows = sample[start:start + HESSIAN_CHUNK_ROWS]
-            weighted = np.hstack((Phi[rows], np.ones((rows.size, 1)))) * root[start:start + HESSIAN_CHUNK_ROWS, None]
+            picked = sample[start:start + HESSIAN_CHUNK_ROWS]
+            weight = root[start:start + HESSIAN_CHUNK_ROWS, None]
+            weighted = np.hstack((Phi[picked], np.ones((picked.size, 1)))) * weight
             H = syrk(1.0, weighted, beta=1.0, c=H, trans=1, overwrite_c=True)  # the upper triangle
         hessian = (np.triu(H) + np.triu(H, 1).T).ravel()
     return f, np.concatenate(([total, positive_sum, negative_sum], positive, negative, hessian))

@@ -72,18 +72,31 @@ class PartitionedFeatures:
         """Bytes the feature blocks take on the cluster, all workers together."""
         return self.n_samples * self.n_features * self.dtype.itemsize
 
+    def with_targets(self, targets: Sequence[Future]) -> PartitionedFeatures:
+        """The same blocks with other targets (futures of each block's, e.g. one class against
+        the rest): the features are shared, not copied."""
+        if len(targets) != len(self.blocks):
+            raise ValidationError(f"targets: one per block ({len(self.blocks)}), got {len(targets)}")
+        return attrs.evolve(self, targets=tuple(targets))
+
     def features(self, X: np.ndarray) -> np.ndarray:
         """The normalised features ``[s_m phi_m(x)]`` of new rows (``n x D``): what a model's
         weights multiply."""
-        return blocks.block_features(X, self.specs, self.normalization) * self.scales
+        return blocks.block_features(X, self.specs, self.normalization, self.offsets) * self.scales
 
 
-def read_shards(paths: Sequence[str]) -> Any:
-    """The rows of ``.npy`` files (each ``n_k x d``, read on the workers, memory-mapped) as one
-    row-partitioned ``dask.array``; a file that is missing or not an array is named."""
+def read_shards(paths: Sequence[str], columns: Sequence[str] | None = None) -> Any:
+    """The rows of shard files as one row-partitioned ``dask.array``, read on the workers: ``.npy``
+    arrays (each ``n_k x d``, or ``n_k`` for targets), or Parquet files (``columns`` of them, all by
+    default; Dask's reader, which needs ``pyarrow``).  A file that cannot be read is named."""
     import dask
     import dask.array as da
 
+    paths = [str(path) for path in paths]
+    if not paths:
+        raise ValidationError("no shard files given")
+    if all(path.endswith(".parquet") for path in paths):
+        return da.concatenate([_parquet_shard(path, columns) for path in paths], axis=0)
     arrays = []
     for path in paths:
         try:
@@ -94,9 +107,34 @@ def read_shards(paths: Sequence[str]) -> Any:
             raise ValidationError(f"shard {path}: expected a 1-D or 2-D array, got shape {header.shape}")
         loaded = dask.delayed(np.load, pure=True)(path)
         arrays.append(da.from_delayed(loaded, shape=header.shape, dtype=header.dtype))
-    if not arrays:
-        raise ValidationError("no shard files given")
     return da.concatenate(arrays, axis=0)
+
+
+def _parquet_rows(path: str, columns: list[str]) -> np.ndarray:
+    import pyarrow.parquet as pq
+
+    return np.column_stack([pq.read_table(path, columns=columns).column(c).to_numpy() for c in columns])
+
+
+def _parquet_shard(path: str, columns: Sequence[str] | None) -> Any:
+    """One Parquet file's ``columns`` (all by default) as one lazy block, its shape from the footer."""
+    import dask
+    import dask.array as da
+
+    try:
+        import pyarrow.parquet as pq
+
+        footer = pq.ParquetFile(path)
+    except ImportError:
+        raise ValidationError("Parquet shards need pyarrow: pip install 'kernelfuse[dask]'") from None
+    except (OSError, ValueError) as exc:
+        raise ValidationError(f"shard {path}: cannot read it as Parquet ({exc})") from None
+    names = list(footer.schema_arrow.names) if columns is None else list(columns)
+    missing = [c for c in names if c not in footer.schema_arrow.names]
+    if missing:
+        raise ValidationError(f"shard {path}: no column {missing[0]!r}; it has {', '.join(footer.schema_arrow.names)}")
+    block = dask.delayed(_parquet_rows, pure=True)(path, names)
+    return da.from_delayed(block, shape=(footer.metadata.num_rows, len(names)), dtype=np.float64)
 
 
 def as_row_blocks(data: Any, what: str) -> Any:
@@ -170,8 +208,8 @@ def partition_features(
     features, targets = [], []
     for k, (x_block, y_block) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel())):
         where = {"workers": [workers[k % len(workers)]], "allow_other_workers": True}
-        features.append(client.compute(dask.delayed(blocks.block_features, pure=True)(x_block, spec_key, normalization),
-                                       **where))
+        task = dask.delayed(blocks.block_features, pure=True)(x_block, spec_key, normalization, offsets)
+        features.append(client.compute(task, **where))
         targets.append(client.compute(dask.delayed(np.asarray, pure=True)(y_block, np.float64), **where))
     statistics = sum(client.gather(client.map(blocks.block_statistics, features)))
     column_norms = np.asarray(statistics[:-1])

@@ -111,7 +111,7 @@ class FeatureModel:
 
 
 def _decision_block(X: np.ndarray, model: FeatureModel) -> np.ndarray:
-    phi = blocks.block_features(X, model.specs, model.normalization)
+    phi = blocks.block_features(X, model.specs, model.normalization, model.offsets)
     return phi @ (model.scales * model.weights) + model.intercept
 
 

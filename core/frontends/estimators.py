@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from kernelfuse.assembly.result import Result
 from kernelfuse.assembly.solver import Solver, check_weighted
 from kernelfuse.errors import IncompatiblePartsError, KernelfuseError, SolverError, ValidationError
+from kernelfuse.frontends.cluster_fit import cluster_scores, fit_on_cluster, is_dask, labels_of
 from kernelfuse.frontends.docstrings import inherits_parameter_docs
 from kernelfuse.frontends.kernel_grid import view_grid
 from kernelfuse.frontends.progress import ProgressPrinter
@@ -389,6 +390,7 @@ class MKLEstimator(BaseEstimator):
         check_psd_value(self.check_psd)
         self._registry()  # a registry of another type refused before any work
         _RECIPE_FACTS.pop(self, None)  # bound again for this fit's settings
+        self.__dict__.pop("feature_models_", None)  # a cluster fit's models, replaced by this fit's
         for name, domain in _SETTINGS.items():
             domain.check(name, getattr(self, name))
         verbose_level(self.verbose)
@@ -804,6 +806,9 @@ class MKLEstimator(BaseEstimator):
         kernels are never formed: ``f(x) = sum_m t_m(x) phi_m(x) . w_m`` with
         ``w_m = Phi_m' coef_m`` from the normalised training factors, ``O(r)`` per kernel
         and point instead of ``O(N r)`` (``t_m(x)`` the normalisation's test scale)."""
+        if "feature_models_" in self.__dict__:  # a fit on a Dask cluster
+            check_is_fitted(self)
+            return cluster_scores(self, X)
         X = self._test_input(X)
         step = block_rows(self.result_.coef.shape[0], self.n_train_,
                           min(BLOCK_BYTES, self._budget_bytes()))
@@ -838,6 +843,9 @@ class MKLEstimator(BaseEstimator):
         """Write the fitted model to ``path`` (.npz: arrays + JSON, no pickle)."""
         from kernelfuse.frontends.persistence import save_model
 
+        if "feature_models_" in self.__dict__:
+            raise ValidationError("a model fitted on a Dask cluster is not saved in kernelfuse's model format yet: "
+                                  "pickle it (pickle.dump or joblib.dump), which keeps its feature maps")
         save_model(self, path)
 
     def __sklearn_tags__(self) -> Any:  # scikit-learn's Tags (untyped)
@@ -952,6 +960,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MKLClassifier:
         """Fit on features (or a precomputed stack) ``X`` and labels ``y``; ``sample_weight``: None, or
         a weight ``>= 0`` per sample, the loss's ``w_i`` (times ``class_weight``'s), see :class:`MKLClassifier`."""
+        if is_dask(X) or is_dask(y):  # on the connected Dask cluster (kernelfuse.frontends.cluster_fit)
+            fit_on_cluster(self, X, y, sample_weight, "class")
+            return self
         return self._fit_classes(*self._validated(X, y, sample_weight))
 
     def _fit_classes(self, X: np.ndarray, y: np.ndarray) -> MKLClassifier:
@@ -987,10 +998,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X: Any) -> np.ndarray:
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        return labels_of(self.classes_, self.decision_function(X))
 
     def loss_name(self) -> str:
         """The loss fitted: ``loss``, else the estimator's default (``logistic``) for a family
@@ -1059,6 +1067,9 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MKLRegressor:
         """Fit on features (or a precomputed stack) ``X`` and targets ``y``; ``sample_weight``: None,
         or a weight ``>= 0`` per sample, the loss's ``w_i`` (``sum_i w_i loss(y_i, f_i)``)."""
+        if is_dask(X) or is_dask(y):  # on the connected Dask cluster (kernelfuse.frontends.cluster_fit)
+            fit_on_cluster(self, X, y, sample_weight, "real")
+            return self
         X, y = self._validated(X, y, sample_weight)
         y = np.asarray(y, dtype=np.float64)
         self.target_shift_ = float(y.mean())
