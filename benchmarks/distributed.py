@@ -39,12 +39,12 @@ from typing import Any
 
 import numpy as np
 
-# This file's name is Dask's package's: its folder leaves the import path (here, and in the worker
-# processes, which inherit it) so that ``import distributed`` finds Dask's; ``common`` is loaded by path.
+# This file's name is Dask's package's: run as a script (and in the worker processes, which
+# inherit the path), its folder leaves the import path so that ``import distributed`` finds
+# Dask's; ``common`` is loaded by path (report.py imports this file as ``distributed_benchmark``).
 _HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or os.getcwd()).resolve() != _HERE]
-if "distributed" in sys.modules and getattr(sys.modules["distributed"], "__file__", None) == __file__:
-    del sys.modules["distributed"]
+if __name__ in ("__main__", "__mp_main__"):
+    sys.path[:] = [p for p in sys.path if Path(p or os.getcwd()).resolve() != _HERE]
 _spec = importlib.util.spec_from_file_location("common", _HERE / "common.py")
 assert _spec is not None and _spec.loader is not None
 common = sys.modules.setdefault("common", importlib.util.module_from_spec(_spec))

@@ -42,9 +42,10 @@ def test_every_subpackage_is_declared():
 
 
 #: Distributions imported under another name; and the optional ones, each imported only where
-#: its extra or its array type is in use (matplotlib: the plot extra; torch: a PyTorch stack).
+#: its extra or its array type is in use (matplotlib: the plot extra; torch: a PyTorch stack;
+#: dask, distributed and pyarrow: the dask extra, imported by a solve on a Dask cluster only).
 IMPORT_NAMES = {"scikit-learn": "sklearn"}
-OPTIONAL_IMPORTS = {"matplotlib", "torch"}
+OPTIONAL_IMPORTS = {"matplotlib", "torch", "dask", "distributed", "pyarrow"}
 
 
 def test_every_library_imported_is_a_declared_dependency():
