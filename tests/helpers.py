@@ -162,3 +162,15 @@ def weighted_cancer_problem(seed: int, n: int = 40, real: bool = False) -> tuple
     kernels.append(linear / np.trace(linear) * n)
     target = X[:, 0] if real else np.where(y[rows] > 0, 1.0, -1.0)
     return np.stack(kernels), target, rng.uniform(0.1, 5.0, size=n)
+
+
+def dies_once(marker: str, value: float) -> float:
+    """A parallel job whose first run with ``value`` 0 kills its own worker process (SIGKILL),
+    as a lost machine would (``marker``: a file that says it has); ``2 value`` otherwise."""
+    import os
+    import signal
+
+    if value == 0.0 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return 2.0 * value

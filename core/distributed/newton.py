@@ -214,9 +214,9 @@ def _resolve_loss(family: Family, loss: str | Loss | None, registry: Registry) -
 
 
 def _check_targets(data: PartitionedFeatures, loss: Loss, wait: _Pass) -> None:
-    """Targets finite, and in {-1, +1} for a binary loss (one pass over the targets only)."""
+    """Targets finite, and in {-1, +1} for a binary loss: each block's distinct values, united here."""
     client = data.client
-    values = wait.result(client.submit(np.unique, client.submit(np.concatenate, list(data.targets))))
+    values = np.unique(np.concatenate([wait.result(f) for f in client.map(np.unique, list(data.targets))]))
     if not np.isfinite(values).all():
         raise ValidationError("y contains NaN or inf")
     if loss.target == "binary" and not np.isin(values, (-1.0, 1.0)).all():

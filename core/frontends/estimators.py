@@ -998,7 +998,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimator):
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X: Any) -> np.ndarray:
-        return labels_of(self.classes_, self.decision_function(X))
+        scores = self.decision_function(X)  # first: an unfitted estimator's NotFittedError
+        return labels_of(self.classes_, scores)
 
     def loss_name(self) -> str:
         """The loss fitted: ``loss``, else the estimator's default (``logistic``) for a family

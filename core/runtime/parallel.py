@@ -104,11 +104,12 @@ def map_jobs(
                     joblib.delayed(contextvars.copy_context().run)(function, *args, **kwargs)
                     for args in jobs
                 ))
-            outputs = joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
-                joblib.delayed(_run_job)(function, kwargs, os.getpid(), _offsets(args),
-                                         *(_by_file(a) if files else a for a in args))
-                for args in jobs
-            )
+            outputs = _resubmitting_lost(
+                lambda pending: joblib.Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator")(
+                    joblib.delayed(_run_job)(function, kwargs, os.getpid(), _offsets(jobs[k]),
+                                             *(_by_file(a) if files else a for a in jobs[k]))
+                    for k in pending
+                ), len(jobs))
     finally:
         _PINNED_RUNS -= 1
     results = []
@@ -116,6 +117,42 @@ def map_jobs(
         _reissue(caught)
         results.append(result)
     return results
+
+
+#: How many times :func:`map_jobs` submits again the jobs a lost worker took with it.
+RESUBMISSIONS = 3
+
+
+def lost_worker(exc: BaseException) -> bool:
+    """Whether ``exc`` says a worker process died, not that a job failed: Dask's cancelled
+    futures (their scattered arguments gone with the worker), its ``KilledWorker`` and closed
+    connections, loky's terminated worker."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"FutureCancelledError", "CancelledError", "KilledWorker", "CommClosedError",
+                         "TerminatedWorkerError"})
+
+
+def _resubmitting_lost(run: Callable[[list[int]], Iterable[Any]], count: int) -> list[Any]:
+    """The outputs of ``run(pending)`` (one per job index, in order) for the ``count`` jobs:
+    where a worker dies mid-run (:func:`lost_worker`), the jobs without an output yet are
+    submitted again, up to :data:`RESUBMISSIONS` times; the jobs are independent, so their
+    outputs are the ones an undisturbed run gives."""
+    outputs: list[Any] = []
+    for attempt in range(RESUBMISSIONS + 1):
+        pending = list(range(len(outputs), count))
+        try:
+            for output in run(pending):
+                outputs.append(output)
+            return outputs
+        except Exception as exc:
+            if not lost_worker(exc) or attempt == RESUBMISSIONS:
+                raise
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "a worker was lost (%s); submitting the %d unfinished jobs again", type(exc).__name__,
+                count - len(outputs))
+    return outputs
 
 
 #: Parallel runs of :func:`map_jobs` under way in this process (BLAS pinned to one thread).

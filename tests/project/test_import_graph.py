@@ -23,6 +23,7 @@ LAYERS = {
     "parts": {"base", "runtime", "numerics", "kernels", "parts"},
     "problem": {"base", "runtime", "numerics", "kernels", "parts", "problem"},
     "assembly": {"base", "runtime", "numerics", "kernels", "parts", "problem", "assembly"},
+    "distributed": {"base", "runtime", "numerics", "kernels", "parts", "problem", "assembly", "distributed"},
 }
 CONTRIB_PUBLIC = {"kernelfuse", "kernelfuse.testing"}
 

@@ -26,6 +26,7 @@ from kernelfuse.runtime.parallel import (
     MappedFile,
     check_n_jobs,
     effective_n_jobs,
+    lost_worker,
     map_jobs,
     remove_shared,
     shared_empty,
@@ -257,3 +258,31 @@ def test_the_dask_backend_gives_the_serial_results(wine, dask_client):
     scale = np.abs(one_shot).max(axis=(1, 2), keepdims=True)
     assert np.all(np.abs(blocked - one_shot) <= 1e-13 * scale)
     assert sum(dask_client.run(lambda: 1).values()) == 2  # both workers still up
+
+
+@pytest.mark.timeout(120)
+def test_jobs_of_a_worker_killed_mid_run_are_submitted_again(tmp_path):
+    """A worker process dies during a run on a Dask cluster: the unfinished independent jobs are
+    submitted again and the results are the undisturbed ones (before: FutureCancelledError)."""
+    distributed = pytest.importorskip("distributed")
+    from helpers import dies_once  # a module the workers import (tests/ is on their path)
+
+    marker = str(tmp_path / "died")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=None)
+    try:
+        with distributed.Client(cluster), joblib.parallel_config(backend="dask"):
+            values = [float(v) for v in range(6)]
+            assert map_jobs(dies_once, [(marker, v) for v in values], n_jobs=2) == [2.0 * v for v in values]
+            assert os.path.exists(marker)  # a worker did die
+    finally:
+        cluster.close()
+
+
+def test_only_a_lost_worker_is_resubmitted():
+    from distributed.client import FutureCancelledError
+
+    assert lost_worker(FutureCancelledError("key", "already forgotten"))
+    assert not lost_worker(ValueError("a job's own error"))
