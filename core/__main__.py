@@ -2,4 +2,5 @@
 
 from kernelfuse.frontends.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # not when a worker process it spawns imports it again
+    raise SystemExit(main())

@@ -86,6 +86,15 @@ def memory_mapped_kernels(path: str) -> np.ndarray:
 def _cmd_solve(args: argparse.Namespace) -> int:
     from kernelfuse.assembly.api import solve
 
+    if args.shards is not None:
+        return _cmd_solve_shards(args)
+    for given, name in ((args.targets, "--targets"), (args.scheduler, "--scheduler"), (args.rank, "--rank")):
+        if given is not None:
+            raise ValidationError(f"{name} goes with --shards (a solve on a Dask cluster), not with PROBLEM.npz")
+    if args.problem is None:
+        raise ValidationError("give PROBLEM.npz, or --shards and --targets for rows stored in shard files")
+    if args.solver is None:
+        raise ValidationError("--solver: name the solver of PROBLEM.npz (see 'kernelfuse plugins')")
     output = check_output_path(args.output)
     arrays = load_problem_file(args.problem, args.kernels)
     params: dict[str, Any] = {
@@ -128,6 +137,90 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         print(f"kernelfuse: interrupted: wrote the best model so far to {output}", file=sys.stderr)
         return INTERRUPTED
     return 1 if result.status in FAILED_STATUSES else 0
+
+
+def _shard_rows(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The features and targets of ``--shards`` and ``--targets`` as row-partitioned dask arrays."""
+    import glob
+
+    from kernelfuse.distributed.features import read_shards
+
+    paths = sorted(glob.glob(args.shards))
+    if not paths:
+        raise ValidationError(f"--shards {args.shards!r}: no file matches (a glob such as 'data/X_*.npy')")
+    if args.targets is None:
+        raise ValidationError("--targets: give the targets' shard files (a glob), or the target column "
+                              "of Parquet shards")
+    if all(path.endswith(".parquet") for path in paths):
+        import pyarrow.parquet as pq
+
+        names = list(pq.ParquetFile(paths[0]).schema_arrow.names)
+        if args.targets not in names:
+            raise ValidationError(f"--targets {args.targets!r}: no such column in {paths[0]} "
+                                  f"(it has {', '.join(names)})")
+        features = [name for name in names if name != args.targets]
+        return read_shards(paths, columns=features), read_shards(paths, columns=[args.targets])[:, 0]
+    target_paths = sorted(glob.glob(args.targets))
+    if len(target_paths) != len(paths):
+        raise ValidationError(f"--targets {args.targets!r}: {len(target_paths)} files for {len(paths)} shards of "
+                              "--shards; give one targets file per shard, in the same sorted order")
+    X, y = read_shards(paths), read_shards(target_paths)
+    if X.chunks[0] != y.chunks[0]:
+        raise ValidationError("--targets: each targets file must have the rows of its shard, in the same "
+                              f"sorted order (rows {X.chunks[0][:5]} against {y.chunks[0][:5]})")
+    return X, y
+
+
+def _cmd_solve_shards(args: argparse.Namespace) -> int:
+    """``kernelfuse solve --shards``: the estimators' fit on a Dask cluster, the model pickled."""
+    import contextlib
+    import os
+    import pickle
+
+    from kernelfuse.distributed.cluster import client_for
+    from kernelfuse.frontends.estimators import MKLClassifier, MKLRegressor
+    from kernelfuse.parts.registry import get_registry
+
+    for given, name in ((args.problem, "PROBLEM.npz"), (args.kernels, "--kernels"), (args.solver, "--solver"),
+                        (args.set, "--set")):
+        if given is not None:
+            raise ValidationError(f"{name} is not taken with --shards: the rows of the shards are solved by the "
+                                  "distributed proximal Newton solver on the estimators' kernel grid")
+    if args.family not in (None, "l1_mkl"):
+        raise ValidationError(f"--family {args.family}: a solve on a Dask cluster minimises l1_mkl")
+    if args.rank is not None and args.rank < 1:
+        raise ValidationError(f"--rank must be a positive number of landmarks, got {args.rank}")
+    output = check_output_path(args.output)
+    X, y = _shard_rows(args)
+    loss = get_registry().create("loss", args.loss or "logistic")
+    settings = {"C": args.C, "C2": args.C2, "loss": loss.name, "max_iter": args.max_iter,
+                "time_limit": args.time_limit, "random_state": args.seed,
+                "solver_params": None if args.rank is None else {"rank": args.rank}}
+    if args.tol is not None:
+        settings["tol"] = args.tol
+    model = (MKLRegressor if loss.target == "real" else MKLClassifier)(**settings)
+    with contextlib.ExitStack() as stack:
+        if args.scheduler is not None:
+            client = stack.enter_context(client_for(args.scheduler))
+        else:  # this machine's cores, one worker process each
+            import distributed
+
+            cluster = stack.enter_context(distributed.LocalCluster(
+                n_workers=os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None))
+            client = stack.enter_context(distributed.Client(cluster))
+        stack.enter_context(client.as_current())
+        model.fit(X, y)
+    with atomic_write(output, "wb") as handle:
+        pickle.dump(model, handle)
+    fitted = model.feature_models_
+    if not args.quiet:
+        for k, result in enumerate(fitted):
+            label = f"problem {k + 1} of {len(fitted)}: " if len(fitted) > 1 else ""
+            print(f"{label}distributed proximal Newton on l1_mkl ({result.loss}): objective {result.objective:.10g}, "
+                  f"dual {result.dual_objective:.10g}, gap {result.gap:.3g}, {result.n_iter} iterations, "
+                  f"{result.passes} passes, {result.time:.2f}s, {result.status}")
+        print(f"wrote {output} (a pickled {type(model).__name__}: pickle.load it to predict)")
+    return 1 if any(r.status in FAILED_STATUSES for r in fitted) else 0
 
 
 def _recipe_parts(recipe: object) -> str:
@@ -317,9 +410,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     solve = commands.add_parser("solve", help="solve a problem stored as PROBLEM.npz")
-    solve.add_argument("problem", metavar="PROBLEM.npz",
-                       help="arrays K (M, N, N), y (N,) or Y (N, L), optional groups (M,)")
-    solve.add_argument("--solver", required=True, help="registered solver name (see 'kernelfuse plugins')")
+    solve.add_argument("problem", metavar="PROBLEM.npz", nargs="?",
+                       help="arrays K (M, N, N), y (N,) or Y (N, L), optional groups (M,); or give --shards")
+    solve.add_argument("--solver", help="registered solver name (see 'kernelfuse plugins'); needed with PROBLEM.npz")
     solve.add_argument("--family", help="problem family (see 'kernelfuse families')")
     solve.add_argument("--loss", help="registered loss name (family l1_mkl)")
     for name, text in _family_parameter_help().items():
@@ -341,8 +434,21 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--kernels", metavar="K.npy",
                        help="the kernel stack (M, N, N) as a .npy file, float64 or float32, "
                             "memory-mapped instead of read into memory; PROBLEM.npz then holds no K")
+    solve.add_argument("--shards", metavar="GLOB",
+                       help="instead of PROBLEM.npz: rows of features in shard files (.npy arrays (N_k, d), or "
+                            "Parquet files), solved on a Dask cluster: l1_mkl with the estimators' kernel grid "
+                            "as Nystrom kernels (docs/scaling.md); the fitted estimator is pickled to --output")
+    solve.add_argument("--targets", metavar="GLOB",
+                       help="with --shards: the targets' .npy files, one per shard in the same sorted order; "
+                            "for Parquet shards, the name of the target column")
+    solve.add_argument("--scheduler", metavar="ADDRESS",
+                       help="with --shards: the Dask scheduler to solve on (tcp://host:8786); default: "
+                            "worker processes on this machine's cores")
+    solve.add_argument("--rank", type=int, metavar="R",
+                       help="with --shards: landmarks of each Nystrom kernel (default 100)")
     solve.add_argument("--output", required=True, metavar="RESULT.npz",
-                       help="where the result is written (atomically: a failed run leaves no file)")
+                       help="where the result is written (atomically: a failed run leaves no file); with "
+                            "--shards, the pickled estimator")
     solve.add_argument("--quiet", action="store_true", help="print nothing on success")
     solve.add_argument("--check-psd", type=_check_psd, default="auto", metavar="{auto,true,false}",
                        help="how hard the kernels are checked for PSD: auto (default) a certificate "

@@ -1,0 +1,98 @@
+"""``kernelfuse solve --shards``: rows in shard files solved on a Dask cluster from the command line."""
+
+from __future__ import annotations
+
+import pickle
+import time
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+
+from kernelfuse.frontends.cli import main
+
+distributed = pytest.importorskip("distributed")
+
+pytestmark = pytest.mark.timeout(240)
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=None)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def shards(tmp_path):
+    X, target = load_breast_cancer(return_X_y=True)
+    y = np.where(target == 1, 1.0, -1.0)
+    for k, rows in enumerate(np.array_split(np.arange(len(y)), 3)):
+        np.save(tmp_path / f"X_{k}.npy", X[rows])
+        np.save(tmp_path / f"y_{k}.npy", y[rows])
+    return tmp_path, X, y
+
+
+def test_npy_shards_on_a_scheduler_give_a_pickled_certified_model(scheduler, shards, capsys):
+    folder, X, y = shards
+    output = folder / "model.pkl"
+    code = main(["solve", "--shards", str(folder / "X_*.npy"), "--targets", str(folder / "y_*.npy"),
+                 "--scheduler", scheduler, "--rank", "30", "--tol", "1e-4", "--output", str(output)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "converged" in printed and "wrote" in printed
+    with open(output, "rb") as handle:
+        model = pickle.load(handle)
+    (fitted,) = model.feature_models_
+    assert fitted.status == "converged" and fitted.gap <= 1e-4 and fitted.dual_objective <= fitted.objective
+    assert np.mean(model.predict(X) == y) >= 0.95
+
+
+def test_parquet_shards_with_a_target_column(scheduler, tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    X, target = load_breast_cancer(return_X_y=True)
+    for k, rows in enumerate(np.array_split(np.arange(len(target)), 2)):
+        frame = pd.DataFrame(X[rows], columns=[f"f{j}" for j in range(X.shape[1])])
+        frame.assign(label=np.where(target[rows] == 1, 1.0, -1.0)).to_parquet(tmp_path / f"part_{k}.parquet")
+    output = tmp_path / "model.pkl"
+    code = main(["solve", "--shards", str(tmp_path / "*.parquet"), "--targets", "label", "--scheduler", scheduler,
+                 "--rank", "20", "--output", str(output), "--quiet"])
+    assert code == 0 and capsys.readouterr().out == ""
+    with open(output, "rb") as handle:
+        model = pickle.load(handle)
+    assert model.n_features_in_ == X.shape[1] and model.feature_models_[0].status == "converged"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--shards", "{folder}/none_*.npy", "--targets", "{folder}/y_*.npy"], "--shards .* no file matches"),
+    (["--shards", "{folder}/X_*.npy", "--targets", "{folder}/y_0.npy"], "--targets .* 1 files for 3 shards"),
+    (["--shards", "{folder}/X_*.npy"], "--targets: give"),
+    (["{folder}/problem.npz", "--shards", "{folder}/X_*.npy", "--targets", "{folder}/y_*.npy"],
+     "PROBLEM.npz is not taken with --shards"),
+    (["--shards", "{folder}/X_*.npy", "--targets", "{folder}/y_*.npy", "--family", "vskl"], "--family vskl"),
+    (["{folder}/problem.npz", "--solver", "spicymkl", "--scheduler", "tcp://127.0.0.1:9"],
+     "--scheduler goes with --shards"),
+    ([], "give PROBLEM.npz, or --shards"),
+])
+def test_bad_shard_arguments_exit_2_naming_the_argument(shards, capsys, extra, message):
+    folder, _, _ = shards
+    args = [a.format(folder=folder) for a in extra]
+    assert main(["solve", *args, "--output", str(folder / "out.pkl")]) == 2
+    assert pytest.importorskip("re").search(message, capsys.readouterr().err)
+    assert not (folder / "out.pkl").exists()
+
+
+def test_an_unreachable_scheduler_exits_2_within_seconds(shards, capsys):
+    folder, _, _ = shards
+    start = time.perf_counter()
+    code = main(["solve", "--shards", str(folder / "X_*.npy"), "--targets", str(folder / "y_*.npy"),
+                 "--scheduler", "tcp://127.0.0.1:9", "--output", str(folder / "out.pkl")])
+    assert code == 2 and "no Dask scheduler answered at tcp://127.0.0.1:9" in capsys.readouterr().err
+    assert time.perf_counter() - start < 60.0
