@@ -10,10 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import attrs
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
+
+from kernelfuse.plugins.kernels.nystrom import FeatureMap
 
 T = TypeVar("T")
 
@@ -174,3 +177,24 @@ def dies_once(marker: str, value: float) -> float:
         open(marker, "w").close()
         os.kill(os.getpid(), signal.SIGKILL)
     return 2.0 * value
+
+
+
+@attrs.frozen(eq=False)
+class KillingFeatureMap(FeatureMap):
+    """A kernel of two explicit features whose features kill the worker process computing them
+    (SIGKILL), as a worker out of memory dies; in the process ``parent`` they are zeros."""
+
+    name = "killing-features"
+    parent: int
+
+    @property
+    def n_inputs(self) -> int:
+        return 1
+
+    def _map(self, X: np.ndarray) -> np.ndarray:
+        import signal
+
+        if os.getpid() != self.parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return np.zeros((X.shape[0], 2))

@@ -21,7 +21,7 @@ import numpy as np
 
 from kernelfuse.distributed import blocks
 from kernelfuse.distributed.cluster import client_for
-from kernelfuse.errors import ValidationError
+from kernelfuse.errors import SolverError, ValidationError
 from kernelfuse.kernels.factors import has_features
 from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.parts.registry import Registry, resolve_registry
@@ -68,6 +68,16 @@ class PartitionedFeatures:
         return int(self.offsets[-1])
 
     @property
+    def largest_block(self) -> int:
+        """Rows of the largest block."""
+        return max(self.rows)
+
+    def lost_worker_error(self, exc: BaseException) -> SolverError:
+        """The error of a task whose workers all died running it (Dask's ``KilledWorker``, after its
+        ``allowed-failures``): a block too large for a worker's memory, most likely."""
+        return workers_died(exc, self.largest_block, self.largest_block * self.n_features * self.dtype.itemsize)
+
+    @property
     def nbytes(self) -> int:
         """Bytes the feature blocks take on the cluster, all workers together."""
         return self.n_samples * self.n_features * self.dtype.itemsize
@@ -83,6 +93,15 @@ class PartitionedFeatures:
         """The normalised features ``[s_m phi_m(x)]`` of new rows (``n x D``): what a model's
         weights multiply."""
         return blocks.block_features(X, self.specs, self.normalization, self.offsets) * self.scales
+
+
+def workers_died(exc: BaseException, rows: int, block_bytes: int) -> SolverError:
+    """A :class:`SolverError` for Dask's ``KilledWorker``: the workers running a block's task died,
+    out of memory most likely; it names the block's size and the rows to use instead."""
+    return SolverError(
+        f"the workers running a task on blocks of up to {rows:,} rows ({block_bytes / 2**20:,.0f} MiB of "
+        f"features each) died ({exc}): out of memory, most likely. Use blocks of fewer rows "
+        f"(X.rechunk({{0: {max(1, rows // 2)}}}), or shards of fewer rows), or workers with more memory")
 
 
 def read_shards(paths: Sequence[str], columns: Sequence[str] | None = None) -> Any:
@@ -211,7 +230,12 @@ def partition_features(
         task = dask.delayed(blocks.block_features, pure=True)(x_block, spec_key, normalization, offsets)
         features.append(client.compute(task, **where))
         targets.append(client.compute(dask.delayed(np.asarray, pure=True)(y_block, np.float64), **where))
-    statistics = sum(client.gather(client.map(blocks.block_statistics, features)))
+    try:
+        statistics = sum(client.gather(client.map(blocks.block_statistics, features)))
+    except Exception as exc:
+        if type(exc).__name__ != "KilledWorker":
+            raise
+        raise workers_died(exc, max(X.chunks[0]), max(X.chunks[0]) * int(offsets[-1]) * 8) from None
     column_norms = np.asarray(statistics[:-1])
     if not np.isfinite(column_norms).all():
         raise ValidationError("X: the features of some rows are NaN or inf (check X for NaN or inf)")

@@ -177,9 +177,11 @@ def _tree_sum(client: Client, parts: list[Future]) -> Future:
 
 @attrs.define
 class _Pass:
-    """Waits on a pass's futures within the solve's time limit."""
+    """Waits on a pass's futures within the solve's time limit; workers that died running a task
+    (Dask's ``KilledWorker``) are an error naming the block size."""
 
     deadline: float
+    data: PartitionedFeatures
 
     def result(self, future: Future) -> Any:
         remaining = self.deadline - time.perf_counter()
@@ -189,6 +191,10 @@ class _Pass:
             return future.result(timeout=None if math.isinf(remaining) else remaining)
         except TimeoutError:
             raise _TimeUp from None
+        except Exception as exc:
+            if type(exc).__name__ == "KilledWorker":
+                raise self.data.lost_worker_error(exc) from None
+            raise
 
 
 class _TimeUp(Exception):
@@ -251,7 +257,7 @@ class DistributedNewton:
         if not isinstance(penalty, SeparablePenalty):
             raise ValidationError(f"family {fam.name}: its penalty {penalty.name} is not separable in the kernel norms")
         run = _Solve(self, data, fam, _resolve_loss(fam, loss, registry), penalty, History(callback),
-                     _Pass(time.perf_counter() + self.time_limit))
+                     _Pass(time.perf_counter() + self.time_limit, data))
         return run.run()
 
 

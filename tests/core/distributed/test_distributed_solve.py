@@ -263,3 +263,23 @@ def test_shard_files_give_the_in_memory_answer(client, tmp_path, kind):
 def test_a_missing_shard_is_named(tmp_path):
     with pytest.raises(ValidationError, match=r"shard .*missing\.npy"):
         read_shards([tmp_path / "missing.npy"])
+
+
+def test_workers_dying_on_a_block_name_the_block_size():
+    """Workers that die on every try of a block's task (out of memory, say) end the build with an
+    error naming the block's rows and bytes and the rechunk to try, not Dask's KilledWorker."""
+    import dask
+
+    from helpers import KillingFeatureMap
+    from kernelfuse.errors import SolverError
+
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    spec = KernelSpec(KillingFeatureMap(os.getpid()), (0,), 0)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as local:
+            with pytest.raises(SolverError, match=r"blocks of up to 150 rows .*X\.rechunk\(\{0: 75\}\)"):
+                partition_features([spec], da.from_array(X, chunks=150), da.from_array(y, chunks=150),
+                                   client=local, normalization="none")
