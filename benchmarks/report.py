@@ -22,7 +22,6 @@ says how to produce it.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import re
 import sys
@@ -50,6 +49,7 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
     import cv_path
     import default_choice
     import default_solver
+    import distributed_solve
     import gpu
     import input_checks
     import low_rank
@@ -72,14 +72,8 @@ def _renderers() -> dict[str, dict[str, Callable[[dict[str, Any]], str]]]:
 
     import common
 
-    # benchmarks/distributed.py under another name: "distributed" is Dask's package
-    spec = importlib.util.spec_from_file_location("distributed_benchmark", Path(__file__).parent / "distributed.py")
-    assert spec is not None and spec.loader is not None
-    distributed_benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(distributed_benchmark)
-
     return {
-        "distributed": distributed_benchmark.TABLES,
+        "distributed_solve": distributed_solve.TABLES,
         "peers": peers.TABLES,
         "accuracy": accuracy.TABLES,
         "spicymkl_scaling": {

@@ -179,7 +179,7 @@ def _cmd_solve_shards(args: argparse.Namespace) -> int:
 
     from kernelfuse.distributed.cluster import client_for
     from kernelfuse.frontends.estimators import MKLClassifier, MKLRegressor
-    from kernelfuse.parts.registry import get_registry
+    from kernelfuse.parts.registry import resolve_registry
 
     for given, name in ((args.problem, "PROBLEM.npz"), (args.kernels, "--kernels"), (args.solver, "--solver"),
                         (args.set, "--set")):
@@ -192,7 +192,7 @@ def _cmd_solve_shards(args: argparse.Namespace) -> int:
         raise ValidationError(f"--rank must be a positive number of landmarks, got {args.rank}")
     output = check_output_path(args.output)
     X, y = _shard_rows(args)
-    loss = get_registry().create("loss", args.loss or "logistic")
+    loss = resolve_registry(None).create("loss", args.loss or "logistic")  # the installed plugins
     settings = {"C": args.C, "C2": args.C2, "loss": loss.name, "max_iter": args.max_iter,
                 "time_limit": args.time_limit, "random_state": args.seed,
                 "solver_params": None if args.rank is None else {"rank": args.rank}}

@@ -1,6 +1,9 @@
 """One MKL solve on a Dask cluster at N up to 10^6: time, passes, gap, memory per worker, accuracy.
 
-``python benchmarks/distributed.py [--quick] [--sizes 100000,300000,1000000] [--workers 2]``
+``python benchmarks/distributed_solve.py [--quick] [--sizes 100000,300000,1000000] [--workers 2]``
+
+(Not ``distributed.py``: that name would shadow Dask's ``distributed`` package for every script
+run from this folder, and for the worker processes they start.)
 
 Data: Breiman's ringnorm at d = 20 (class +1 ``N(0, 4 I)``, class -1 ``N(a 1, I)``,
 ``a = 2 / sqrt(20)``, equal priors), generated on the workers block by block (block ``k`` seeded
@@ -20,14 +23,13 @@ against a plain NumPy ``A @ v`` and ``A.T @ r`` over the same bytes in one proce
 a 1 GiB array, scaled by the bytes), the single-process factor solve (SpicyMKL on
 ``FactorKernels``) at N = 50,000 on the same generator and kernels, and a run at the smallest
 size whose worker is killed (SIGKILL) after the second iteration.  Writes
-``benchmarks/results/distributed[_quick].json``; the table in docs/scaling.md is generated from
+``benchmarks/results/distributed_solve[_quick].json``; the table in docs/scaling.md is generated from
 it (``python benchmarks/report.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import os
 import resource
@@ -39,19 +41,8 @@ from typing import Any
 
 import numpy as np
 
-# This file's name is Dask's package's: run as a script (and in the worker processes, which
-# inherit the path), its folder leaves the import path so that ``import distributed`` finds
-# Dask's; ``common`` is loaded by path (report.py imports this file as ``distributed_benchmark``).
-_HERE = Path(__file__).resolve().parent
-if __name__ in ("__main__", "__mp_main__"):
-    sys.path[:] = [p for p in sys.path if Path(p or os.getcwd()).resolve() != _HERE]
-_spec = importlib.util.spec_from_file_location("common", _HERE / "common.py")
-assert _spec is not None and _spec.loader is not None
-common = sys.modules.setdefault("common", importlib.util.module_from_spec(_spec))
-if not hasattr(common, "RESULTS_DIR"):
-    _spec.loader.exec_module(common)
-RESULTS_DIR, fmt, machine_info = common.RESULTS_DIR, common.fmt, common.machine_info
-markdown_table, target_lines, write_json = common.markdown_table, common.target_lines, common.write_json
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS_DIR, fmt, machine_info, markdown_table, target_lines, write_json  # noqa: E402
 
 A = 2.0 / math.sqrt(20.0)
 MEAN, STD = A / 2.0, math.sqrt(2.5 + A * A / 4.0)
@@ -299,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         payload["killed"] = run_size(client, sizes[0], kill_after=2)
     # Last: the workers' peak resident sets must not inherit this process's (a fork keeps it).
     payload["single"] = single_machine(20_000 if args.quick else SINGLE_N)
-    out = RESULTS_DIR / ("distributed_quick.json" if args.quick else "distributed.json")
+    out = RESULTS_DIR / ("distributed_solve_quick.json" if args.quick else "distributed_solve.json")
     write_json(out, payload)
     print(table(payload))
     print(f"raw measurements: {out}")
