@@ -293,7 +293,9 @@ class _Solve:
         status, message, steps = "max_iter", "", 0
         try:
             _check_targets(data, self.loss, self.wait)
+            workers = self.workers()
             while True:
+                workers = self.spread_over_new_workers(workers)
                 margins, sums = self.gradient_pass(v, b, stride)
                 total, up_sum, down_sum = sums[0], sums[1], sums[2]
                 up, down, curvature = sums[3:3 + D], sums[3 + D:3 + 2 * D], sums[3 + 2 * D:]
@@ -340,6 +342,18 @@ class _Solve:
         return FeatureModel(weights, intercept, offsets, data.specs, scales, data.normalization, objective,
                             self.lower, gap, status, message, steps, self.passes, self.history.elapsed(),
                             self.family.name, self.loss.name, tuple(self.history.rows))
+
+    def workers(self) -> set[str]:
+        return set(self.data.client.scheduler_info()["workers"])
+
+    def spread_over_new_workers(self, known: set[str]) -> set[str]:
+        """Where a worker joined since ``known`` (one restarted after a loss, say), the blocks are
+        spread over all of them (Dask's ``rebalance``): the lost blocks were recomputed on the
+        others, which would otherwise run every later pass alone."""
+        now = self.workers()
+        if now - known:
+            self.data.client.rebalance(list(self.data.blocks) + list(self.data.targets))
+        return now
 
     def gradient_pass(self, v: np.ndarray, b: float, stride: int) -> tuple[list[Future], np.ndarray]:
         client = self.data.client
