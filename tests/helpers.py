@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import tracemalloc
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -198,3 +199,19 @@ class KillingFeatureMap(FeatureMap):
         if os.getpid() != self.parent:
             os.kill(os.getpid(), signal.SIGKILL)
         return np.zeros((X.shape[0], 2))
+
+
+@contextlib.contextmanager
+def local_dask_cluster(n_workers: int = 2) -> Iterator[object]:
+    """A Dask ``LocalCluster`` of ``n_workers`` worker processes (one thread each) on loopback, with
+    a nanny each (which restarts a killed worker); closed on exit."""
+    import distributed
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. "Port 8787 is already in use"
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=None)
+    try:
+        yield cluster
+    finally:
+        cluster.close()

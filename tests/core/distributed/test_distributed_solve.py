@@ -21,6 +21,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 
 import kernelfuse
+from helpers import local_dask_cluster
 from kernelfuse.distributed.cluster import client_for, connected_client
 from kernelfuse.distributed.features import partition_features, read_shards
 from kernelfuse.distributed.newton import DistributedNewton
@@ -46,15 +47,8 @@ def test_no_client_is_named():
 @pytest.fixture(scope="module")
 def client():
     """Two worker processes on this machine (each with a nanny, which restarts a killed one)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           host="127.0.0.1", dashboard_address=None)
-    try:
-        with distributed.Client(cluster) as connected:
-            yield connected
-    finally:
-        cluster.close()
+    with local_dask_cluster() as cluster, distributed.Client(cluster) as connected:
+        yield connected
 
 
 def generated_problem(seed: int) -> tuple[np.ndarray, np.ndarray, list[KernelSpec], dict]:

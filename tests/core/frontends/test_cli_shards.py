@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pickle
 import time
-import warnings
 
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
 
+from helpers import local_dask_cluster
 from kernelfuse.frontends.cli import main
 
 distributed = pytest.importorskip("distributed")
@@ -19,14 +19,8 @@ pytestmark = pytest.mark.timeout(240)
 
 @pytest.fixture(scope="module")
 def scheduler():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           host="127.0.0.1", dashboard_address=None)
-    try:
+    with local_dask_cluster() as cluster:
         yield cluster.scheduler_address
-    finally:
-        cluster.close()
 
 
 @pytest.fixture

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine
 from sklearn.model_selection import train_test_split
 
+from helpers import local_dask_cluster
 from kernelfuse.errors import ValidationError
 from kernelfuse.frontends.estimators import MKLClassifier, MKLRegressor
 
@@ -20,15 +19,8 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.fixture(scope="module")
 def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           host="127.0.0.1", dashboard_address=None)
-    try:
-        with distributed.Client(cluster) as connected:
-            yield connected
-    finally:
-        cluster.close()
+    with local_dask_cluster() as cluster, distributed.Client(cluster) as connected:
+        yield connected
 
 
 def split(X, y, seed=0):
