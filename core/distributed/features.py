@@ -24,13 +24,12 @@ from kernelfuse.distributed.cluster import client_for
 from kernelfuse.errors import SolverError, ValidationError
 from kernelfuse.kernels.factors import has_features
 from kernelfuse.kernels.functions import KernelSpec
+from kernelfuse.kernels.normalization import METHODS
 from kernelfuse.parts.registry import Registry, resolve_registry
 
 if TYPE_CHECKING:
     from distributed import Client, Future
 
-#: Normalisations a partitioned stack takes (``"unit-trace"``: the kernels' traces are one pass).
-NORMALIZATIONS = ("unit-trace", "spherical", "none")
 
 
 @attrs.frozen(eq=False)
@@ -204,8 +203,8 @@ def partition_features(
     import dask
 
     client = client_for(client)
-    if normalization not in NORMALIZATIONS:
-        raise ValidationError(f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {normalization!r}")
+    if normalization not in METHODS:  # the normalisations of every stack (unit trace: one pass here)
+        raise ValidationError(f"normalization must be one of {', '.join(METHODS)}, got {normalization!r}")
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
         raise ValidationError(f"rank must be a positive integer (the Nystrom landmarks per kernel), got {rank!r}")
     X, y = as_row_blocks(X, "X"), as_row_blocks(y, "y")
