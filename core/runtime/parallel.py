@@ -35,6 +35,7 @@ import attrs
 import numpy as np
 
 from kernelfuse.errors import ValidationError
+from kernelfuse.runtime.bandwidth import thread_pools
 from kernelfuse.runtime.memory import ALIGNMENT
 
 
@@ -85,8 +86,6 @@ def map_jobs(
 
     import joblib
     from joblib.parallel import get_active_backend
-    from threadpoolctl import threadpool_limits
-
     backend, _ = get_active_backend(prefer=prefer)
     files = _maps_files(backend)
     # BLAS pinned to one thread in this process, once, around the whole run: jobs run in
@@ -97,7 +96,7 @@ def map_jobs(
     global _PINNED_RUNS
     _PINNED_RUNS += 1
     try:
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_threads(1):
             if getattr(backend, "uses_threads", False):  # the caller's arrays, warnings issued here
                 # each job in a copy of this context: the solve's deadline (kernelfuse.runtime.deadline)
                 return list(joblib.Parallel(n_jobs=n_jobs, prefer=prefer)(
@@ -157,8 +156,6 @@ def _resubmitting_lost(run: Callable[[list[int]], Iterable[Any]], count: int) ->
 
 #: Parallel runs of :func:`map_jobs` under way in this process (BLAS pinned to one thread).
 _PINNED_RUNS = 0
-#: The BLAS threads' controller, made on first use (it inspects the loaded libraries).
-_CONTROLLER: Any = None
 #: Variables through which joblib's loky workers and Dask's nanny limit a worker's threads.
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -185,12 +182,7 @@ def large_product_threads() -> int:
 
 def blas_threads(threads: int) -> Any:
     """A context in which BLAS uses ``threads`` threads (threadpoolctl), restored after."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=threads, user_api="blas")
+    return thread_pools().limit(limits=threads, user_api="blas")
 
 
 #: Where :func:`shared_empty` puts its files when no folder is given, if it has room: memory.
