@@ -373,8 +373,9 @@ def draw_times(payload: dict[str, Any], path: Path) -> Path | None:
         ax.set_xscale("log")
         ax.set_title(f"{study['name']} (N={study['N']}, M={study['M']})", fontsize=9)
         ax.set_xlabel("seconds (log)")
+        ax.tick_params(labelbottom=True, labelsize=8)  # every panel its own seconds, not the bottom row's only
     labels = [f"{family}: {solver}" + (" (to 1e-3)" if solver in STOCHASTIC else "") for family, solver in pairs]
-    axes[0][0].set_yticks(range(len(pairs)), labels, fontsize=8)
+    axes[0][0].set_yticks(range(len(pairs)), labels)
     axes[0][0].invert_yaxis()
     return save_figure(fig, path)
 
@@ -393,7 +394,13 @@ def draw(payload: dict[str, Any], path: Path) -> Path | None:
     for row, study in zip(axes, studies):
         for ax, family in zip(row, ("l1_mkl_sq", "l1_mkl (logistic)", "pnorm_mkl")):
             entry = study["families"][family]
-            if entry["optimum"] is None:
+            ax.set_title(f"{study['name']}: {family}", fontsize=9)
+            if entry["optimum"] is None:  # said in the panel, not left empty
+                why = entry.get("optimum_source", "").removeprefix("none (").removesuffix(")")
+                ax.text(0.5, 0.5, "no reference optimum P*:\n" + why.replace(", ", ",\n"),
+                        ha="center", va="center", fontsize=9, color="gray", transform=ax.transAxes)
+                ax.set_xticks([])
+                ax.set_yticks([])
                 continue
             for run in entry["runs"]:
                 if run["solver"] == "cvxpy" or "history" not in run:
@@ -405,7 +412,6 @@ def draw(payload: dict[str, Any], path: Path) -> Path | None:
             cvxpy = _run(study, family, "cvxpy")
             if "time" in cvxpy:
                 ax.axvline(cvxpy["time"], color="gray", linestyle=":", label="cvxpy")
-            ax.set_title(f"{study['name']}: {family}", fontsize=9)
             ax.set_xlabel("seconds")
             ax.set_ylabel("(P - P*) / max(1, |P*|)")
             ax.legend(fontsize=7)
