@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo lint test bench bench-env bench-quick docs clean
+.PHONY: demo lint test bench bench-env bench-quick docs docs-check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -130,6 +130,21 @@ docs: $(DOCS_STAMP)
 	@cat $(DOCS_LOG) >&2
 	@if grep 'not found among documentation files' $(DOCS_LOG) | grep -Ev "link '(\.\./)?\.\./benchmarks/"; then \
 		echo "make docs: the link(s) above point to no documentation file" >&2; exit 1; fi
+
+# The built site as a reader sees it (tests/project/test_docs_in_browser.py): every page
+# laid out by headless Chromium at 1366 x 900, and screenshots of the home page, choosing
+# a solver, a method page and a gallery page in build/docs-check/ to look at.  Needs a
+# Chromium on the PATH (Debian: apt-get install chromium); `make test` runs the same
+# tests where one is installed, and skips them, saying why, where not.
+DOCS_CHECK_STAMP := $(VENV)/.docs-check-installed
+$(DOCS_CHECK_STAMP): $(DOCS_STAMP)
+	$(PY) -m pip install --quiet -e '.[test,docs,docs-check]'
+	touch $(DOCS_CHECK_STAMP)
+
+docs-check: docs $(DOCS_CHECK_STAMP)
+	DOCS_CHECK_SCREENSHOTS=build/docs-check $(PY) -m pytest -q -n $(TEST_WORKERS) \
+		tests/project/test_docs_in_browser.py
+	@echo "screenshots: build/docs-check/*.png"
 
 clean:
 	rm -rf $(VENV) demo-output build dist site docs/generated

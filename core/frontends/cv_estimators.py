@@ -237,8 +237,10 @@ class _CrossValidated(_AtPoint):
 
     Attributes
     ----------
-    C_, C2_ : the chosen point (``C2_`` with ``C2s``)
-    Cs_, C2s_ : the path's values (``Cs_`` largest first)
+    C_ : the chosen ``C``
+    C2_ : the chosen ``C2`` (with ``C2s``)
+    Cs_ : the path's values of ``C``, largest first
+    C2s_ : the path's values of ``C2`` (with ``C2s``)
     scores_ : (n_folds, n_Cs), or (n_folds, n_Cs, n_C2s): each point's validation score
     path_gaps_ : the largest certified relative gap among a fold's problems at each point
     path_statuses_ : ``converged``, else the first other status, per fold and point

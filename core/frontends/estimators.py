@@ -281,21 +281,26 @@ class MKLEstimator(BaseEstimator):
 
     Attributes
     ----------
-    n_features_in_, kernels_ (the specs used), results_ (one
-    :class:`~kernelfuse.assembly.result.Result` per problem solved), result_ (the
-    first), coef_ (M, n_train), or (n_problems, M, n_train) for several
-    problems, or the solver's (M, n_outputs, n_train) for one multi-output
-    problem, intercept_, kernel_weights_ (the combination weights ``d``,
-    ``f = sum_m d_m K_m alpha``: on the simplex for the l1 families and vskl, Kloft et al.'s
-    ``||d||_(p/(2-p)) = 1`` for pnorm_mkl, None for mikl; the mean over the problems),
-    norm_shares_ (``||f_m|| / sum_k ||f_k||``, the mean over the problems), n_iter_
-    (the most iterations any problem recorded, the starting point included); with ``views``:
-    view_names_, view_weights_ (n_views,): the kernel weights summed over each view's kernels,
-    the mean over the problems (None for mikl), problem_view_weights_ (n_problems, n_views):
-    the same per problem (per one-vs-rest class), and view_norm_shares_ (n_views,): each view's
-    share of the model's norm.  Where the family fixes each group's total weight (``vskl``,
-    whose weights lie on one simplex per group: every view's total is 1 / n_views), the view
-    weights carry no information and ``view_norm_shares_`` says which view the model uses.
+    n_features_in_ : the number of features seen by ``fit``
+    kernels_ : the kernel specs used
+    results_ : one :class:`~kernelfuse.assembly.result.Result` per problem solved
+    result_ : the first of ``results_``
+    coef_ : (M, n_train); (n_problems, M, n_train) for several problems; the solver's
+        (M, n_outputs, n_train) for one multi-output problem
+    intercept_ : the intercept of each problem
+    kernel_weights_ : the combination weights ``d``, ``f = sum_m d_m K_m alpha``: on the simplex
+        for the l1 families and vskl, Kloft et al.'s ``||d||_(p/(2-p)) = 1`` for pnorm_mkl, None
+        for mikl; the mean over the problems
+    norm_shares_ : ``||f_m|| / sum_k ||f_k||``, the mean over the problems
+    n_iter_ : the most iterations any problem recorded, the starting point included
+    view_names_ : with ``views``, the views' names
+    view_weights_ : with ``views``, (n_views,): the kernel weights summed over each view's
+        kernels, the mean over the problems (None for mikl).  Where the family fixes each group's
+        total weight (``vskl``, one simplex per group: every view's total is 1 / n_views), they
+        carry no information and ``view_norm_shares_`` says which view the model uses
+    problem_view_weights_ : with ``views``, (n_problems, n_views): the same per problem (per
+        one-vs-rest class)
+    view_norm_shares_ : with ``views``, (n_views,): each view's share of the model's norm
     """
 
     #: The loss used when ``loss`` is None (None: the family's default).
@@ -1054,8 +1059,8 @@ class MKLRegressor(RegressorMixin, MKLEstimator):
 
     Attributes
     ----------
-    target_shift_, target_scale_ : the training targets' mean and standard deviation (the
-        solve's units)
+    target_shift_ : the training targets' mean (the solve's units)
+    target_scale_ : the training targets' standard deviation (the solve's units)
     """
 
     default_loss = "squared"

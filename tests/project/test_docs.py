@@ -54,3 +54,22 @@ def test_every_command_line_argument_has_help_and_is_in_the_reference():
             assert action.help and action.help.strip(), f"kernelfuse {command}: {action.dest} has no help"
             name = action.option_strings[0] if action.option_strings else action.metavar or action.dest
             assert f"`{name}`" in page, f"kernelfuse {command}: {name} missing from the reference"
+
+
+def test_the_api_page_lists_every_estimator_parameter_as_help_does():
+    """hooks/api_docstrings.py hands mkdocstrings the merged docstrings (every parameter, read as
+    numpydoc) and plain code for Sphinx roles."""
+    griffe = pytest.importorskip("griffe", reason="griffe comes with the docs extra (mkdocstrings)")
+    from kernelfuse import MKLClassifier, MKLRegressor
+    from kernelfuse.frontends.cv_estimators import MKLClassifierCV, MKLRegressorCV
+
+    extensions = griffe.load_extensions(str(REPO / "hooks" / "api_docstrings.py"))
+    for estimator in (MKLClassifier, MKLRegressor, MKLClassifierCV, MKLRegressorCV):
+        module = griffe.load(estimator.__module__, extensions=extensions)
+        docstring = module[estimator.__name__].docstring
+        sections = {section.kind.value: section.value for section in docstring.parse()}
+        names = [parameter.name for parameter in sections["parameters"]]
+        assert sorted(names) == sorted(estimator().get_params(deep=False)), estimator.__name__
+        assert all(parameter.description and parameter.description[0] != ":"
+                   for parameter in sections["parameters"]), "each entry's line is its description"
+        assert ":func:`" not in docstring.value and ":class:`" not in docstring.value

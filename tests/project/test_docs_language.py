@@ -30,8 +30,6 @@ from helpers import REPO
 DOCS = REPO / "docs"
 NOTES = DOCS / "methods" / "notes"
 METHOD_PAGES = sorted((DOCS / "methods").glob("*.md"))
-#: Method pages with no benchmark figure of their own (their speed is a table elsewhere).
-NO_FIGURE = {"two-stage.md": "fit times beside MKLpy are the table of estimators.md#coming-from-mklpy"}
 
 
 def user_pages() -> list[Path]:
@@ -99,8 +97,6 @@ def test_a_method_page_opens_with_use_call_figure_then_parameters_and_mathematic
         f"{page.name}: what it solves links its family in objectives-typeset.md"
     call = text.split("## A call", 1)[1].split("\n## ", 1)[0]
     assert "```python" in call, f"{page.name}: no runnable call"
-    if page.name in NO_FIGURE:
-        return
     after_code = call[call.index("```python"):]
     after_code = after_code[after_code.index("```", 3) + 3:]
     image = IMAGE.search(after_code)
@@ -163,7 +159,7 @@ def estimated_offset(markdown: str, until: re.Pattern[str] = IMAGE, image_height
     return height
 
 
-@pytest.mark.parametrize("page", [p for p in METHOD_PAGES if p.name not in NO_FIGURE], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", METHOD_PAGES, ids=lambda p: p.name)
 def test_the_first_figure_of_a_method_page_is_within_two_screens(page):
     offset = estimated_offset(page.read_text())
     assert offset <= 2 * SCREEN, f"{page.name}: first figure at about {offset:.0f} px (two screens: {2 * SCREEN})"
