@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 
+import numpy as np
 import pytest
 
 from helpers import REPO
@@ -60,3 +62,22 @@ def test_the_benchmarks_page_shows_the_full_accuracy_run_and_says_where_it_is_mi
         "a quick run checks that a benchmark runs; its numbers are no result for the user pages"
     missing = report.render("accuracy.json", "classification", report._renderers(), results=tmp_path)
     assert missing.startswith("_Not measured yet: `accuracy.json` is written by the full run")
+
+
+def test_the_wilcoxon_p_values_are_scipys():
+    """accuracy.py enumerates the sign patterns of tied differences at once; the p-value is
+    scipy's (counts of half-integer rank sums: exactly equal), ties, zeros and all."""
+    from scipy import stats
+
+    _report()  # puts benchmarks/ on the path
+    accuracy = importlib.import_module("accuracy")
+    rng = np.random.default_rng(0)
+    for trial in range(24):
+        n = int(rng.integers(2, 9))
+        a, b = np.round(rng.normal(size=n), 1), np.round(rng.normal(size=n), 1)
+        if trial % 3 == 0:
+            b[:2] = a[:2]  # zero differences
+        if trial % 4 == 0:
+            a, b = np.round(2 * a) / 2, np.round(2 * b) / 2  # ties
+        expected = float(stats.wilcoxon(a, b).pvalue)
+        assert accuracy.wilcoxon_pvalue(tuple(a), tuple(b)) == pytest.approx(expected, rel=1e-12, nan_ok=True)
