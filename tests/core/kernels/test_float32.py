@@ -78,16 +78,25 @@ def test_validation_keeps_float32_with_tolerances_of_its_rounding():
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_every_solver_gives_the_model_of_the_float32_values(solver):
-    """Solving the float32 stack = solving its values in float64: the same objective (1e-6
-    relative) and a reported objective that the returned model gives on those values."""
+    """Solving the float32 stack = solving its values in float64: a reported objective that the
+    returned model gives on those values and, where both runs certify their gap, objectives
+    within it of each other (both lie in [P*, P* + gap scale] of the one problem); the
+    fixed-weight methods (``completed``) give the same weights, a closed form of the values."""
     family = _family(solver)
     K, y, extra = small_problem(family, seed=1, n=36, n_kernels=3)
     K32 = K.astype(np.float32)
     K64 = K32.astype(np.float64)
-    single = _solve(K32, y, solver, family=family, **extra)
-    double = _solve(K64, y, solver, family=family, **extra)
-    assert single.status == double.status
-    assert math.isclose(single.objective, double.objective, rel_tol=1e-6, abs_tol=1e-9)
+    # tol 1e-3 where the solver takes one: the claim is the same problem, not a tight optimum
+    # (the mirror-descent variants' steps grow like 1/tol)
+    tol = {"tol": 1e-3} if "tol" in get_registry().get("recipe", solver).factory.parameters() else {}
+    single = _solve(K32, y, solver, family=family, **extra, **tol)
+    double = _solve(K64, y, solver, family=family, **extra, **tol)
+    if single.converged and double.converged:
+        bounds = [r.gap * max(1.0, abs(r.objective)) for r in (single, double)]  # each P - P*, at most
+        assert abs(single.objective - double.objective) <= max(bounds) + 1e-12 * max(1.0, abs(double.objective))
+    else:
+        assert single.status == double.status == "completed", (single.status, double.status)
+        np.testing.assert_allclose(single.kernel_weights, double.kernel_weights, rtol=1e-6, atol=1e-9)
     problem = Problem.create(K64, y, family, **extra)
     again = objectives.evaluate(problem, single.coef, single.intercept, single.kernel_weights)
     assert math.isclose(again, single.objective, rel_tol=1e-8, abs_tol=1e-10)
