@@ -38,8 +38,9 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-network
 
 
 def page_paths() -> list[str]:
-    """The site path of every page: each markdown file of docs/ and each gallery example."""
-    paths = []
+    """The site path of every page: each markdown file of docs/, the pages the build generates
+    (the benchmark scripts' page from benchmarks/README.md, the gallery's) and each example's."""
+    paths = ["benchmark-scripts/", "generated/gallery/mg_execution_times/"]
     for source in sorted(DOCS.rglob("*.md")):
         relative = source.relative_to(DOCS)
         if relative.parts[0] == "generated":
