@@ -4,18 +4,20 @@ mkdocstrings reads docstrings from the source.  The estimators document only the
 parameters there; :func:`kernelfuse.frontends.docstrings.inherits_parameter_docs` merges
 the entries of their bases into ``__doc__`` at import.  For every class of
 ``kernelfuse.frontends`` with numpydoc sections, the page takes ``__doc__`` as Python holds it,
-parsed as numpydoc, each entry's ``name : description`` line read as a description.  Sphinx
-roles (``:func:`~a.b```), which mkdocstrings would show as typed, become code.
+split by the same :func:`~kernelfuse.frontends.docstrings.split_sections`, each entry's
+``name : description`` line read as a description, and parsed as numpydoc.  Sphinx roles
+(``:func:`~a.b```), which mkdocstrings would show as typed, become code.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
 import re
 from typing import Any
 
 import griffe
+
+from kernelfuse.frontends.docstrings import split_sections
 
 #: A Sphinx cross-reference role, ``:func:`~kernelfuse.a.b``` (mkdocstrings shows roles as typed).
 ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc|obj):`(~?)([^`]+)`")
@@ -37,14 +39,15 @@ class MergedDocstrings(griffe.Extension):
         if not cls.path.startswith("kernelfuse.frontends."):
             return
         runtime = getattr(importlib.import_module(cls.module.path), cls.name, None)
-        doc = inspect.cleandoc(getattr(runtime, "__doc__", None) or "")
-        start = doc.find("\nParameters\n---")
-        if start < 0:  # no numpydoc sections
+        preamble, sections = split_sections(getattr(runtime, "__doc__", None))
+        if not sections:  # no numpydoc sections
             return
         lineno = cls.docstring.lineno if cls.docstring else cls.lineno
         # "name : what it is" is one line of help() (a description, not a type): the page puts
         # it under the name, where numpydoc puts a description
-        text = plain_roles(doc[:start] + ENTRY.sub(r"\1\n    \2", doc[start:]))
+        text = plain_roles("\n\n".join([preamble] + [
+            f"{title}\n{'-' * len(title)}\n" + "\n".join(ENTRY.sub(r"\1\n    \2", entry, count=1) for entry in entries)
+            for title, entries in sections.items()]))
         # the signature with the parameters a decorator adds (class_weight) exists at run time
         # only: the source's lacks them, which griffe would report as unknown parameters
         cls.docstring = griffe.Docstring(text, lineno=lineno, parent=cls,

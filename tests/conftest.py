@@ -20,8 +20,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if workers:
         from threadpoolctl import threadpool_limits
 
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        threadpool_limits(max(1, cores // int(workers)))
+        from kernelfuse.runtime.parallel import usable_cores
+
+        threadpool_limits(max(1, usable_cores() // int(workers)))
 
 
 @pytest.fixture

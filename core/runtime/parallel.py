@@ -177,6 +177,11 @@ def large_product_threads() -> int:
         value = os.environ.get(name, "")
         if value.isdigit() and int(value) > 0:
             return int(value)
+    return usable_cores()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 

@@ -34,10 +34,13 @@ def _family(solver: str) -> str:
     return sorted(get_registry().get("recipe", solver).factory.families)[0]
 
 
-def _solve(K: np.ndarray, y: np.ndarray, solver: str, **kwargs) -> kernelfuse.Result:
+def _solve(K: np.ndarray, y: np.ndarray, solver: str, tol: float | None = None, **kwargs) -> kernelfuse.Result:
+    """``solver`` on ``(K, y)``, seeded where it draws, at ``tol`` where it takes one (None: its own)."""
     takes = get_registry().get("recipe", solver).factory.parameters()
     if "seed" in takes:
         kwargs["seed"] = 0
+    if tol is not None and "tol" in takes:
+        kwargs["tol"] = tol
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return kernelfuse.solve(K, y, solver=solver, **kwargs)
@@ -86,11 +89,10 @@ def test_every_solver_gives_the_model_of_the_float32_values(solver):
     K, y, extra = small_problem(family, seed=1, n=36, n_kernels=3)
     K32 = K.astype(np.float32)
     K64 = K32.astype(np.float64)
-    # tol 1e-3 where the solver takes one: the claim is the same problem, not a tight optimum
-    # (the mirror-descent variants' steps grow like 1/tol)
-    tol = {"tol": 1e-3} if "tol" in get_registry().get("recipe", solver).factory.parameters() else {}
-    single = _solve(K32, y, solver, family=family, **extra, **tol)
-    double = _solve(K64, y, solver, family=family, **extra, **tol)
+    # tol 1e-3: the claim is the same problem, not a tight optimum (the mirror-descent variants'
+    # steps grow like 1/tol)
+    single = _solve(K32, y, solver, tol=1e-3, family=family, **extra)
+    double = _solve(K64, y, solver, tol=1e-3, family=family, **extra)
     if single.converged and double.converged:
         bounds = [r.gap * max(1.0, abs(r.objective)) for r in (single, double)]  # each P - P*, at most
         assert abs(single.objective - double.objective) <= max(bounds) + 1e-12 * max(1.0, abs(double.objective))
