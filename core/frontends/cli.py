@@ -139,8 +139,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 1 if result.status in FAILED_STATUSES else 0
 
 
-def _shard_rows(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The features and targets of ``--shards`` and ``--targets`` as row-partitioned dask arrays."""
+def _shard_rows(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
+    """The features and targets of ``--shards`` and ``--targets`` as row-partitioned dask arrays,
+    and the features' column names (Parquet shards; None for ``.npy`` shards)."""
     import glob
 
     from kernelfuse.distributed.features import read_shards
@@ -159,7 +160,7 @@ def _shard_rows(args: argparse.Namespace) -> tuple[Any, Any]:
             raise ValidationError(f"--targets {args.targets!r}: no such column in {paths[0]} "
                                   f"(it has {', '.join(names)})")
         features = [name for name in names if name != args.targets]
-        return read_shards(paths, columns=features), read_shards(paths, columns=[args.targets])[:, 0]
+        return read_shards(paths, columns=features), read_shards(paths, columns=[args.targets])[:, 0], features
     target_paths = sorted(glob.glob(args.targets))
     if len(target_paths) != len(paths):
         raise ValidationError(f"--targets {args.targets!r}: {len(target_paths)} files for {len(paths)} shards of "
@@ -168,17 +169,18 @@ def _shard_rows(args: argparse.Namespace) -> tuple[Any, Any]:
     if X.chunks[0] != y.chunks[0]:
         raise ValidationError("--targets: each targets file must have the rows of its shard, in the same "
                               f"sorted order (rows {X.chunks[0][:5]} against {y.chunks[0][:5]})")
-    return X, y
+    return X, y, None
 
 
 def _cmd_solve_shards(args: argparse.Namespace) -> int:
-    """``kernelfuse solve --shards``: the estimators' fit on a Dask cluster, the model pickled."""
+    """``kernelfuse solve --shards``: the estimators' fit on a Dask cluster, the model saved as
+    ``model.save`` writes it (``kernelfuse predict`` reads it), with Parquet shards' feature names."""
     import contextlib
     import os
-    import pickle
 
     from kernelfuse.distributed.cluster import client_for
     from kernelfuse.frontends.estimators import MKLClassifier, MKLRegressor
+    from kernelfuse.frontends.persistence import save_model
     from kernelfuse.parts.registry import resolve_registry
 
     for given, name in ((args.problem, "PROBLEM.npz"), (args.kernels, "--kernels"), (args.solver, "--solver"),
@@ -191,7 +193,7 @@ def _cmd_solve_shards(args: argparse.Namespace) -> int:
     if args.rank is not None and args.rank < 1:
         raise ValidationError(f"--rank must be a positive number of landmarks, got {args.rank}")
     output = check_output_path(args.output)
-    X, y = _shard_rows(args)
+    X, y, names = _shard_rows(args)
     loss = resolve_registry(None).create("loss", args.loss or "logistic")  # the installed plugins
     settings = {"C": args.C, "C2": args.C2, "loss": loss.name, "max_iter": args.max_iter,
                 "time_limit": args.time_limit, "random_state": args.seed,
@@ -210,8 +212,7 @@ def _cmd_solve_shards(args: argparse.Namespace) -> int:
             client = stack.enter_context(distributed.Client(cluster))
         stack.enter_context(client.as_current())
         model.fit(X, y)
-    with atomic_write(output, "wb") as handle:
-        pickle.dump(model, handle)
+    save_model(model, output, metadata={"features": names} if names else None)
     fitted = model.feature_models_
     if not args.quiet:
         for k, result in enumerate(fitted):
@@ -219,7 +220,8 @@ def _cmd_solve_shards(args: argparse.Namespace) -> int:
             print(f"{label}distributed proximal Newton on l1_mkl ({result.loss}): objective {result.objective:.10g}, "
                   f"dual {result.dual_objective:.10g}, gap {result.gap:.3g}, {result.n_iter} iterations, "
                   f"{result.passes} passes, {result.time:.2f}s, {result.status}")
-        print(f"wrote {output} (a pickled {type(model).__name__}: pickle.load it to predict)")
+        print(f"wrote {output} (kernelfuse predict {output} DATA --output PREDICTIONS.csv, or "
+              "kernelfuse.load_model)")
     return 1 if any(r.status in FAILED_STATUSES for r in fitted) else 0
 
 
@@ -299,9 +301,17 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     output = None if args.output == "-" else check_output_path(args.output, "predictions")
     model = load_model(args.model)
     features = model.metadata_.get("features")
-    if not features:
-        raise ValidationError(f"{args.model} records no feature columns (it was not saved by 'kernelfuse fit')")
-    X, _, _ = read_csv(args.data, features)
+    if str(args.data).endswith(".npy"):
+        X = read_numpy_file(args.data, "data", ".npy", NPY_MAGIC, "a .npy array",
+                            lambda: np.load(args.data, allow_pickle=False))
+        if X.ndim != 2 or X.shape[1] != model.n_features_in_ or X.dtype.kind not in "biuf":
+            raise ValidationError(f"{args.data} must be a numeric array (n, {model.n_features_in_}) of the model's "
+                                  f"features, got dtype {X.dtype} and shape {X.shape}")
+    elif not features:
+        raise ValidationError(f"{args.model} records no feature columns (saved without them): give DATA as a "
+                              ".npy array of the features in the training order")
+    else:
+        X, _, _ = read_csv(args.data, features)
     predictions = model.predict(X)
     scores = model.decision_function(X) if hasattr(model, "decision_function") else None
     if output is None:
@@ -437,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--shards", metavar="GLOB",
                        help="instead of PROBLEM.npz: rows of features in shard files (.npy arrays (N_k, d), or "
                             "Parquet files), solved on a Dask cluster: l1_mkl with the estimators' kernel grid "
-                            "as Nystrom kernels (docs/scaling.md); the fitted estimator is pickled to --output")
+                            "as Nystrom kernels (docs/scaling.md); the fitted estimator is saved to --output")
     solve.add_argument("--targets", metavar="GLOB",
                        help="with --shards: the targets' .npy files, one per shard in the same sorted order; "
                             "for Parquet shards, the name of the target column")
@@ -448,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --shards: landmarks of each Nystrom kernel (default 100)")
     solve.add_argument("--output", required=True, metavar="RESULT.npz",
                        help="where the result is written (atomically: a failed run leaves no file); with "
-                            "--shards, the pickled estimator")
+                            "--shards, the fitted model ('kernelfuse predict' reads it)")
     solve.add_argument("--quiet", action="store_true", help="print nothing on success")
     solve.add_argument("--check-psd", type=_check_psd, default="auto", metavar="{auto,true,false}",
                        help="how hard the kernels are checked for PSD: auto (default) a certificate "
@@ -479,10 +489,13 @@ def build_parser() -> argparse.ArgumentParser:
     fit.set_defaults(run=_cmd_fit)
 
     predict = commands.add_parser("predict", help="predict with a saved model")
-    predict.add_argument("model", metavar="MODEL.npz", help="a model written by 'kernelfuse fit' or model.save()")
-    predict.add_argument("data", metavar="DATA.csv", help="a CSV with the training feature columns")
+    predict.add_argument("model", metavar="MODEL.npz",
+                         help="a model written by 'kernelfuse fit', 'kernelfuse solve --shards' or model.save()")
+    predict.add_argument("data", metavar="DATA",
+                         help="a CSV with the training feature columns (by the names the model records), "
+                              "or a .npy array (n, d) of the features in the training order")
     predict.add_argument("--output", required=True, metavar="PREDICTIONS.csv",
-                         help="where the predictions are written, one per row of DATA.csv")
+                         help="where the predictions are written, one per row of DATA ('-': standard output)")
     predict.set_defaults(run=_cmd_predict)
 
     families = commands.add_parser("families", help="list the problem families")

@@ -848,9 +848,6 @@ class MKLEstimator(BaseEstimator):
         """Write the fitted model to ``path`` (.npz: arrays + JSON, no pickle)."""
         from kernelfuse.frontends.persistence import save_model
 
-        if "feature_models_" in self.__dict__:
-            raise ValidationError("a model fitted on a Dask cluster is not saved in kernelfuse's model format yet: "
-                                  "pickle it (pickle.dump or joblib.dump), which keeps its feature maps")
         save_model(self, path)
 
     def __sklearn_tags__(self) -> Any:  # scikit-learn's Tags (untyped)

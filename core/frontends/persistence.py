@@ -3,7 +3,9 @@
 The header holds the format version, the versions that wrote the file, the estimator's
 parameters and each kernel spec as a registered kernel name with its parameters; the arrays hold
 the training features, the normalisation's diagonals, the classes and one solver result per
-problem (:meth:`kernelfuse.assembly.result.Result.to_arrays`).  :func:`load_model` reads without
+problem (:meth:`kernelfuse.assembly.result.Result.to_arrays`), or, for a fit on a Dask cluster,
+the feature maps' columns and scales and each problem's feature weights, its solve's numbers in
+the header (:data:`FEATURE_MODEL_FIELDS`).  :func:`load_model` reads without
 pickle, checks the arrays' digest and the format version, rebuilds kernels only through the
 registry, and, since the digest guards integrity only, checks that the file means a model (every
 number finite, parameters of their types, kernels reproducing the stored diagonals, classes
@@ -26,6 +28,7 @@ import numpy as np
 
 from kernelfuse.assembly.result import Result
 from kernelfuse.errors import KernelfuseError, ValidationError
+from kernelfuse.kernels.factors import has_features
 from kernelfuse.kernels.functions import REBUILT, KernelSpec, aligned
 from kernelfuse.runtime.npz_file import read_npz, write_npz
 
@@ -38,6 +41,11 @@ FORMAT = "kernelfuse-model"
 ARRAY_REFERENCE = "__array__"
 #: 2: arrays carry a SHA-256 digest (:mod:`kernelfuse.runtime.npz_file`).
 FORMAT_VERSION = 2
+#: What the header keeps of each model of a fit on a Dask cluster
+#: (:class:`~kernelfuse.distributed.newton.FeatureModel`), beside its weights (an array) and the
+#: feature maps its models share (the kernels, ``feature_offsets``, ``feature_scales``).
+FEATURE_MODEL_FIELDS = ("intercept", "normalization", "objective", "dual_objective", "gap", "status", "message",
+                        "n_iter", "passes", "time", "family", "loss")
 
 
 def _spec_record(spec: KernelSpec, index: int, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -80,28 +88,38 @@ def save_model(estimator: Any, path: str | PathLike[str],
     params = estimator.get_params(deep=False)
     params.pop("registry", None)  # not part of the model: load_model takes one
     specs = None
-    if not estimator._precomputed():
+    feature_models = estimator.__dict__.get("feature_models_")
+    if feature_models is not None:  # a fit on a Dask cluster: its feature maps and weights
+        specs = [_spec_record(s, m, arrays) for m, s in enumerate(estimator.kernels_)]
+        arrays["feature_offsets"] = np.asarray(feature_models[0].offsets, dtype=np.int64)
+        arrays["feature_scales"] = feature_models[0].scales
+        for k, model in enumerate(feature_models):
+            arrays[f"feature_model{k}_weights"] = model.weights
+        params["kernels"] = "specs"
+    elif not estimator._precomputed():
         specs = [_spec_record(s, m, arrays) for m, s in enumerate(estimator.kernels_)]
         arrays["X_fit"] = estimator.X_fit_
         arrays["train_diagonal"] = estimator.normalizer_.train_diagonal_
-        if estimator._standardizes():
-            arrays["feature_mean"] = estimator.feature_mean_
-            arrays["feature_scale"] = estimator.feature_scale_
         params["kernels"] = "specs"
+    if specs is not None and estimator._standardizes():
+        arrays["feature_mean"] = estimator.feature_mean_
+        arrays["feature_scale"] = estimator.feature_scale_
     elif getattr(estimator, "normalizer_", None) is not None:  # a precomputed stack's normalisation
         arrays["train_diagonal"] = estimator.normalizer_.train_diagonal_
     if hasattr(estimator, "target_scale_"):
         arrays["target_units"] = np.array([estimator.target_shift_, estimator.target_scale_])
     if params.get("views") is not None:
         params["views"] = _json_views(params["views"])
-    for k, result in enumerate(estimator.results_):
+    for k, result in enumerate(estimator.__dict__.get("results_", ())):
         arrays.update({f"result{k}_{key}": value for key, value in result.to_arrays().items()})
     header = {
         "format": FORMAT, "format_version": FORMAT_VERSION,
         "versions": {name: importlib.metadata.version(name)
                      for name in ("kernelfuse", "numpy", "scikit-learn")},
         "estimator": type(estimator).__name__, "params": params, "kernels": specs,
-        "n_results": len(estimator.results_), "n_features_in": int(estimator.n_features_in_),
+        "n_results": len(estimator.__dict__.get("results_", ())), "n_features_in": int(estimator.n_features_in_),
+        "feature_models": None if feature_models is None else [
+            {name: getattr(model, name) for name in FEATURE_MODEL_FIELDS} for model in feature_models],
         "metadata": metadata or {},
         "multilabel": {"dtype": np.dtype(estimator.label_dtype_).str,
                        "values": np.asarray(estimator.label_values_).tolist()} if labels else None,
@@ -163,7 +181,10 @@ def load_model(path: str | PathLike[str], *, registry: Registry | None = None) -
     diagonals (``train_diagonal``, > 0 unless ``normalization="none"``)
     other than the kernels' own on the stored features; classes that are not
     distinct, sorted and finite, or whose number differs from the decision
-    columns of the results.  A file written by another kernelfuse version of
+    columns of the results; for a fit on a Dask cluster, feature offsets that
+    are not the columns each kernel's features take on a row, scales not
+    > 0, non-finite weights or intercepts, or a count of models the classes
+    do not need.  A file written by another kernelfuse version of
     the same format loads with a warning.
     """
     arrays = read_npz(path, "model", verify=True)
@@ -210,7 +231,8 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
     results = [Result.from_arrays({key[len(f"result{k}_"):]: value for key, value in arrays.items()
                                    if key.startswith(f"result{k}_")}, source=f"{path} result {k}")
                for k in range(int(header["n_results"]))]
-    if not results:
+    cluster = header.get("feature_models")
+    if not results and not cluster:
         raise ValidationError(f"{path}: the model holds no solver result")
     if params.get("kernels") == "specs":
         specs = []
@@ -224,14 +246,22 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
             specs.append(KernelSpec(function, record["features"], record["group"], record["label"]))
         params["kernels"] = specs
     estimator = kind(**params, registry=given)
-    for k, result in enumerate(results):
-        _check_result(path, k, result, estimator.family_name())
+    estimator.n_features_in_ = int(header["n_features_in"])
     if issubclass(kind, estimators.MKLClassifier):
         if "classes" not in arrays:
             raise ValidationError(f"{path}: a classifier without its classes")
         estimator.classes_ = arrays["classes"]
     elif "classes" in arrays:
         raise ValidationError(f"{path}: classes: a {kind.__name__} has no classes")
+    if cluster:
+        if results or isinstance(params["kernels"], str) or kind is estimators.MultiLabelMKLClassifier:
+            raise ValidationError(f"{path}: a model fitted on a Dask cluster has feature maps and feature models "
+                                  "only (an MKLClassifier or MKLRegressor)")
+        _rebuild_cluster_fit(path, estimator, cluster, arrays)
+        estimator.metadata_ = header.get("metadata", {})
+        return estimator
+    for k, result in enumerate(results):
+        _check_result(path, k, result, estimator.family_name())
     if kind is estimators.MultiLabelMKLClassifier:
         labels = header.get("multilabel")
         estimator.multilabel_ = labels is not None
@@ -241,7 +271,6 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
             if not (isinstance(values, list) and len(values) == 2 and values[1] == 1 and values[0] in (0, -1)):
                 raise ValidationError(f"{path}: multi-label values must be [0, 1] or [-1, 1], got {values!r}")
             estimator.label_values_ = np.array(values, dtype=estimator.label_dtype_)
-    estimator.n_features_in_ = int(header["n_features_in"])
     shapes = {r.coef.shape for r in results}
     if len(shapes) != 1 or len(next(iter(shapes))) not in (2, 3):
         raise ValidationError(f"{path}: inconsistent coefficient shapes {sorted(shapes)}")
@@ -250,7 +279,8 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
     for k, result in enumerate(results):
         _check_floats(path, f"result {k} coefficients", result.coef, result.coef.shape)
     if issubclass(kind, estimators.MKLClassifier):
-        _check_classes(path, estimator.classes_, results, getattr(estimator, "multilabel_", False))
+        _check_classes(path, estimator.classes_, sum(1 if r.coef.ndim == 2 else r.coef.shape[1] for r in results),
+                       getattr(estimator, "multilabel_", False))
     if params["kernels"] != "precomputed":
         X_fit, diagonal = arrays.get("X_fit"), arrays.get("train_diagonal")
         if X_fit is None or diagonal is None or X_fit.shape != (N, estimator.n_features_in_) \
@@ -267,16 +297,7 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
         estimator.X_fit_ = aligned(X_fit)  # bit-identical kernels, hence predictions
         _check_kernels_on_training_rows(path, estimator.kernels_, estimator.X_fit_, diagonal,
                                         estimator.normalization)
-        if estimator._standardizes():
-            mean, scale = arrays.get("feature_mean"), arrays.get("feature_scale")
-            if mean is None or scale is None or mean.shape != (estimator.n_features_in_,) \
-                    or scale.shape != mean.shape:
-                raise ValidationError(f"{path}: the feature standardisation is missing or invalid")
-            _check_floats(path, "feature means (feature_mean)", mean, mean.shape)
-            _check_floats(path, "feature scales (feature_scale)", scale, scale.shape)
-            if not (scale > 0).all():
-                raise ValidationError(f"{path}: feature_scale must be > 0, got {float(scale.min())!r}")
-            estimator.feature_mean_, estimator.feature_scale_ = mean, scale
+        _adopt_standardization(path, estimator, arrays)
         estimator.normalizer_ = KernelNormalizer(estimator.normalization)
         estimator.normalizer_.train_diagonal_ = diagonal
     elif "train_diagonal" in arrays:  # a precomputed stack normalised at fit (none before such files)
@@ -289,15 +310,105 @@ def _rebuild(path: str | PathLike[str], header: dict[str, Any], arrays: dict[str
                                   f"{estimator.normalization!r}")
         estimator.normalizer_ = KernelNormalizer(estimator.normalization)
         estimator.normalizer_.train_diagonal_ = diagonal
-    if kind is estimators.MKLRegressor:  # the targets' units (none in files before they were kept)
-        units = arrays.get("target_units", np.array([0.0, 1.0]))
-        _check_floats(path, "target units (target_units)", units, (2,))
-        if not units[1] > 0:
-            raise ValidationError(f"{path}: the target scale must be > 0, got {float(units[1])!r}")
-        estimator.target_shift_, estimator.target_scale_ = float(units[0]), float(units[1])
+    _adopt_target_units(path, estimator, arrays)
     estimator._adopt_results(results)
     estimator.metadata_ = header.get("metadata", {})
     return estimator
+
+
+def _adopt_standardization(path: str | PathLike[str], estimator: Any, arrays: dict[str, np.ndarray]) -> None:
+    """The file's feature means and scales set on ``estimator`` where it standardises its features."""
+    if not estimator._standardizes():
+        return
+    mean, scale = arrays.get("feature_mean"), arrays.get("feature_scale")
+    if mean is None or scale is None or mean.shape != (estimator.n_features_in_,) or scale.shape != mean.shape:
+        raise ValidationError(f"{path}: the feature standardisation is missing or invalid")
+    _check_floats(path, "feature means (feature_mean)", mean, mean.shape)
+    _check_floats(path, "feature scales (feature_scale)", scale, scale.shape)
+    if not (scale > 0).all():
+        raise ValidationError(f"{path}: feature_scale must be > 0, got {float(scale.min())!r}")
+    estimator.feature_mean_, estimator.feature_scale_ = mean, scale
+
+
+def _adopt_target_units(path: str | PathLike[str], estimator: Any, arrays: dict[str, np.ndarray]) -> None:
+    """A regressor's target units (shift, scale) from the file (none in files before they were kept)."""
+    from kernelfuse.frontends.estimators import MKLRegressor
+
+    if not isinstance(estimator, MKLRegressor):
+        return
+    units = arrays.get("target_units", np.array([0.0, 1.0]))
+    _check_floats(path, "target units (target_units)", units, (2,))
+    if not units[1] > 0:
+        raise ValidationError(f"{path}: the target scale must be > 0, got {float(units[1])!r}")
+    estimator.target_shift_, estimator.target_scale_ = float(units[0]), float(units[1])
+
+
+def _rebuild_cluster_fit(path: str | PathLike[str], estimator: Any, records: Any,
+                         arrays: dict[str, np.ndarray]) -> None:
+    """The models of a fit on a Dask cluster (:mod:`kernelfuse.frontends.cluster_fit`) set on
+    ``estimator``: the kernels' feature maps (already rebuilt), their columns ``feature_offsets``
+    and scales, and per model its weights and the numbers of its solve; each checked to mean a
+    model (offsets increasing from 0, as many columns as each map gives on a row; scales > 0;
+    weights and intercepts finite; as many models as the classes need)."""
+    from kernelfuse.distributed.newton import FeatureModel
+    from kernelfuse.kernels.normalization import METHODS
+
+    specs = estimator.kernels
+    offsets = arrays.get("feature_offsets", np.zeros(0, dtype=np.int64))
+    scales = arrays.get("feature_scales", np.zeros(0))
+    if offsets.dtype.kind not in "iu" or offsets.shape != (len(specs) + 1,) \
+            or offsets[0] != 0 or not (np.diff(offsets) > 0).all():
+        raise ValidationError(f"{path}: feature_offsets must be {len(specs) + 1} increasing integers from 0 "
+                              "(the columns of each kernel's features)")
+    D = int(offsets[-1])
+    _check_floats(path, "feature scales (feature_scales)", scales, (D,))
+    if not np.all(scales > 0):
+        raise ValidationError(f"{path}: feature_scales must be > 0")
+    _adopt_standardization(path, estimator, arrays)
+    row = np.zeros((1, estimator.n_features_in_))  # the training mean, where the features are standardised
+    for m, spec in enumerate(specs):
+        if not has_features(spec):
+            raise ValidationError(f"{path}: kernel {m} ({spec.function!r}) has no explicit features")
+        with np.errstate(all="ignore"):
+            try:
+                phi = spec.function.features(spec.columns(row))
+            except (TypeError, ValueError, IndexError, ArithmeticError) as exc:
+                raise ValidationError(f"{path}: kernel {m} ({spec.function!r}) fails on a row of "
+                                      f"{estimator.n_features_in_} features: {type(exc).__name__}: {exc}") from None
+        if phi.shape != (1, offsets[m + 1] - offsets[m]) or not np.isfinite(phi).all():
+            raise ValidationError(f"{path}: kernel {m} gives {phi.shape[-1]} features (finite: "
+                                  f"{bool(np.isfinite(phi).all())}), its columns in feature_offsets are "
+                                  f"{offsets[m + 1] - offsets[m]}")
+    if not isinstance(records, list):
+        raise ValidationError(f"{path}: feature_models must be a list of the models' records")
+    models = []
+    for k, record in enumerate(records):
+        if not isinstance(record, dict) or set(record) != set(FEATURE_MODEL_FIELDS):
+            raise ValidationError(f"{path}: feature model {k} must record {', '.join(FEATURE_MODEL_FIELDS)}")
+        weights = arrays.get(f"feature_model{k}_weights", np.zeros(0))
+        _check_floats(path, f"feature model {k} weights", weights, (D,))
+        numbers = {name: record[name] for name in ("intercept", "objective", "dual_objective", "gap", "time")}
+        texts = {name: record[name] for name in ("normalization", "status", "message", "family", "loss")}
+        if not all(_is_number(v, lambda x: not math.isnan(x)) for v in numbers.values()) \
+                or not math.isfinite(numbers["intercept"]) \
+                or not all(isinstance(v, str) for v in texts.values()) or texts["normalization"] not in METHODS \
+                or not all(isinstance(record[n], int) and record[n] >= 0 for n in ("n_iter", "passes")):
+            raise ValidationError(f"{path}: feature model {k} records {record!r}: numbers (a finite intercept), "
+                                  f"texts (a normalization of {', '.join(METHODS)}) and counts expected")
+        models.append(FeatureModel(weights, float(numbers["intercept"]), offsets, tuple(specs), scales,
+                                   objective=float(numbers["objective"]),
+                                   dual_objective=float(numbers["dual_objective"]), gap=float(numbers["gap"]),
+                                   time=float(numbers["time"]), n_iter=record["n_iter"], passes=record["passes"],
+                                   **texts))
+    if hasattr(estimator, "classes_"):
+        _check_classes(path, estimator.classes_, len(models), multilabel=False)
+    elif len(models) != 1:
+        raise ValidationError(f"{path}: {len(models)} feature models for a regression; 1 expected")
+    _adopt_target_units(path, estimator, arrays)
+    estimator.kernels_ = list(specs)
+    estimator.feature_models_ = models
+    estimator.kernel_weights_ = np.mean([m.kernel_weights for m in models], axis=0)
+    estimator.n_iter_ = max(m.n_iter for m in models)
 
 
 def _is_number(value: Any, holds: Any) -> bool:
@@ -383,12 +494,10 @@ def _check_result(path: str | PathLike[str], k: int, result: Result, family: Any
                               f"family is {family!r}")
 
 
-def _check_classes(path: str | PathLike[str], classes: np.ndarray, results: list[Result],
-                   multilabel: bool) -> None:
+def _check_classes(path: str | PathLike[str], classes: np.ndarray, columns: int, multilabel: bool) -> None:
     """Classes distinct, sorted (as ``numpy.unique`` gives them) and finite, as many as the
-    results' decision columns (two classes: one column, or two of one multi-output problem);
+    model's decision ``columns`` (two classes: one column, or two of one multi-output problem);
     labels ``0 .. L-1`` for a multi-label model."""
-    columns = sum(1 if r.coef.ndim == 2 else r.coef.shape[1] for r in results)
     if classes.ndim != 1 or classes.size < 2 or classes.dtype.kind not in "biufUS" \
             or (classes.dtype.kind == "f" and not np.isfinite(classes).all()) \
             or not np.array_equal(np.unique(classes), classes):

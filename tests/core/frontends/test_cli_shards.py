@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import pickle
+import csv
 import time
 
 import numpy as np
@@ -11,6 +11,7 @@ from sklearn.datasets import load_breast_cancer
 
 from helpers import local_dask_cluster
 from kernelfuse.frontends.cli import main
+from kernelfuse.frontends.persistence import load_model
 
 distributed = pytest.importorskip("distributed")
 
@@ -33,19 +34,30 @@ def shards(tmp_path):
     return tmp_path, X, y
 
 
-def test_npy_shards_on_a_scheduler_give_a_pickled_certified_model(scheduler, shards, capsys):
+def test_npy_shards_on_a_scheduler_give_a_certified_model_that_predict_reads(scheduler, shards, capsys):
     folder, X, y = shards
-    output = folder / "model.pkl"
+    output = folder / "model.npz"
     code = main(["solve", "--shards", str(folder / "X_*.npy"), "--targets", str(folder / "y_*.npy"),
                  "--scheduler", scheduler, "--rank", "30", "--tol", "1e-4", "--output", str(output)])
     printed = capsys.readouterr().out
     assert code == 0, printed
     assert "converged" in printed and "wrote" in printed
-    with open(output, "rb") as handle:
-        model = pickle.load(handle)
+    model = load_model(output)
     (fitted,) = model.feature_models_
     assert fitted.status == "converged" and fitted.gap <= 1e-4 and fitted.dual_objective <= fitted.objective
     assert np.mean(model.predict(X) == y) >= 0.95
+    np.save(folder / "new.npy", X[:50])
+    assert main(["predict", str(output), str(folder / "new.npy"), "--output", str(folder / "p.csv")]) == 0
+    with open(folder / "p.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    np.testing.assert_array_equal([float(r["prediction"]) for r in rows], model.predict(X[:50]))
+    np.testing.assert_allclose([float(r["score"]) for r in rows], model.decision_function(X[:50]), rtol=1e-9)
+    assert main(["predict", str(output), str(folder / "X_0.npy"), "--output", "-"]) == 0
+    assert main(["predict", str(output), str(folder / "new.csv"), "--output", "-"]) == 2  # no column names
+    assert "records no feature columns" in capsys.readouterr().err
+    np.save(folder / "narrow.npy", X[:5, :3])
+    assert main(["predict", str(output), str(folder / "narrow.npy"), "--output", "-"]) == 2
+    assert "(n, 30)" in capsys.readouterr().err
 
 
 def test_parquet_shards_with_a_target_column(scheduler, tmp_path, capsys):
@@ -55,13 +67,17 @@ def test_parquet_shards_with_a_target_column(scheduler, tmp_path, capsys):
     for k, rows in enumerate(np.array_split(np.arange(len(target)), 2)):
         frame = pd.DataFrame(X[rows], columns=[f"f{j}" for j in range(X.shape[1])])
         frame.assign(label=np.where(target[rows] == 1, 1.0, -1.0)).to_parquet(tmp_path / f"part_{k}.parquet")
-    output = tmp_path / "model.pkl"
+    output = tmp_path / "model.npz"
     code = main(["solve", "--shards", str(tmp_path / "*.parquet"), "--targets", "label", "--scheduler", scheduler,
                  "--rank", "20", "--output", str(output), "--quiet"])
     assert code == 0 and capsys.readouterr().out == ""
-    with open(output, "rb") as handle:
-        model = pickle.load(handle)
+    model = load_model(output)
     assert model.n_features_in_ == X.shape[1] and model.feature_models_[0].status == "converged"
+    pd.DataFrame(X[::-1, ::-1][:20], columns=[f"f{j}" for j in reversed(range(X.shape[1]))]).to_csv(
+        tmp_path / "new.csv", index=False)  # the columns by name, in another order
+    assert main(["predict", str(output), str(tmp_path / "new.csv"), "--output", str(tmp_path / "p.csv")]) == 0
+    predicted = pd.read_csv(tmp_path / "p.csv")
+    np.testing.assert_allclose(predicted["score"], model.decision_function(X[::-1][:20]), rtol=1e-9)
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -78,15 +94,15 @@ def test_parquet_shards_with_a_target_column(scheduler, tmp_path, capsys):
 def test_bad_shard_arguments_exit_2_naming_the_argument(shards, capsys, extra, message):
     folder, _, _ = shards
     args = [a.format(folder=folder) for a in extra]
-    assert main(["solve", *args, "--output", str(folder / "out.pkl")]) == 2
+    assert main(["solve", *args, "--output", str(folder / "out.npz")]) == 2
     assert pytest.importorskip("re").search(message, capsys.readouterr().err)
-    assert not (folder / "out.pkl").exists()
+    assert not (folder / "out.npz").exists()
 
 
 def test_an_unreachable_scheduler_exits_2_within_seconds(shards, capsys):
     folder, _, _ = shards
     start = time.perf_counter()
     code = main(["solve", "--shards", str(folder / "X_*.npy"), "--targets", str(folder / "y_*.npy"),
-                 "--scheduler", "tcp://127.0.0.1:9", "--output", str(folder / "out.pkl")])
+                 "--scheduler", "tcp://127.0.0.1:9", "--output", str(folder / "out.npz")])
     assert code == 2 and "no Dask scheduler answered at tcp://127.0.0.1:9" in capsys.readouterr().err
     assert time.perf_counter() - start < 60.0

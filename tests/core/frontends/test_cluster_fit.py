@@ -10,6 +10,7 @@ from sklearn.model_selection import train_test_split
 from helpers import local_dask_cluster
 from kernelfuse.errors import ValidationError
 from kernelfuse.frontends.estimators import MKLClassifier, MKLRegressor
+from kernelfuse.frontends.persistence import load_model
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -102,7 +103,51 @@ def test_what_the_cluster_path_does_not_take_is_named(client):
     with pytest.raises(ValidationError, match="precomputed"):
         MKLClassifier(kernels="precomputed").fit(Xd, yd)
     model = MKLClassifier(solver_params={"rank": 10}).fit(Xd, yd)
-    with pytest.raises(ValidationError, match="pickle"):
-        model.save("unused.npz")
     model.set_params(solver_params=None).fit(X[:200], y[:200])  # a fit here replaces the cluster's models
     assert "feature_models_" not in model.__dict__ and model.predict(X[:5]).shape == (5,)
+
+
+def _one_vs_rest_model(client):
+    X, y = load_wine(return_X_y=True)
+    return X, MKLClassifier(solver_params={"rank": 15}).fit(da.from_array(X, chunks=60), da.from_array(y, chunks=60))
+
+
+def test_a_cluster_fit_saved_and_loaded_predicts_the_same(client, tmp_path):
+    X, model = _one_vs_rest_model(client)
+    model.save(tmp_path / "model.npz")
+    loaded = load_model(tmp_path / "model.npz")
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded.classes_, model.classes_)
+    np.testing.assert_array_equal(loaded.kernel_weights_, model.kernel_weights_)
+    for before, after in zip(model.feature_models_, loaded.feature_models_):
+        assert (after.status, after.gap, after.passes, after.loss) == (before.status, before.gap, before.passes,
+                                                                        before.loss)
+    lazy = loaded.predict(da.from_array(X, chunks=50))  # lazy on a dask array, as the fitted model
+    np.testing.assert_array_equal(lazy.compute(), model.predict(X))
+    X_r, y_r = load_diabetes(return_X_y=True)
+    regressor = MKLRegressor(solver_params={"rank": 15}).fit(da.from_array(X_r, chunks=150),
+                                                             da.from_array(500.0 * y_r, chunks=150))
+    regressor.save(tmp_path / "regressor.npz")
+    np.testing.assert_array_equal(load_model(tmp_path / "regressor.npz").predict(X_r), regressor.predict(X_r))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda a: a.__setitem__("feature_model1_weights", np.full_like(a["feature_model1_weights"], np.nan)),
+     "feature model 1 weights must be finite"),
+    (lambda a: a.__setitem__("feature_offsets", a["feature_offsets"][::-1].copy()), "feature_offsets must be"),
+    (lambda a: a["feature_offsets"].__setitem__(1, a["feature_offsets"][1] + 1),
+     r"kernel 0 gives \d+ features .* its columns in feature_offsets are"),
+    (lambda a: a.__setitem__("feature_scales", -a["feature_scales"]), "feature_scales must be > 0"),
+    (lambda a: a.pop("feature_model2_weights"), "feature model 2 weights"),
+    (lambda a: a.__setitem__("classes", a["classes"][:2]), "2 classes on a model of 3 decision"),
+])
+def test_a_damaged_cluster_model_file_is_refused_naming_the_field(client, tmp_path, change, message):
+    from kernelfuse.runtime.npz_file import read_npz, write_npz
+
+    X, model = _one_vs_rest_model(client)
+    model.save(tmp_path / "model.npz")
+    arrays = read_npz(tmp_path / "model.npz", "model", verify=True)
+    change(arrays)
+    write_npz(tmp_path / "changed.npz", arrays)  # a new digest: the content itself must be refused
+    with pytest.raises(ValidationError, match=message):
+        load_model(tmp_path / "changed.npz")
