@@ -115,7 +115,7 @@ def one_pass_seconds(data: Any) -> float:
     import operator
 
     from kernelfuse.distributed import blocks
-    from kernelfuse.distributed.newton import _tree_sum
+    from kernelfuse.distributed.passes import tree_sum
     from kernelfuse.plugins.losses.logistic import Logistic
 
     client = data.client
@@ -125,7 +125,7 @@ def one_pass_seconds(data: Any) -> float:
         start = time.perf_counter()
         out = [client.submit(blocks.margins_and_gradient, F, y, loss, np.full(data.n_features, 1e-3), 0.0, 0,
                              pure=False) for F, y in zip(data.blocks, data.targets)]
-        _tree_sum(client, [client.submit(operator.getitem, o, 1) for o in out]).result()
+        tree_sum(client, [client.submit(operator.getitem, o, 1) for o in out]).result()
         best = min(best, time.perf_counter() - start)
     return best
 

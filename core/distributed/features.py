@@ -52,6 +52,9 @@ class PartitionedFeatures:
     specs: tuple[KernelSpec, ...]
     normalization: str
     dtype: np.dtype
+    #: The normalised kernels' mean diagonal entry ``sum_m trace(K_m) / (M N)`` (``1 / N`` for
+    #: unit trace): the scale a family's default parameter is mapped to (``pnorm_mkl``'s ``lam``).
+    mean_diagonal: float = 1.0
 
     @property
     def n_samples(self) -> int:
@@ -247,4 +250,5 @@ def partition_features(
                 raise ValidationError(f"kernel {m} is zero on every row: it cannot have unit trace")
             scales[columns] = 1.0 / math.sqrt(trace)
     return PartitionedFeatures(client, tuple(features), tuple(targets), tuple(int(c) for c in X.chunks[0]),
-                               offsets, scales, tuple(specs), normalization, np.dtype(np.float64))
+                               offsets, scales, tuple(specs), normalization, np.dtype(np.float64),
+                               float(np.sum(column_norms * scales**2)) / (len(specs) * N))

@@ -7,7 +7,9 @@ a sample of rows) become Nystrom kernels of rank ``solver_params["rank"]`` (100)
 are computed and kept in ``X``'s row blocks (:mod:`kernelfuse.distributed.features`), and each
 problem (one, or one per class, one-vs-rest) is solved by
 :class:`~kernelfuse.distributed.newton.DistributedNewton` to the estimator's ``tol``.  The
-family is ``l1_mkl`` with the estimator's smooth loss and measured ``C``, ``C2``.  The features
+family is ``l1_mkl`` with the estimator's smooth loss and measured ``C``, ``C2``, or, with
+``family="pnorm_mkl"``, the binary hinge at ``lam`` (default ``1 / N`` at unit diagonal, mapped to
+the kernels' scale as in one process) and ``p``.  The features
 are standardised by their mean and standard deviation (one pass), the regressor's targets too.
 ``decision_function``, ``predict`` (and ``predict_proba``) on a dask array are lazy
 (``map_blocks``); on a NumPy array they are NumPy arrays.
@@ -26,7 +28,7 @@ from kernelfuse.errors import ValidationError
 from kernelfuse.problem.families import get_family
 
 if TYPE_CHECKING:
-    from kernelfuse.distributed.newton import FeatureModel
+    from kernelfuse.distributed.model import FeatureModel
     from kernelfuse.frontends.estimators import MKLEstimator
 
 #: ``solver_params`` the cluster path reads, with their defaults.
@@ -38,7 +40,7 @@ def is_dask(data: Any) -> bool:
     return type(data).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
-def _refuse_unsupported(estimator: MKLEstimator, sample_weight: Any) -> dict[str, Any]:
+def _refuse_unsupported(estimator: MKLEstimator, sample_weight: Any, kind: str) -> dict[str, Any]:
     """The settings the cluster path takes, or a :class:`ValidationError` naming the one it does not."""
     if isinstance(estimator.kernels, str) and estimator.kernels == "precomputed":
         raise ValidationError("kernels='precomputed' has no features to distribute: pass the features as a "
@@ -46,12 +48,17 @@ def _refuse_unsupported(estimator: MKLEstimator, sample_weight: Any) -> dict[str
     if sample_weight is not None or getattr(estimator, "class_weight", None) is not None:
         raise ValidationError("sample_weight and class_weight are not taken by the distributed solve yet: "
                               "leave them None, or fit in this process (X.compute())")
-    if estimator.family is not None and estimator.family != "l1_mkl":
-        raise ValidationError(f"family={estimator.family!r}: the distributed solve minimises l1_mkl; leave "
-                              "family=None, or fit in this process (X.compute())")
-    if estimator.solver != "spicymkl":
+    if estimator.family not in (None, "l1_mkl", "pnorm_mkl"):
+        raise ValidationError(f"family={estimator.family!r}: the distributed solve minimises l1_mkl and pnorm_mkl; "
+                              "leave family=None, or fit in this process (X.compute())")
+    if estimator.solver != "spicymkl" and not (estimator.family == "pnorm_mkl" and estimator.solver == "obscure"):
         raise ValidationError(f"solver={estimator.solver!r}: on dask arrays the estimators use the distributed "
-                              "proximal Newton solver; leave solver at its default")
+                              "Newton solver; leave solver at its default")
+    if estimator.family == "pnorm_mkl" and kind == "real":
+        raise ValidationError("family='pnorm_mkl' is a classification family (the hinge); MKLRegressor fits l1_mkl")
+    if estimator.family == "pnorm_mkl" and estimator.loss not in (None, "hinge"):
+        raise ValidationError(f"loss={estimator.loss!r}: pnorm_mkl on a cluster is solved with the binary hinge; "
+                              "leave loss=None")
     settings = dict(CLUSTER_SETTINGS)
     for name, value in (estimator.solver_params or {}).items():
         if name not in settings:
@@ -68,8 +75,9 @@ def fit_on_cluster(estimator: MKLEstimator, X: Any, y: Any, sample_weight: Any, 
     from kernelfuse.distributed.cluster import client_for
     from kernelfuse.distributed.features import as_row_blocks, partition_features
     from kernelfuse.distributed.newton import DistributedNewton
+    from kernelfuse.frontends.estimators import scaled_default
 
-    settings = _refuse_unsupported(estimator, sample_weight)
+    settings = _refuse_unsupported(estimator, sample_weight, kind)
     client = client_for(None)
     estimator.__dict__.pop("feature_models_", None)
     if hasattr(X, "columns"):
@@ -88,17 +96,24 @@ def fit_on_cluster(estimator: MKLEstimator, X: Any, y: Any, sample_weight: Any, 
     seed = 0 if estimator.random_state is None else int(estimator.random_state)
     index = np.sort(np.random.default_rng(seed).choice(N, size=min(N, int(settings["sample_rows"])), replace=False))
     specs = estimator._kernel_specs(np.asarray(X[index].compute()))
-    fam = get_family("l1_mkl")
-    params = {name: getattr(estimator, name) if getattr(estimator, name) is not None
-              else getattr(estimator, f"l1_mkl_{name}") for name in ("C", "C2")}
+    family = estimator.family or "l1_mkl"
+    fam = get_family(family)
+    if family == "l1_mkl":
+        params = {name: getattr(estimator, name) if getattr(estimator, name) is not None
+                  else getattr(estimator, f"l1_mkl_{name}") for name in ("C", "C2")}
+        loss = estimator.loss if estimator.loss is not None else estimator.default_loss
+    else:
+        params, loss = {"lam": estimator.lam, "p": estimator.p}, "hinge"
     params = {name: value for name, value in params.items() if value is not None}
     fam.resolve_params(params)
-    loss = estimator.loss if estimator.loss is not None else estimator.default_loss
     if kind == "class":
         classes = np.unique(np.asarray(da.unique(y).compute()))
         if classes.size < 2:
             raise ValueError(f"{type(estimator).__name__} needs samples of at least 2 classes; got {classes.size}")
         estimator.classes_ = classes
+        if family == "pnorm_mkl" and classes.size > 2:
+            raise ValidationError(f"family='pnorm_mkl' on a cluster solves binary problems (the hinge); y has "
+                                  f"{classes.size} classes: use the default family, or fit in this process")
         solved = y.map_blocks(_encode, classes, dtype=np.float64)
         problems: list[int | None] = [1] if classes.size == 2 else list(range(classes.size))
     else:
@@ -114,11 +129,13 @@ def fit_on_cluster(estimator: MKLEstimator, X: Any, y: Any, sample_weight: Any, 
                                max_iter=100 if estimator.max_iter is None else estimator.max_iter,
                                time_limit=math.inf if estimator.time_limit is None else estimator.time_limit,
                                hessian_rows=int(settings["hessian_rows"]))
+    if family == "pnorm_mkl" and "lam" not in params:
+        params.update(scaled_default(family, N, data.mean_diagonal))
     models = []
     for k in problems:
         problem = data if k is None else data.with_targets(
             [client.submit(_one_against_rest, t, k) for t in data.targets])
-        model = solver.solve(problem, "l1_mkl", loss=loss, registry=estimator._registry(), **params)
+        model = solver.solve(problem, family, loss=loss, registry=estimator._registry(), **params)
         if model.status != "converged":
             warnings.warn(f"the distributed solve stopped with status {model.status!r}: {model.message}",
                           errors.ConvergenceWarning, stacklevel=3)

@@ -42,7 +42,7 @@ ARRAY_REFERENCE = "__array__"
 #: 2: arrays carry a SHA-256 digest (:mod:`kernelfuse.runtime.npz_file`).
 FORMAT_VERSION = 2
 #: What the header keeps of each model of a fit on a Dask cluster
-#: (:class:`~kernelfuse.distributed.newton.FeatureModel`), beside its weights (an array) and the
+#: (:class:`~kernelfuse.distributed.model.FeatureModel`), beside its weights (an array) and the
 #: feature maps its models share (the kernels, ``feature_offsets``, ``feature_scales``).
 FEATURE_MODEL_FIELDS = ("intercept", "normalization", "objective", "dual_objective", "gap", "status", "message",
                         "n_iter", "passes", "time", "family", "loss")
@@ -350,7 +350,7 @@ def _rebuild_cluster_fit(path: str | PathLike[str], estimator: Any, records: Any
     and scales, and per model its weights and the numbers of its solve; each checked to mean a
     model (offsets increasing from 0, as many columns as each map gives on a row; scales > 0;
     weights and intercepts finite; as many models as the classes need)."""
-    from kernelfuse.distributed.newton import FeatureModel
+    from kernelfuse.distributed.model import FeatureModel
     from kernelfuse.kernels.normalization import METHODS
 
     specs = estimator.kernels

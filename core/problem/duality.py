@@ -174,17 +174,27 @@ def pnorm_mkl_dual_value(problem: Problem, mass: np.ndarray, dual_norm: float) -
     """``max_t D(t tau)`` for a feasible ``tau`` of masses ``mass`` with ``||v||_{2,q} <= dual_norm``.
 
     A larger ``dual_norm`` than the point's own gives a smaller value: still a lower bound."""
-    t = pnorm_mkl_scaling(problem, mass, dual_norm)
-    return t * float(mass.mean()) - t * t * dual_norm * dual_norm / (2.0 * problem.params["lam"])
+    return mean_loss_dual_value(problem.params["lam"], float(mass.mean()), float(mass.max(initial=0.0)), dual_norm)
 
 
 def pnorm_mkl_scaling(problem: Problem, mass: np.ndarray, dual_norm: float) -> float:
+    """The ``t`` that maximises ``D(t tau)`` (:func:`mean_loss_scaling`)."""
+    return mean_loss_scaling(problem.params["lam"], float(mass.mean()), float(mass.max(initial=0.0)), dual_norm)
+
+
+def mean_loss_dual_value(lam: float, mean_mass: float, top_mass: float, dual_norm: float) -> float:
+    """``max_t D(t tau) = t S - t^2 ||v||^2 / (2 lam)`` (the ``mean_loss`` dual) from the masses'
+    mean ``S`` and largest value (or a bound above it), and ``||v||_{2,q} <= dual_norm``."""
+    t = mean_loss_scaling(lam, mean_mass, top_mass, dual_norm)
+    return t * mean_mass - t * t * dual_norm * dual_norm / (2.0 * lam)
+
+
+def mean_loss_scaling(lam: float, mean_mass: float, top_mass: float, dual_norm: float) -> float:
     """The ``t = min(1 / max_i s_i, lam S / ||v||^2)`` that maximises ``D(t tau)`` (0 where ``tau = 0``)."""
-    top = float(mass.max(initial=0.0))
-    if top == 0.0:
+    if top_mass == 0.0:
         return 0.0
     square = dual_norm * dual_norm
-    return 1.0 / top if square == 0.0 else min(1.0 / top, problem.params["lam"] * float(mass.mean()) / square)
+    return 1.0 / top_mass if square == 0.0 else min(1.0 / top_mass, lam * mean_mass / square)
 
 
 def pnorm_mkl_lower_bound(problem: Problem, tau: np.ndarray) -> tuple[float, int]:

@@ -261,6 +261,19 @@ class BlockLp(NormPower):
     def norm_expression(self, x: Any) -> Any:
         return norm_of(x, self.p)
 
+    def norm_derivatives(self, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The gradient and Hessian of ``Omega(n) = (w / P) ||n||_p^P`` in the kernel norms ``n > 0``:
+        ``w ||n||^(P-p) n^(p-1)`` and ``w [(P - p) ||n||^(P-2p) n^(p-1) (n^(p-1))' + (p - 1)
+        ||n||^(P-p) diag(n^(p-2))]`` (a Newton step on the smooth ``pnorm_mkl`` objective,
+        :mod:`kernelfuse.distributed.pnorm_newton`)."""
+        total = lp_norm(norms, self.p)
+        rising = norms ** (self.p - 1.0)
+        gradient = self.weight * total ** (self.power - self.p) * rising
+        hessian = self.weight * (self.power - self.p) * total ** (self.power - 2.0 * self.p) * np.outer(rising, rising)
+        hessian[np.diag_indices_from(hessian)] += (self.weight * (self.p - 1.0) * total ** (self.power - self.p)
+                                                   * norms ** (self.p - 2.0))
+        return gradient, hessian
+
     def combination_weights(self, norms: np.ndarray) -> np.ndarray:
         """``g_m = ||f_m||^(p - 1)``, so ``d_m = ||f_m||^(2 - p)`` scaled to ``||d||_(p/(2-p)) = 1``:
         the weights of Kloft et al. (JMLR 2011, eq. 14), whose exponent on ``d`` is

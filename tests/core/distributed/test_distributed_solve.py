@@ -97,6 +97,44 @@ def test_the_answer_of_the_single_process_factor_solve_on_generated_problems(cli
                                model.decision_function(X), rtol=1e-12, atol=1e-12)
 
 
+def generated_pnorm_problem(seed: int) -> tuple[np.ndarray, np.ndarray, list[KernelSpec], dict]:
+    """A generated problem (:func:`generated_problem`) with ``pnorm_mkl``'s random ``lam`` and ``p``."""
+    X, y, specs, _ = generated_problem(seed)
+    rng = np.random.default_rng(1000 + seed)
+    return X, y, specs, {"lam": float(10 ** rng.uniform(-3.5, -1.5)), "p": float(rng.uniform(1.05, 2.0))}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pnorm_mkl_with_the_hinge_has_the_reference_optimum_on_generated_problems(client, seed):
+    """Newton on the smoothed hinge certifies the exact hinge problem: its interval holds the
+    optimum of cvxpy's solve of the same kernels ``Phi_m Phi_m'`` (and the other way round)."""
+    X, y, specs, params = generated_pnorm_problem(seed)
+    data = partition_features(specs, da.from_array(X, chunks=70), da.from_array(y, chunks=70),
+                              client=client, rank=int(np.random.default_rng(seed).integers(10, 30)), seed=seed)
+    model = DistributedNewton(tol=1e-5, max_iter=300).solve(data, "pnorm_mkl", **params)
+    assert model.status == "converged" and model.gap <= 1e-5 and model.intercept == 0.0
+    assert (model.family, model.loss) == ("pnorm_mkl", "hinge")
+    phi = data.features(X)
+    K = np.stack([phi[:, a:b] @ phi[:, a:b].T for a, b in zip(data.offsets[:-1], data.offsets[1:])])
+    reference = kernelfuse.solve(K, y, solver="cvxpy", family="pnorm_mkl", **params)
+    assert reference.status == "converged"
+    within(model, reference)
+    lam, p = params["lam"], params["p"]  # the objective is P at the model, in OBJECTIVES.md units
+    norms = model.kernel_norms
+    hinge = np.maximum(0.0, 1.0 - y * model.decision_function(X)).mean()
+    assert model.objective == pytest.approx(lam / 2 * np.sum(norms**p) ** (2 / p) + hinge, rel=1e-9)
+
+
+def test_pnorm_mkl_ends_at_max_iter_and_time_limit_with_its_bound(client):
+    X, y, specs, params = generated_pnorm_problem(5)
+    data = partition_features(specs, X, y, client=client, rank=15)
+    short = DistributedNewton(tol=1e-9, max_iter=2).solve(data, "pnorm_mkl", **params)
+    assert short.status == "max_iter" and short.n_iter == 2
+    assert short.dual_objective <= short.objective and np.isfinite(short.gap)
+    with pytest.raises(ValidationError, match="before its first pass"):
+        DistributedNewton(time_limit=1e-9).solve(data, "pnorm_mkl", **params)
+
+
 def test_spherical_normalisation_and_ready_low_rank_kernels(client):
     """Kernels already low rank are kept as given; spherical rows have unit norm per kernel."""
     X, y, specs, settings = generated_problem(7)
@@ -129,8 +167,10 @@ def test_refusals_name_the_parameter(client):
         DistributedNewton().solve(data, "l1_mkl", loss="hinge")
     with pytest.raises(ValidationError, match="loss: name the loss"):
         DistributedNewton().solve(data, "l1_mkl")
-    with pytest.raises(ValidationError, match="family pnorm_mkl"):
+    with pytest.raises(ValidationError, match="pnorm_mkl solve takes the binary hinge"):
         DistributedNewton().solve(data, "pnorm_mkl", loss="logistic")
+    with pytest.raises(ValidationError, match="family vskl"):
+        DistributedNewton().solve(data, "vskl")
     with pytest.raises(ValidationError, match="labels in"):
         DistributedNewton().solve(partition_features(specs, X, y * 2, client=client, rank=10), "l1_mkl",
                                   loss="logistic")

@@ -89,13 +89,38 @@ def test_a_dask_dataframe_with_views_by_column_name(client):
     assert np.mean(model.predict(X.to_numpy()) == y.to_numpy()) >= 0.9
 
 
+def test_pnorm_mkl_on_dask_arrays_is_certified_and_predicts_as_in_one_process(client):
+    X, y = load_breast_cancer(return_X_y=True)
+    X_train, X_test, y_train, y_test = split(X, y, seed=3)
+    model = MKLClassifier(family="pnorm_mkl", p=1.3).fit(da.from_array(X_train, chunks=100),
+                                                         da.from_array(y_train, chunks=100))
+    (fitted,) = model.feature_models_
+    assert (fitted.family, fitted.loss, fitted.status) == ("pnorm_mkl", "hinge", "converged")
+    assert fitted.gap <= model.tol and fitted.dual_objective <= fitted.objective
+    assert fitted.kernel_norms.min() > 0  # p > 1: every kernel kept
+    # lam = 1 / N at unit diagonal is 1 / N^2 on unit-trace kernels, as in one process:
+    lam, signs = 1.0 / len(y_train) ** 2, np.where(y_train == model.classes_[1], 1.0, -1.0)
+    hinge = np.maximum(0.0, 1.0 - signs * model.decision_function(X_train)).mean()
+    assert fitted.objective == pytest.approx(lam / 2 * np.sum(fitted.kernel_norms**1.3) ** (2 / 1.3) + hinge,
+                                             rel=1e-9)
+    in_process = MKLClassifier(family="pnorm_mkl", solver="obscure", p=1.3).fit(X_train, y_train)
+    assert model.score(X_test, y_test) >= in_process.score(X_test, y_test) - 0.03
+
+
 def test_what_the_cluster_path_does_not_take_is_named(client):
     X, y = load_breast_cancer(return_X_y=True)
     Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
     with pytest.raises(ValidationError, match="sample_weight"):
         MKLClassifier().fit(Xd, yd, sample_weight=np.ones(len(y)))
-    with pytest.raises(ValidationError, match="family='pnorm_mkl'"):
-        MKLClassifier(family="pnorm_mkl").fit(Xd, yd)
+    with pytest.raises(ValidationError, match="family='vskl'"):
+        MKLClassifier(family="vskl").fit(Xd, yd)
+    with pytest.raises(ValidationError, match="loss='logistic': pnorm_mkl"):
+        MKLClassifier(family="pnorm_mkl", loss="logistic").fit(Xd, yd)
+    wine_X, wine_y = load_wine(return_X_y=True)
+    with pytest.raises(ValidationError, match="binary problems .* 3 classes"):
+        MKLClassifier(family="pnorm_mkl").fit(da.from_array(wine_X, chunks=60), da.from_array(wine_y, chunks=60))
+    with pytest.raises(ValidationError, match="classification family"):
+        MKLRegressor(family="pnorm_mkl").fit(Xd, da.from_array(X[:, 0], chunks=100))
     with pytest.raises(ValidationError, match="solver='obscure'"):
         MKLClassifier(solver="obscure").fit(Xd, yd)
     with pytest.raises(ValidationError, match="solver_params: 'svm_solver'"):

@@ -1,0 +1,197 @@
+"""Newton on the smoothed hinge over row blocks: one binary ``pnorm_mkl`` solve, certified by map-reduce.
+
+The problem (OBJECTIVES.md family 4, binary hinge, no intercept) on low-rank kernels
+``K_m = Phi_m S_m^2 Phi_m'`` is, in the features' weights ``v_m`` (``f = sum_m Phi_m S_m v_m``,
+``||f_m|| <= ||v_m||`` as in :mod:`kernelfuse.distributed.newton`),
+
+    ``P(v) = (lam / 2) ||(||v_m||)_m||_p^2 + (1/N) sum_i max(0, 1 - y_i f_i)``.
+
+The hinge is replaced by its Moreau envelope of width ``mu`` (Nesterov 2005),
+``h_mu(z) = 0`` for ``z >= 1``, ``(1 - z)^2 / (2 mu)`` on ``(1 - mu, 1)``, ``1 - z - mu/2`` below,
+with ``h_mu <= hinge <= h_mu + mu/2``: ``P_mu`` is smooth, and each iteration is a Newton step on it
+from the same two passes as the ``l1_mkl`` solver (:class:`~kernelfuse.distributed.passes.Run`):
+
+1. the gradient pass at ``v``: ``sum h_mu``, ``Phi' rho`` (``rho_i = y_i h_mu'(y_i f_i)``) and the
+   curvature of a row sample; the hinge's own sum over the margins (no feature read) gives ``P(v)``;
+2. the certificate, free: ``a_i = -y_i rho_i = clip((1 - y_i f_i) / mu, 0, 1)`` is a dual point of
+   the exact hinge, ``D(t a) = t mean(a) - t^2 ||S Phi'(a y) / N||_{2,q}^2 / (2 lam)``
+   (the family's ``mean_loss`` dual, :func:`~kernelfuse.problem.duality.mean_loss_dual_value`);
+3. the step: ``(H_loss / N + H_Omega) d = -grad P_mu``, the regulariser's gradient and Hessian in
+   closed form from :meth:`~kernelfuse.problem.regularizers.BlockLp.norm_derivatives` through the
+   block norms, solved by Cholesky on the driver (``D x D``);
+4. the line pass: Armijo's test on ``P_mu`` at ``t = 1, 1/2, ..., 2^-11``.
+
+The first step, from the zero model (where ``Omega`` has no Hessian for ``p < 2``), goes to the
+minimiser of the loss's linear model plus ``Omega`` (the dual map of the gradient), the best
+trial of the line pass.  Continuation: ``mu`` starts at 1; once Newton's decrement says ``P_mu`` is
+within a tenth of the target gap of its optimum, ``mu`` becomes ``min(mu / 4, (P - D) / 4)``.
+At ``mu <= tol max(1, P)`` the smoothed optimum is within the target of ``P``'s, so the gap
+closes.  Measurements: docs/scaling.md.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+import scipy.linalg
+
+from kernelfuse.distributed.model import block_norms
+from kernelfuse.distributed.passes import Run
+from kernelfuse.parts.loss import Loss
+from kernelfuse.problem.duality import mean_loss_dual_value, mean_loss_scaling
+from kernelfuse.problem.regularizers import BlockLp, dual_exponent
+
+#: Trial steps of the line search, all from one pass.
+STEPS = 0.5 ** np.arange(30)
+#: Armijo's fraction of the predicted decrease.
+ARMIJO = 1e-4
+#: ``P_mu`` counts as solved when Newton's decrement is below this fraction of the target gap.
+SOLVED_FRACTION = 0.1
+#: The narrowest smoothing, as a fraction of the target gap ``tol max(1, P)``: a run whose line
+#: search fails there is ``stalled``.
+MIN_WIDTH = 0.01
+
+
+@attrs.frozen
+class SmoothedHinge(Loss):
+    """The hinge's Moreau envelope of width ``mu`` in ``z = y f`` (this module's docstring)."""
+
+    name: ClassVar[str] = "smoothed-hinge"
+    target: ClassVar[str] = "binary"
+    mu: float = 1.0
+
+    def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        short = 1.0 - y * f
+        return np.where(short >= self.mu, short - 0.5 * self.mu, np.maximum(short, 0.0) ** 2 / (2.0 * self.mu))
+
+    def mass(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """``a = -h_mu'(y f) = clip((1 - y f) / mu, 0, 1)``: a dual point of the hinge."""
+        return np.clip((1.0 - y * f) / self.mu, 0.0, 1.0)
+
+    def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return -y * self.mass(y, f)
+
+    def second_derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        short = 1.0 - y * f
+        return np.where((short > 0.0) & (short < self.mu), 1.0 / self.mu, 0.0)
+
+
+def hinge_sums(f: np.ndarray, y: np.ndarray, smoothed: SmoothedHinge) -> np.ndarray:
+    """``[sum_i max(0, 1 - y_i f_i), sum_i a_i^2]`` over a block's margins (``a`` the smoothed
+    hinge's dual point): the objective and the smoothed dual's term, no feature read."""
+    return np.array([float(np.sum(np.maximum(0.0, 1.0 - y * f))), float(np.sum(smoothed.mass(y, f) ** 2))])
+
+
+def penalty_derivatives(penalty: BlockLp, v: np.ndarray, offsets: np.ndarray,
+                        live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The gradient and Hessian of ``Omega(||v_m||)`` in ``v`` over the columns of the blocks with
+    ``||v_m|| > 0`` (``live``, per column): ``g_m v_m / n_m`` and
+    ``blockdiag((g_m / n_m)(I - u_m u_m')) + J' H J``, ``u_m = v_m / n_m``, ``J`` the blocks' ``u_m'``,
+    ``(g, H)`` the derivatives in the norms."""
+    norms = block_norms(v, offsets)
+    kernels = np.flatnonzero(norms > 0)
+    g, H = penalty.norm_derivatives(norms[kernels])
+    widths = np.diff(offsets)[kernels]
+    unit = v[live] / np.repeat(norms[kernels], widths)
+    ratio = np.repeat(g / norms[kernels], widths)
+    J = np.zeros((kernels.size, unit.size))
+    J[np.repeat(np.arange(kernels.size), widths), np.arange(unit.size)] = unit
+    hessian = J.T @ H @ J
+    hessian[np.diag_indices_from(hessian)] += ratio
+    start = 0
+    for k, width in enumerate(widths):  # minus (g_m / n_m) u_m u_m' on each block
+        block = slice(start, start + width)
+        hessian[block, block] -= (g[k] / norms[kernels[k]]) * np.outer(unit[block], unit[block])
+        start += width
+    return ratio * v[live], hessian
+
+
+def dual_map(penalty: BlockLp, u: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``argmax_v u'v - Omega(v)`` for ``Omega = (lam / 2) ||v||_{2,p}^2``:
+    ``v_m = ||n||_q^(2-q) n_m^(q-2) u_m / lam`` (``n`` the block norms of ``u``, ``q = p / (p - 1)``)."""
+    q = dual_exponent(penalty.p)
+    norms = block_norms(u, offsets)
+    total = float(np.sum(norms**q)) ** (1.0 / q)
+    if total == 0.0:
+        return np.zeros_like(u)
+    factor = np.divide(total ** (2.0 - q) * norms ** (q - 2.0), penalty.weight, out=np.zeros_like(norms),
+                       where=norms > 0)
+    return u * np.repeat(factor, np.diff(offsets))
+
+
+@attrs.define(eq=False)
+class SmoothedHingeNewton(Run):
+    """One run of Newton on the smoothed hinge for ``pnorm_mkl`` (this module's docstring)."""
+
+    stride: int = 1
+    mu: float = 1.0
+
+    def iterate(self) -> tuple[str, str]:
+        data, penalty = self.data, self.penalty
+        assert isinstance(penalty, BlockLp)
+        offsets, scales, N = data.offsets, data.scales, data.n_samples
+        v = np.zeros(data.n_features)
+        workers = self.workers()
+        while True:
+            workers = self.spread_over_new_workers(workers)
+            smoothed = SmoothedHinge(self.mu)
+            margins, sums = self.gradient_pass(smoothed, v, 0.0, self.stride)
+            D = data.n_features
+            up_sum, down_sum = sums[1], sums[2]
+            loss_gradient = scales * (sums[3:3 + D] + sums[3 + D:3 + 2 * D]) / N  # S Phi' rho / N
+            regulariser = penalty.value(block_norms(v, offsets))
+            hinge_sum, mass_squares = self.margin_sums(hinge_sums, margins, smoothed)
+            objective = hinge_sum / N + regulariser
+            mass = (up_sum - down_sum) / N  # mean(a)
+            dual_norm = penalty.dual_norm(block_norms(loss_gradient, offsets))  # ||S Phi'(a y) / N||_{2,q}
+            lower = mean_loss_dual_value(penalty.weight, mass, 1.0, dual_norm)
+            t = mean_loss_scaling(penalty.weight, mass, 1.0, dual_norm)
+            smoothed_lower = lower - 0.5 * self.mu * t * t * mass_squares / N  # D_mu(t a) <= min P_mu
+            target = self.tol * max(1.0, abs(objective))
+            if self.observe(objective, v, 0.0, lower):
+                return "converged", ""
+            if self.steps >= self.max_iter:
+                return "max_iter", ""
+            smoothed_value = sums[0] / N + regulariser
+            live = np.repeat(block_norms(v, offsets) > 0, np.diff(offsets))
+            if not live.any():  # the zero model: to the minimiser of the linear model plus Omega
+                d = dual_map(penalty, -loss_gradient, offsets)
+                values = self.line_pass(smoothed, margins, d, 0.0, STEPS) / N
+                trials = values + np.array([penalty.value(block_norms(t * d, offsets)) for t in STEPS])
+                best = int(np.argmin(trials))
+                if not trials[best] < smoothed_value:
+                    return "stalled", "no step from the zero model decreases the smoothed objective"
+                v = STEPS[best] * d
+                self.steps += 1
+                continue
+            gradient, hessian = penalty_derivatives(penalty, v, offsets, live)
+            gradient = gradient + loss_gradient[live]
+            curvature = sums[3 + 2 * D:].reshape(D + 1, D + 1)[:D, :D][np.ix_(live, live)]
+            hessian += curvature * np.outer(scales[live], scales[live]) / N
+            hessian[np.diag_indices_from(hessian)] += 1e-12 * float(np.max(np.diag(hessian)))
+            try:
+                step = -scipy.linalg.cho_solve(scipy.linalg.cho_factor(hessian), gradient)
+            except np.linalg.LinAlgError:
+                step = -gradient
+            slope = float(gradient @ step)
+            if not slope < 0:
+                step, slope = -gradient, -float(gradient @ gradient)
+            d = np.zeros_like(v)
+            d[live] = step
+            self.steps += 1
+            if smoothed_value - smoothed_lower <= SOLVED_FRACTION * target:  # P_mu solved: a narrower smoothing
+                self.mu = min(self.mu / 4.0, 0.25 * (objective - self.lower))
+                continue
+            values = self.line_pass(smoothed, margins, d, 0.0, STEPS) / N
+            trials = values + np.array([penalty.value(block_norms(v + t * d, offsets)) for t in STEPS])
+            accepted = np.flatnonzero(trials <= smoothed_value + ARMIJO * STEPS * slope)
+            if accepted.size:
+                v = v + STEPS[accepted[0]] * d
+            elif self.mu > MIN_WIDTH * target:  # P_mu solved as far as rounding lets Newton: narrower
+                self.mu = min(self.mu / 4.0, 0.25 * (objective - self.lower))
+            else:
+                return "stalled", (f"the line search found no decrease of the smoothed objective (width "
+                                   f"{self.mu:.3g}) after {self.steps} iterations, before the gap reached "
+                                   f"tol={self.tol:g}")
