@@ -55,9 +55,10 @@ def margins_and_gradient(Phi: np.ndarray, y: np.ndarray, loss: Loss, v: np.ndarr
                          hessian_stride: int) -> tuple[np.ndarray, np.ndarray]:
     """One pass at the model ``(v, b)`` (``v`` already times the scales): the margins
     ``f = Phi v + b``, and the flat partial sums ``[sum loss, sum rho+, sum rho-, Phi' rho+,
-    Phi' rho-, H]`` with ``rho = loss'(f)`` split by sign (``rho+ >= 0``, ``rho- <= 0``, the dual
-    point's two sides) and ``H`` the curvature ``[Phi 1]' diag(loss''(f)) [Phi 1]`` of every
-    ``hessian_stride``-th row, times the stride (an estimate of the block's; empty for 0)."""
+    Phi' rho-, H, curved]`` with ``rho = loss'(f)`` split by sign (``rho+ >= 0``, ``rho- <= 0``,
+    the dual point's two sides), ``H`` the curvature ``[Phi 1]' diag(loss''(f)) [Phi 1]`` of every
+    ``hessian_stride``-th row, times the stride (an estimate of the block's; empty for 0), and
+    ``curved`` the rows where ``loss''(f) > 0`` (only they add to ``H``: the next stride's measure)."""
     n, D = Phi.shape
     f = np.empty(n)
     positive, negative = np.zeros(D), np.zeros(D)
@@ -78,6 +79,8 @@ def margins_and_gradient(Phi: np.ndarray, y: np.ndarray, loss: Loss, v: np.ndarr
     if hessian_stride > 0:
         sample = np.arange(0, n, hessian_stride)
         root = np.sqrt(loss.second_derivative(y[sample], f[sample]) * hessian_stride)
+        curved = root > 0  # rows of zero curvature add nothing (the smoothed hinge's outside its band)
+        sample, root = sample[curved], root[curved]
         H = np.zeros((D + 1, D + 1), order="F")
         for start in range(0, sample.size, HESSIAN_CHUNK_ROWS):
             picked = sample[start:start + HESSIAN_CHUNK_ROWS]
@@ -85,7 +88,8 @@ def margins_and_gradient(Phi: np.ndarray, y: np.ndarray, loss: Loss, v: np.ndarr
             weighted = np.hstack((Phi[picked], np.ones((picked.size, 1)))) * weight
             H = syrk(1.0, weighted, beta=1.0, c=H, trans=1, overwrite_c=True)  # the upper triangle
         hessian = (np.triu(H) + np.triu(H, 1).T).ravel()
-    return f, np.concatenate(([total, positive_sum, negative_sum], positive, negative, hessian))
+    curved = np.count_nonzero(loss.second_derivative(y, f) > 0)
+    return f, np.concatenate(([total, positive_sum, negative_sum], positive, negative, hessian, [curved]))
 
 
 def line_values(f: np.ndarray, Phi: np.ndarray, y: np.ndarray, loss: Loss, direction: np.ndarray,

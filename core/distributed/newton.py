@@ -134,7 +134,8 @@ class DistributedNewton:
     ``l1_mkl`` (and any family of penalty ``sum_m h(||f_m||)`` with an intercept) with a smooth
     loss: proximal Newton (this module); ``pnorm_mkl`` with the binary hinge: Newton on the
     smoothed hinge (:mod:`kernelfuse.distributed.pnorm_newton`).  ``hessian_rows``: rows of the
-    curvature estimate (every ``ceil(N / hessian_rows)``-th row); ``inner_iter``: accelerated
+    curvature estimate (of the rows where the loss is curved, as many as there are up to this:
+    :meth:`~kernelfuse.distributed.passes.Run.gradient_pass`); ``inner_iter``: accelerated
     proximal gradient steps of a proximal Newton step, on the driver.
     """
 
@@ -168,22 +169,17 @@ class DistributedNewton:
             hinge = registry.create("loss", "hinge")
             assert hinge is not None
             return SmoothedHingeNewton(data, fam, hinge, penalty, History(callback), wait, self.tol, self.max_iter,
-                                       stride=self.stride(data)).run()
+                                       self.hessian_rows).run()
         if not isinstance(penalty, SeparablePenalty):
             raise ValidationError(f"family {fam.name}: its penalty {penalty.name} is not separable in the kernel norms")
         return _ProximalNewton(data, fam, _resolve_loss(fam, loss, registry), penalty, History(callback), wait,
-                               self.tol, self.max_iter, stride=self.stride(data), inner_iter=self.inner_iter).run()
-
-    def stride(self, data: PartitionedFeatures) -> int:
-        """Every how many rows the curvature is sampled: ``hessian_rows`` rows in all."""
-        return max(1, math.ceil(data.n_samples / self.hessian_rows))
+                               self.tol, self.max_iter, self.hessian_rows, inner_iter=self.inner_iter).run()
 
 
 @attrs.define(eq=False)
 class _ProximalNewton(Run):
     """One proximal Newton run of :class:`DistributedNewton` (the steps of this module's docstring)."""
 
-    stride: int = 1
     inner_iter: int = 500
 
     def iterate(self) -> tuple[str, str]:
@@ -194,7 +190,7 @@ class _ProximalNewton(Run):
         workers = self.workers()
         while True:
             workers = self.spread_over_new_workers(workers)
-            margins, sums = self.gradient_pass(self.loss, v, b, self.stride)
+            margins, sums = self.gradient_pass(self.loss, v, b)
             total, up_sum, down_sum = sums[0], sums[1], sums[2]
             up, down, curvature = sums[3:3 + D], sums[3 + D:3 + 2 * D], sums[3 + 2 * D:]
             objective = total + self.penalty.value(block_norms(v, offsets))

@@ -84,7 +84,11 @@ class Run:
     wait: Waiter
     tol: float
     max_iter: int
+    #: Rows of the curvature sample (:meth:`gradient_pass`).
+    hessian_rows: int = 20_000
     passes: int = 0
+    #: Rows of positive ``loss''`` at the last gradient pass (None before the first).
+    curved: int | None = None
     steps: int = 0
     best: tuple[float, np.ndarray, float] | None = None
     lower: float = -math.inf
@@ -161,15 +165,20 @@ class Run:
             self.data.client.rebalance(list(self.data.blocks) + list(self.data.targets))
         return now
 
-    def gradient_pass(self, loss: Loss, v: np.ndarray, b: float, stride: int) -> tuple[list[Future], np.ndarray]:
+    def gradient_pass(self, loss: Loss, v: np.ndarray, b: float) -> tuple[list[Future], np.ndarray]:
         """One pass at ``(v, b)`` (``v`` in the features' units, before the scales): the margins'
-        futures, and the summed :func:`~kernelfuse.distributed.blocks.margins_and_gradient`."""
+        futures, and the summed :func:`~kernelfuse.distributed.blocks.margins_and_gradient` without
+        its count of curved rows.  The curvature is sampled on every ``k``-th row, ``k`` such that
+        about ``hessian_rows`` of the rows of positive ``loss''`` at the last pass are read (all
+        rows at the first): the smoothed hinge's narrow band is read whole, not a sample of it."""
         client = self.data.client
+        stride = max(1, math.ceil((self.data.n_samples if self.curved is None else self.curved) / self.hessian_rows))
         outputs = self.submit_each(blocks.margins_and_gradient, loss, self.data.scales * v, b, stride)
         margins = [client.submit(operator.getitem, out, 0) for out in outputs]
         sums = self.wait.result(tree_sum(client, [client.submit(operator.getitem, out, 1) for out in outputs]))
         self.passes += 1
-        return margins, sums
+        self.curved = int(sums[-1])
+        return margins, sums[:-1]
 
     def line_pass(self, loss: Loss, margins: list[Future], d: np.ndarray, db: float,
                   steps: np.ndarray) -> np.ndarray:

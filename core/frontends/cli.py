@@ -187,15 +187,19 @@ def _cmd_solve_shards(args: argparse.Namespace) -> int:
                         (args.set, "--set")):
         if given is not None:
             raise ValidationError(f"{name} is not taken with --shards: the rows of the shards are solved by the "
-                                  "distributed proximal Newton solver on the estimators' kernel grid")
-    if args.family not in (None, "l1_mkl"):
-        raise ValidationError(f"--family {args.family}: a solve on a Dask cluster minimises l1_mkl")
+                                  "distributed Newton solver on the estimators' kernel grid")
+    if args.family not in (None, "l1_mkl", "pnorm_mkl"):
+        raise ValidationError(f"--family {args.family}: a solve on a Dask cluster minimises l1_mkl or pnorm_mkl")
     if args.rank is not None and args.rank < 1:
         raise ValidationError(f"--rank must be a positive number of landmarks, got {args.rank}")
+    pnorm = args.family == "pnorm_mkl"
+    loss = resolve_registry(None).create("loss", args.loss or ("hinge" if pnorm else "logistic"))  # installed
+    if pnorm and loss.name != "hinge":
+        raise ValidationError(f"--loss {loss.name}: --family pnorm_mkl on a cluster takes the binary hinge")
     output = check_output_path(args.output)
     X, y, names = _shard_rows(args)
-    loss = resolve_registry(None).create("loss", args.loss or "logistic")  # the installed plugins
-    settings = {"C": args.C, "C2": args.C2, "loss": loss.name, "max_iter": args.max_iter,
+    settings = {"C": args.C, "C2": args.C2, "lam": args.lam, "p": args.p, "family": args.family,
+                "loss": None if pnorm else loss.name, "max_iter": args.max_iter,
                 "time_limit": args.time_limit, "random_state": args.seed,
                 "solver_params": None if args.rank is None else {"rank": args.rank}}
     if args.tol is not None:
@@ -217,7 +221,7 @@ def _cmd_solve_shards(args: argparse.Namespace) -> int:
     if not args.quiet:
         for k, result in enumerate(fitted):
             label = f"problem {k + 1} of {len(fitted)}: " if len(fitted) > 1 else ""
-            print(f"{label}distributed proximal Newton on l1_mkl ({result.loss}): objective {result.objective:.10g}, "
+            print(f"{label}distributed Newton on {result.family} ({result.loss}): objective {result.objective:.10g}, "
                   f"dual {result.dual_objective:.10g}, gap {result.gap:.3g}, {result.n_iter} iterations, "
                   f"{result.passes} passes, {result.time:.2f}s, {result.status}")
         print(f"wrote {output} (kernelfuse predict {output} DATA --output PREDICTIONS.csv, or "
@@ -446,8 +450,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "memory-mapped instead of read into memory; PROBLEM.npz then holds no K")
     solve.add_argument("--shards", metavar="GLOB",
                        help="instead of PROBLEM.npz: rows of features in shard files (.npy arrays (N_k, d), or "
-                            "Parquet files), solved on a Dask cluster: l1_mkl with the estimators' kernel grid "
-                            "as Nystrom kernels (docs/scaling.md); the fitted estimator is saved to --output")
+                            "Parquet files), solved on a Dask cluster: l1_mkl (or --family pnorm_mkl) with the "
+                            "estimators' kernel grid as Nystrom kernels (docs/scaling.md); the fitted model is "
+                            "saved to --output")
     solve.add_argument("--targets", metavar="GLOB",
                        help="with --shards: the targets' .npy files, one per shard in the same sorted order; "
                             "for Parquet shards, the name of the target column")

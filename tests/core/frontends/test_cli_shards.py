@@ -80,6 +80,20 @@ def test_parquet_shards_with_a_target_column(scheduler, tmp_path, capsys):
     np.testing.assert_allclose(predicted["score"], model.decision_function(X[::-1][:20]), rtol=1e-9)
 
 
+def test_pnorm_mkl_shards_give_a_certified_hinge_model(scheduler, shards, capsys):
+    folder, X, y = shards
+    output = folder / "pnorm.npz"
+    code = main(["solve", "--shards", str(folder / "X_*.npy"), "--targets", str(folder / "y_*.npy"),
+                 "--scheduler", scheduler, "--family", "pnorm_mkl", "--p", "1.5", "--rank", "20",
+                 "--output", str(output)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "distributed Newton on pnorm_mkl (hinge)" in printed and "converged" in printed
+    (fitted,) = load_model(output).feature_models_
+    assert (fitted.family, fitted.loss, fitted.status) == ("pnorm_mkl", "hinge", "converged")
+    assert np.mean(load_model(output).predict(X) == y) >= 0.95
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--shards", "{folder}/none_*.npy", "--targets", "{folder}/y_*.npy"], "--shards .* no file matches"),
     (["--shards", "{folder}/X_*.npy", "--targets", "{folder}/y_0.npy"], "--targets .* 1 files for 3 shards"),
@@ -87,6 +101,8 @@ def test_parquet_shards_with_a_target_column(scheduler, tmp_path, capsys):
     (["{folder}/problem.npz", "--shards", "{folder}/X_*.npy", "--targets", "{folder}/y_*.npy"],
      "PROBLEM.npz is not taken with --shards"),
     (["--shards", "{folder}/X_*.npy", "--targets", "{folder}/y_*.npy", "--family", "vskl"], "--family vskl"),
+    (["--shards", "{folder}/X_*.npy", "--targets", "{folder}/y_*.npy", "--family", "pnorm_mkl", "--loss", "logistic"],
+     "--loss logistic: --family pnorm_mkl"),
     (["{folder}/problem.npz", "--solver", "spicymkl", "--scheduler", "tcp://127.0.0.1:9"],
      "--scheduler goes with --shards"),
     ([], "give PROBLEM.npz, or --shards"),
