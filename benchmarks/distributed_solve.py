@@ -12,9 +12,11 @@ Data: Breiman's ringnorm at d = 20 (class +1 ``N(0, 4 I)``, class -1 ``N(a 1, I)
 20 Gaussians, 19 on random feature groups (size uniform in 1..20, width ``5 chi2(1) + 0.1``, as
 ``benchmarks/gpu.py``) and one on all 20 features (width ``sqrt(20)``), each a Nystrom kernel of
 rank 100 on landmarks sampled from 5,000 rows, unit trace.  Problem: ``l1_mkl`` with the logistic
-loss at the classifier's defaults ``C = 0.01``, ``C2 = 0.001``, solved by
-:class:`kernelfuse.distributed.newton.DistributedNewton` to a certified gap of 1e-3 on a
-``LocalCluster`` of ``--workers`` worker processes (one thread each), blocks of 25,000 rows.
+loss at the classifier's defaults ``C = 0.01``, ``C2 = 0.001``, and ``pnorm_mkl`` with the hinge at
+the classifier's defaults (``p = 1.5``, ``lam = 1 / N`` at unit diagonal, ``1 / N^2`` on these
+unit-trace kernels), each solved by :class:`kernelfuse.distributed.newton.DistributedNewton` to a
+certified gap of 1e-3 on a ``LocalCluster`` of ``--workers`` worker processes (one thread each),
+blocks of 25,000 rows.
 
 Per size: the features' build time, the solve's wall time, iterations, passes over the blocks,
 status and gap, each worker's peak resident set (``ru_maxrss``) against its share of the feature
@@ -42,7 +44,15 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS_DIR, fmt, machine_info, split_table, target_lines, write_json  # noqa: E402
+from common import (  # noqa: E402
+    RESULTS_DIR,
+    fmt,
+    machine_info,
+    markdown_table,
+    split_table,
+    target_lines,
+    write_json,
+)
 
 A = 2.0 / math.sqrt(20.0)
 MEAN, STD = A / 2.0, math.sqrt(2.5 + A * A / 4.0)
@@ -50,6 +60,7 @@ BLOCK_ROWS = 25_000
 TEST_ROWS = 20_000
 RANK = 100
 C, C2, TOL = 0.01, 0.001, 1e-3
+P = 1.5
 SINGLE_N = 50_000
 
 
@@ -130,15 +141,16 @@ def one_pass_seconds(data: Any) -> float:
     return best
 
 
-def run_size(client: Any, N: int, kill_after: int | None = None) -> dict[str, Any]:
+def run_size(client: Any, N: int, family: str = "l1_mkl", kill_after: int | None = None) -> dict[str, Any]:
     from kernelfuse.distributed.features import partition_features
     from kernelfuse.distributed.newton import DistributedNewton
+    from kernelfuse.frontends.estimators import scaled_default
 
     X, y = ringnorm_dask(N)
     start = time.perf_counter()
     data = partition_features(kernel_specs(), X, y, client=client, rank=RANK)
     build = time.perf_counter() - start
-    print(f"N = {N:,}: features ({data.nbytes / 2**30:.2f} GiB) in {build:.1f} s", flush=True)
+    print(f"{family}, N = {N:,}: features ({data.nbytes / 2**30:.2f} GiB) in {build:.1f} s", flush=True)
     pids = client.run(os.getpid)
     killed: list[str] = []
 
@@ -151,23 +163,27 @@ def run_size(client: Any, N: int, kill_after: int | None = None) -> dict[str, An
             killed.append(address)
             print(f"  killed worker {address} (pid {pid})", flush=True)
 
-    model = DistributedNewton(tol=TOL, max_iter=100).solve(data, "l1_mkl", loss="logistic", C=C, C2=C2,
-                                                            callback=progress)
+    if family == "l1_mkl":
+        params: dict[str, Any] = {"loss": "logistic", "C": C, "C2": C2}
+    else:  # the classifier's default lam, mapped to these kernels' scale as the estimators map it
+        params = {"p": P, **scaled_default(family, N, data.mean_diagonal)}
+    model = DistributedNewton(tol=TOL, max_iter=200).solve(data, family, callback=progress, **params)
     print(f"  {model.status} in {model.time:.1f} s: {model.n_iter} iterations, {model.passes} passes, "
           f"gap {model.gap:.2e}", flush=True)
     X_test, y_test = ringnorm_block(10**6, TEST_ROWS)
     accuracy = float(np.mean(np.sign(model.decision_function(X_test)) == y_test))
     workers = len(client.scheduler_info()["workers"])
     peaks = client.run(_peak_rss)
-    run = {"N": N, "M": data.n_kernels, "rank": RANK, "blocks": len(data.blocks), "workers": workers,
+    run = {"family": family, **{k: v for k, v in params.items() if k != "loss"},
+           "N": N, "M": data.n_kernels, "rank": RANK, "blocks": len(data.blocks), "workers": workers,
            "feature_bytes": data.nbytes, "build": build, "solve": model.time, "status": model.status,
            "gap": model.gap, "objective": model.objective, "lower": model.dual_objective,
            "iterations": model.n_iter, "passes": model.passes, "accuracy": accuracy,
            "peak_rss": sorted(peaks.values()), "share_bytes": data.nbytes / workers}
-    if kill_after is None:
+    if kill_after is None and family == "l1_mkl":
         run["pass_seconds"] = one_pass_seconds(data)
         run["numpy_pass_seconds"] = numpy_pass_seconds(data.nbytes)
-    else:
+    if kill_after is not None:
         run["killed"] = killed
     print(f"  test accuracy {accuracy:.4f}; peak RSS per worker "
           f"{', '.join(f'{p / 2**30:.2f}' for p in run['peak_rss'])} GiB for a share of "
@@ -268,7 +284,31 @@ def table(payload: dict[str, Any]) -> str:
     return text
 
 
-TABLES = {"runs": table}
+def pnorm_table(payload: dict[str, Any]) -> str:
+    """The ``pnorm_mkl`` runs: time, passes, gap, memory and accuracy by N, and their targets."""
+    runs = payload.get("pnorm_runs", [])
+    rows = [[f"{r['N']:,}", f"{r['lam']:.3g}", fmt(r["build"]), fmt(r["solve"]), r["iterations"], r["passes"],
+             r["status"], f"{r['gap']:.1e}", fmt(max(r["peak_rss"]) / r["share_bytes"]), f"{r['accuracy']:.4f}"]
+            for r in runs]
+    text = markdown_table(["N", "lam", "build (s)", "solve (s)", "iterations", "passes", "status", "gap",
+                           "peak / share", "test accuracy"], rows)
+    by_size = {r["N"]: r for r in runs}
+    lines = []
+    if 10**6 in by_size:
+        r = by_size[10**6]
+        lines.append({"target": "pnorm_mkl: N = 1,000,000, M = 20 to gap 1e-3 within 15 minutes on 2 workers",
+                      "pass": r["status"] == "converged" and r["build"] + r["solve"] <= 900,
+                      "detail": f"{r['build'] + r['solve']:.0f} s, {r['status']}"})
+    if len(by_size) >= 2:
+        small, large = min(by_size), max(by_size)
+        total = {n: by_size[n]["build"] + by_size[n]["solve"] for n in (small, large)}
+        exponent = math.log(total[large] / total[small]) / math.log(large / small)
+        lines.append({"target": f"pnorm_mkl: time grows at most like N^1.1 from {small:,} to {large:,}",
+                      "pass": exponent <= 1.1, "detail": f"N^{exponent:.2f}"})
+    return text + ("\n\n" + "\n".join(target_lines(lines)) if lines else "")
+
+
+TABLES = {"runs": table, "pnorm_runs": pnorm_table}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,12 +322,15 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [20_000, 60_000] if args.quick else [100_000, 300_000, 1_000_000]
     if args.sizes:
         sizes = [int(s) for s in args.sizes.split(",")]
-    payload: dict[str, Any] = {"machine": machine_info(), "runs": []}
+    payload: dict[str, Any] = {"machine": machine_info(), "runs": [], "pnorm_runs": []}
     with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                                   memory_limit=0, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         for N in sizes:
             payload["runs"].append(run_size(client, N))
+            client.restart()
+        for N in sizes:
+            payload["pnorm_runs"].append(run_size(client, N, "pnorm_mkl"))
             client.restart()
         payload["killed"] = run_size(client, sizes[0], kill_after=2)
     # Last: the workers' peak resident sets must not inherit this process's (a fork keeps it).
@@ -295,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     out = RESULTS_DIR / ("distributed_solve_quick.json" if args.quick else "distributed_solve.json")
     write_json(out, payload)
     print(table(payload))
+    print(pnorm_table(payload))
     print(f"raw measurements: {out}")
     return 0
 
