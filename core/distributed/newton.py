@@ -1,31 +1,12 @@
-"""Proximal Newton over row blocks on a Dask cluster: one ``l1_mkl`` solve, certified by map-reduce.
+"""One solve over partitioned features on a Dask cluster, by the registered method for its family.
 
-The problem (OBJECTIVES.md family 1, or any family of penalty ``sum_m h(||f_m||)`` with an
-intercept and a ``loss_conjugate`` dual) on low-rank kernels ``K_m = Phi_m S_m^2 Phi_m'`` is, in
-the features' weights ``v_m`` (``f_m = Phi_m S_m v_m``, ``||f_m|| <= ||v_m||``, equal on the
-features' row space),
-
-    ``P(v, b) = sum_i loss(y_i, f_i) + sum_m h(||v_m||)``,  ``f = sum_m Phi_m S_m v_m + b``,
-
-a group lasso (elastic net) in ``D = sum_m r_m`` weights.  Each iteration (Lee, Sun & Saunders
-2014, proximal Newton):
-
-1. one pass at ``(v, b)``: the margins, kept on the workers; ``sum loss``; the gradient
-   ``Phi' rho`` with ``rho = loss'(f)``, split by the sign of ``rho``; and the curvature
-   ``[Phi 1]' diag(loss''(f)) [Phi 1]`` on every ``k``-th row (``hessian_rows`` rows in all);
-2. the certificate from the same numbers: the dual point ``rho' = a rho+ + c rho-``, one side
-   scaled down so that ``sum rho' = 0`` (inside the conjugate's domain, an interval holding 0),
-   ``||rho'||_{K_m} = ||S_m (a Phi_m' rho+ + c Phi_m' rho-)||``, and
-   :func:`~kernelfuse.problem.duality.best_scaled_dual_value` with ``sum_i loss*(t rho'_i)`` summed
-   on the workers (no feature read);
-3. the step: the quadratic model with the intercept eliminated, minimised with the penalty by
-   accelerated proximal gradient on the driver (``D x D``, the regulariser's radial prox);
-4. one pass along the step: ``sum loss(f + t Phi d)`` at ``t = 1, 1/2, ..., 2^-11``, and the
-   largest ``t`` with Armijo's decrease of ``P``.
-
-Two passes over the blocks an iteration.  The margins are recomputed from the blocks at each
-iteration, never updated in place, so a block lost with its worker costs its own recomputation
-only.  ``converged`` means the certified relative gap is at most ``tol``, as everywhere.
+:class:`DistributedNewton` holds the settings of a solve (``tol``, ``max_iter``, ``time_limit``,
+the curvature sample's ``hessian_rows``) and hands it to the first method of the registry's
+``distributed`` kind that solves the family: a :class:`~kernelfuse.distributed.passes.Run`
+subclass, which steps over the map-reduce passes of :mod:`kernelfuse.distributed.passes` (the
+oracle over partitioned features).  The built-in methods (:mod:`kernelfuse.plugins.distributed_newton`):
+proximal Newton for ``l1_mkl`` with a smooth loss, and Newton on the smoothed hinge for binary
+``pnorm_mkl``.  A plugin adds a method for its own family the same way (docs/writing-a-plugin.md).
 """
 
 from __future__ import annotations
@@ -33,110 +14,31 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
-import numpy as np
 
 from kernelfuse.assembly.result import History, Iteration
-from kernelfuse.distributed import blocks
 from kernelfuse.distributed.features import PartitionedFeatures
-from kernelfuse.distributed.model import FeatureModel, block_norms
+from kernelfuse.distributed.model import FeatureModel
 from kernelfuse.distributed.passes import Run, Waiter
-from kernelfuse.distributed.pnorm_newton import SmoothedHingeNewton
 from kernelfuse.errors import ValidationError
 from kernelfuse.parts.loss import Loss
 from kernelfuse.parts.registry import Registry, resolve_registry
-from kernelfuse.parts.regularizer import SeparablePenalty
-from kernelfuse.problem.duality import best_scaled_dual_value
 from kernelfuse.problem.families import Family, get_family
-from kernelfuse.problem.regularizers import BlockLp
 from kernelfuse.validation import count, positive, positive_count, seconds
-
-if TYPE_CHECKING:
-    from distributed import Future
-
-#: Trial steps of the line search, all from one pass.
-STEPS = 0.5 ** np.arange(12)
-#: Armijo's fraction of the predicted decrease.
-ARMIJO = 1e-4
-
-
-def block_prox(penalty: SeparablePenalty, v: np.ndarray, offsets: np.ndarray, step: float) -> np.ndarray:
-    """``argmin_z step sum_m h(||z_m||) + ||z - v||^2 / 2``: each block scaled by its radial prox."""
-    norms = block_norms(v, offsets)
-    shrunk, _ = penalty.radial_prox(norms, step)
-    factor = np.divide(shrunk, norms, out=np.zeros_like(norms), where=norms > 0)
-    return v * np.repeat(factor, np.diff(offsets))
-
-
-def _largest_eigenvalue(Q: np.ndarray, iterations: int = 100) -> float:
-    """``lambda_max(Q)`` of a PSD matrix by power iteration, from above (times 1.01)."""
-    x = np.ones(Q.shape[0]) / math.sqrt(Q.shape[0])
-    value = 0.0
-    for _ in range(iterations):
-        y = Q @ x
-        new = float(np.linalg.norm(y))
-        if new == 0.0:
-            return 0.0
-        x = y / new
-        if abs(new - value) <= 1e-6 * new:
-            break
-        value = new
-    return 1.01 * new
-
-
-def newton_step(penalty: SeparablePenalty, offsets: np.ndarray, v: np.ndarray, gradient: np.ndarray,
-                Q: np.ndarray, iterations: int) -> np.ndarray:
-    """``argmin_z gradient'(z - v) + (z - v)' Q (z - v) / 2 + sum_m h(||z_m||)`` by accelerated
-    proximal gradient with gradient restarts (at most ``iterations`` steps): the proximal Newton
-    point of the model ``Q``."""
-    L = _largest_eigenvalue(Q)
-    if L == 0.0:
-        return block_prox(penalty, v - gradient, offsets, 1.0)
-    step = 1.0 / L
-    z = previous = v.copy()
-    momentum = 1.0
-    for _ in range(iterations):
-        next_momentum = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * momentum**2))
-        w = z + ((momentum - 1.0) / next_momentum) * (z - previous)
-        new = block_prox(penalty, w - step * (gradient + Q @ (w - v)), offsets, step)
-        if float(np.dot(w - new, new - z)) > 0.0:  # momentum against the step: restart
-            next_momentum = 1.0
-        previous, z, momentum = z, new, next_momentum
-        if np.linalg.norm(z - previous) <= 1e-10 * max(1.0, float(np.linalg.norm(z))):
-            break
-    return z
-
-
-def _resolve_loss(family: Family, loss: str | Loss | None, registry: Registry) -> Loss:
-    name = loss if isinstance(loss, (str, type(None))) else loss.name
-    if name is None:
-        raise ValidationError("loss: name the loss of the distributed solve (logistic, squared-hinge or "
-                              f"squared: smooth losses); family {family.name}'s default {family.default_loss!r} "
-                              "is not smooth")
-    obj = registry.create("loss", name) if isinstance(loss, str) else loss
-    assert obj is not None
-    missing = [m for m in ("derivative", "second_derivative", "conjugate") if not callable(getattr(obj, m, None))]
-    if missing:
-        raise ValidationError(f"loss {obj.name!r}: the distributed proximal Newton solver needs a smooth loss "
-                              f"with {', '.join(missing)} (logistic, squared-hinge, squared)")
-    if family.losses is not None and obj.name not in family.losses:
-        raise ValidationError(f"family {family.name} is defined with loss {' or '.join(family.losses)}, "
-                              f"not {obj.name!r}")
-    return obj
 
 
 @attrs.define
 class DistributedNewton:
-    """Newton's method on partitioned features to a certified relative gap ``tol``.
+    """A solve on partitioned features to a certified relative gap ``tol``, by the registered method
+    for the family (``proximal-newton``: ``l1_mkl`` with a smooth loss; ``smoothed-hinge-newton``:
+    binary ``pnorm_mkl``).
 
-    ``l1_mkl`` (and any family of penalty ``sum_m h(||f_m||)`` with an intercept) with a smooth
-    loss: proximal Newton (this module); ``pnorm_mkl`` with the binary hinge: Newton on the
-    smoothed hinge (:mod:`kernelfuse.distributed.pnorm_newton`).  ``hessian_rows``: rows of the
-    curvature estimate (of the rows where the loss is curved, as many as there are up to this:
-    :meth:`~kernelfuse.distributed.passes.Run.gradient_pass`); ``inner_iter``: accelerated
-    proximal gradient steps of a proximal Newton step, on the driver.
+    ``hessian_rows``: rows of the curvature estimate (of the rows where the loss is curved, as
+    many as there are up to this: :meth:`~kernelfuse.distributed.passes.Run.gradient_pass`);
+    ``inner_iter``: accelerated proximal gradient steps of a proximal Newton step, on the driver
+    (methods that take it).
     """
 
     tol: float = positive.field(1e-3)
@@ -152,102 +54,27 @@ class DistributedNewton:
         ``lam``, ``p``).  ``l1_mkl`` needs a smooth ``loss``; ``pnorm_mkl`` takes the hinge."""
         registry = resolve_registry(registry)
         fam = get_family(family, registry)
-        if fam.regularizer is None or not (fam.dual == "mean_loss" or (fam.dual == "loss_conjugate"
-                                                                       and fam.has_intercept)):
-            raise ValidationError(f"family {fam.name}: the distributed solver minimises families of penalty "
-                                  "sum_m h(||f_m||) with an intercept (l1_mkl, or a plugin's such family) and "
-                                  "pnorm_mkl with the binary hinge")
+        method = self.method(fam, registry)
+        assert fam.regularizer is not None  # a method solves only families with a penalty
         penalty = fam.regularizer(fam.resolve_params(params), None)
-        wait = Waiter(time.perf_counter() + self.time_limit, data)
-        if fam.dual == "mean_loss":
-            if not isinstance(penalty, BlockLp):
-                raise ValidationError(f"family {fam.name}: its penalty {penalty.name} is not the (2,p) group norm "
-                                      "of pnorm_mkl")
-            if loss not in (None, "hinge") and getattr(loss, "name", None) != "hinge":
-                raise ValidationError(f"loss {getattr(loss, 'name', loss)!r}: the distributed pnorm_mkl solve takes "
-                                      "the binary hinge loss (the family's), not another")
-            hinge = registry.create("loss", "hinge")
-            assert hinge is not None
-            return SmoothedHingeNewton(data, fam, hinge, penalty, History(callback), wait, self.tol, self.max_iter,
-                                       self.hessian_rows).run()
-        if not isinstance(penalty, SeparablePenalty):
-            raise ValidationError(f"family {fam.name}: its penalty {penalty.name} is not separable in the kernel norms")
-        return _ProximalNewton(data, fam, _resolve_loss(fam, loss, registry), penalty, History(callback), wait,
-                               self.tol, self.max_iter, self.hessian_rows, inner_iter=self.inner_iter).run()
+        if not isinstance(penalty, method.penalty_type):
+            raise ValidationError(f"family {fam.name}: its penalty {penalty.name} is not a "
+                                  f"{method.penalty_type.__name__}, which the distributed {method.name} needs")
+        settings: dict[str, Any] = {"inner_iter": self.inner_iter} if "inner_iter" in attrs.fields_dict(method) else {}
+        return method(data, fam, method.resolve_loss(fam, loss, registry), penalty, History(callback),
+                      Waiter(time.perf_counter() + self.time_limit, data), self.tol, self.max_iter,
+                      self.hessian_rows, **settings).run()
 
-
-@attrs.define(eq=False)
-class _ProximalNewton(Run):
-    """One proximal Newton run of :class:`DistributedNewton` (the steps of this module's docstring)."""
-
-    inner_iter: int = 500
-
-    def iterate(self) -> tuple[str, str]:
-        data = self.data
-        offsets, scales, D = data.offsets, data.scales, data.n_features
-        v, b = np.zeros(D), 0.0
-        assert isinstance(self.penalty, SeparablePenalty)
-        workers = self.workers()
-        while True:
-            workers = self.spread_over_new_workers(workers)
-            margins, sums = self.gradient_pass(self.loss, v, b)
-            total, up_sum, down_sum = sums[0], sums[1], sums[2]
-            up, down, curvature = sums[3:3 + D], sums[3 + D:3 + 2 * D], sums[3 + 2 * D:]
-            objective = total + self.penalty.value(block_norms(v, offsets))
-            if self.observe(objective, v, b, self.certificate(margins, up, down, up_sum, down_sum)):
-                return "converged", ""
-            if self.steps >= self.max_iter:
-                return "max_iter", ""
-            gradient = scales * (up + down)
-            intercept_gradient = up_sum + down_sum
-            d, db, predicted = self.direction(v, gradient, intercept_gradient, curvature, scales, D)
-            if not predicted < 0:
-                return "stalled", ("the Newton model predicts no further decrease before the gap reached "
-                                   f"tol={self.tol:g}")
-            values = self.line_pass(self.loss, margins, d, db, STEPS)
-            trial = values + np.array([self.penalty.value(block_norms(v + t * d, offsets)) for t in STEPS])
-            accepted = np.flatnonzero(trial <= objective + ARMIJO * STEPS * predicted)
-            if accepted.size == 0:
-                return "stalled", (f"the line search found no decrease after {self.steps} iterations, "
-                                   f"before the gap reached tol={self.tol:g}")
-            t = STEPS[accepted[0]]
-            v, b = v + t * d, b + t * db
-            self.steps += 1
-
-    def certificate(self, margins: list[Future], up: np.ndarray, down: np.ndarray, up_sum: float,
-                    down_sum: float) -> float:
-        """The lower bound at ``rho' = a rho+ + c rho-`` with ``sum rho' = 0``."""
-        a = c = 1.0
-        if up_sum > -down_sum:
-            a = -down_sum / up_sum
-        elif -down_sum > up_sum:
-            c = up_sum / -down_sum
-        norms = block_norms(self.data.scales * (a * up + c * down), self.data.offsets)
-
-        def conjugate_sums(ts: np.ndarray) -> np.ndarray:
-            return np.asarray(self.margin_sums(blocks.conjugate_sums, margins, self.loss, a, c, ts))
-
-        return best_scaled_dual_value(self.penalty, conjugate_sums, norms)
-
-    def direction(self, v: np.ndarray, gradient: np.ndarray, intercept_gradient: float, curvature: np.ndarray,
-                  scales: np.ndarray, D: int) -> tuple[np.ndarray, float, float]:
-        """The proximal Newton step ``(d, db)`` and its predicted decrease
-        ``gradient'd + g_b db + Omega(v + d) - Omega(v)`` (negative where it descends)."""
-        H = curvature.reshape(D + 1, D + 1)
-        s = np.append(scales, 1.0)
-        H = H * s[:, None] * s[None, :]
-        Hvv, Hvb, Hbb = H[:D, :D], H[:D, D], float(H[D, D])
-        if Hbb > 0:  # the intercept eliminated: db = -(g_b + Hbv d) / Hbb
-            Q = Hvv - np.outer(Hvb, Hvb) / Hbb
-            q = gradient - Hvb * (intercept_gradient / Hbb)
-        else:
-            Q, q = Hvv, gradient
-        Q = (Q + Q.T) / 2
-        assert isinstance(self.penalty, SeparablePenalty)
-        z = newton_step(self.penalty, self.data.offsets, v, q, Q, self.inner_iter)
-        d = z - v
-        db = -(intercept_gradient + float(Hvb @ d)) / Hbb if Hbb > 0 else -intercept_gradient
-        offsets = self.data.offsets
-        predicted = (float(gradient @ d) + intercept_gradient * db
-                     + self.penalty.value(block_norms(z, offsets)) - self.penalty.value(block_norms(v, offsets)))
-        return d, db, predicted
+    @staticmethod
+    def method(family: Family, registry: Registry) -> type[Run]:
+        """The first registered ``distributed`` method (by name) that solves ``family``; a
+        :class:`ValidationError` naming the methods and what they solve otherwise."""
+        methods = [entry for entry in registry if entry.kind == "distributed"]
+        if not methods:
+            raise ValidationError("no distributed method is registered: the kernelfuse.plugins.distributed_newton "
+                                  "plugin (kernelfuse's own) was not loaded")
+        for entry in methods:
+            if entry.factory.solves(family):
+                return entry.factory
+        raise ValidationError(f"family {family.name}: no distributed method solves it; the registered ones: "
+                              + "; ".join(f"{entry.name} ({entry.description})" for entry in methods))

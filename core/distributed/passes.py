@@ -18,7 +18,7 @@ import operator
 import time
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
@@ -29,6 +29,7 @@ from kernelfuse.distributed.features import PartitionedFeatures
 from kernelfuse.distributed.model import FeatureModel, block_norms
 from kernelfuse.errors import ValidationError
 from kernelfuse.parts.loss import Loss
+from kernelfuse.parts.registry import Registry
 from kernelfuse.parts.regularizer import Regularizer
 from kernelfuse.problem.families import Family
 
@@ -73,8 +74,15 @@ class Waiter:
 @attrs.define(eq=False)
 class Run:
     """One solve: the passes, the best model so far (by the objective reported), the best lower
-    bound, the iterations taken; a subclass's :meth:`iterate` runs the method until it returns
-    its status and message."""
+    bound, the iterations taken.  A method (registered as kind ``distributed``) subclasses it:
+    :meth:`iterate` runs the method until it returns its status and message; :meth:`solves` says
+    which families it takes, :attr:`penalty_type` the regulariser it reads, :meth:`resolve_loss`
+    the loss (a name, a loss, or None for the family's)."""
+
+    #: The registered name.
+    name: ClassVar[str]
+    #: The regulariser class the method reads (its prox, or its derivatives).
+    penalty_type: ClassVar[type]
 
     data: PartitionedFeatures
     family: Family
@@ -92,6 +100,17 @@ class Run:
     steps: int = 0
     best: tuple[float, np.ndarray, float] | None = None
     lower: float = -math.inf
+
+    @classmethod
+    @abstractmethod
+    def solves(cls, family: Family) -> bool:
+        """Whether the method solves ``family`` (by its dual, intercept, ...)."""
+
+    @classmethod
+    @abstractmethod
+    def resolve_loss(cls, family: Family, loss: str | Loss | None, registry: Registry) -> Loss:
+        """The loss of the solve, from a name, a loss or None; a :class:`ValidationError` naming
+        ``loss`` where the method cannot take it."""
 
     @abstractmethod
     def iterate(self) -> tuple[str, str]:

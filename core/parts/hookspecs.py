@@ -33,7 +33,8 @@ def kernelfuse_register(registry: Registry) -> None:
     Call ``registry.add(kind, name, factory, description=...)`` once per
     component.  ``kind`` is one of :data:`kernelfuse.parts.registry.KINDS`
     (``loss``, ``prox``, ``mirror_map``, ``oracle``, ``optimizer``,
-    ``svm_solver``, ``sampler``, ``stopping``, ``kernel``, ``solver``); ``factory`` is a
+    ``svm_solver``, ``sampler``, ``stopping``, ``kernel``, ``recipe``, ``family``,
+    ``distributed``); ``factory`` is a
     class or callable building the component from keyword parameters; the
     description defaults to the first line of the factory's docstring.  An empty name is
     an error and a look-alike of a registered one (``spicy_mkl`` beside ``spicymkl``) is

@@ -38,6 +38,7 @@ KINDS = (
     "kernel",
     "recipe",
     "family",
+    "distributed",
 )
 #: Former kind names, still accepted (with a ``DeprecationWarning``): old -> current.  ``solver``
 #: named the kind that holds :class:`~kernelfuse.Recipe` objects, beside the ``Solver`` class and

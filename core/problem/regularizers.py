@@ -265,7 +265,7 @@ class BlockLp(NormPower):
         """The gradient and Hessian of ``Omega(n) = (w / P) ||n||_p^P`` in the kernel norms ``n > 0``:
         ``w ||n||^(P-p) n^(p-1)`` and ``w [(P - p) ||n||^(P-2p) n^(p-1) (n^(p-1))' + (p - 1)
         ||n||^(P-p) diag(n^(p-2))]`` (a Newton step on the smooth ``pnorm_mkl`` objective,
-        :mod:`kernelfuse.distributed.pnorm_newton`)."""
+        :mod:`kernelfuse.plugins.distributed_newton.smoothed_hinge_newton`)."""
         total = lp_norm(norms, self.p)
         rising = norms ** (self.p - 1.0)
         gradient = self.weight * total ** (self.power - self.p) * rising

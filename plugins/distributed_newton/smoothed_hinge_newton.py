@@ -9,27 +9,35 @@ The problem (OBJECTIVES.md family 4, binary hinge, no intercept) on low-rank ker
 The hinge is replaced by its Moreau envelope of width ``mu`` (Nesterov 2005),
 ``h_mu(z) = 0`` for ``z >= 1``, ``(1 - z)^2 / (2 mu)`` on ``(1 - mu, 1)``, ``1 - z - mu/2`` below,
 with ``h_mu <= hinge <= h_mu + mu/2``: ``P_mu`` is smooth, and each iteration is a Newton step on it
-from the same two passes as the ``l1_mkl`` solver (:class:`~kernelfuse.distributed.passes.Run`):
+from the same two passes as the ``l1_mkl`` method (:mod:`.proximal_newton`, over
+:class:`~kernelfuse.distributed.passes.Run`):
 
 1. the gradient pass at ``v``: ``sum h_mu``, ``Phi' rho`` (``rho_i = y_i h_mu'(y_i f_i)``) and the
-   curvature of a row sample; the hinge's own sum over the margins (no feature read) gives ``P(v)``;
+   curvature of the rows in the band (all of them, up to ``hessian_rows``); the hinge's own sum
+   over the margins (no feature read) gives ``P(v)``;
 2. the certificate, free: ``a_i = -y_i rho_i = clip((1 - y_i f_i) / mu, 0, 1)`` is a dual point of
-   the exact hinge, ``D(t a) = t mean(a) - t^2 ||S Phi'(a y) / N||_{2,q}^2 / (2 lam)``
-   (the family's ``mean_loss`` dual, :func:`~kernelfuse.problem.duality.mean_loss_dual_value`);
-3. the step: ``(H_loss / N + H_Omega) d = -grad P_mu``, the regulariser's gradient and Hessian in
-   closed form from :meth:`~kernelfuse.problem.regularizers.BlockLp.norm_derivatives` through the
-   block norms, solved by Cholesky on the driver (``D x D``);
-4. the line pass: Armijo's test on ``P_mu`` at ``t = 1, 1/2, ..., 2^-11``.
+   the exact hinge, and so is any ``sum_j c_j a_j`` (``c >= 0``, ``sum_j c_j <= 1``) of the last
+   :data:`KEPT_POINTS` such points: ``D = c'mean(a_j) - ||sum_j c_j S Phi'(a_j y) / N||_{2,q}^2 /
+   (2 lam)`` (the family's ``mean_loss`` dual), maximised over ``c`` on the driver
+   (:func:`combined_dual_value`; the iterates' noise averages out of the combination);
+3. the step: ``(H_loss / N + H_Omega + rho I) d = -grad P_mu``, the regulariser's gradient and
+   Hessian in closed form from :meth:`~kernelfuse.problem.regularizers.BlockLp.norm_derivatives`
+   through the block norms, solved by Cholesky on the driver (``D x D``).  With a small ``lam``
+   the band's few rows leave ``H`` nearly singular and the full step leaves the band; the
+   Levenberg-Marquardt damping ``rho`` (from ``1e-3 max H_ii``) is quartered after a step of
+   length at least 1 and quadrupled after one below 1/2;
+4. the line pass: ``P_mu`` at :data:`STEPS` (four a factor of 2, from 2 down), the least value
+   among those with Armijo's decrease taken (every trial costs only the loss on the margins).
 
 The first step, from the zero model (where ``Omega`` has no Hessian for ``p < 2``), goes to the
 minimiser of the loss's linear model plus ``Omega`` (the dual map of the gradient), the best
 trial of the line pass.  Continuation: ``mu`` starts at 1; once the smoothed problem's own gap
-``P_mu(v) - D_mu(t a)`` (``D_mu = D - (mu / 2) mean(t^2 a^2)``, its dual) is a tenth of the target,
-``mu`` becomes ``min(mu / 4, (P - D) / 4)``; so too where the line search finds no decrease while
-``mu`` is above a hundredth of the target.  ``D(t a) >= D_mu(t a)`` and ``P <= P_mu + mu / 2``, so
-with ``mu`` at the target the exact gap closes.  (Newton's decrement is no such test: it is
-measured in the loss's curvature ``1 / mu``, while the certificate's error grows like ``1 / lam``.)
-Measurements: docs/scaling.md.
+``P_mu(v) - D_mu(t a)`` (``D_mu = D - (mu / 2) mean(t^2 a^2)``, its dual) is below half of the
+target or of the exact gap, ``mu`` becomes ``min(mu / 4, (P - D) / 4)``; so too where the line
+search finds no decrease while ``mu`` is above a hundredth of the target.  ``D(t a) >= D_mu(t a)``
+and ``P <= P_mu + mu / 2``, so with ``mu`` at the target the exact gap closes.  (Newton's decrement
+is no such test: it is measured in the loss's curvature ``1 / mu``, while the certificate's error
+grows like ``1 / lam``.)  Measurements: docs/scaling.md.
 """
 
 from __future__ import annotations
@@ -42,15 +50,20 @@ import scipy.linalg
 
 from kernelfuse.distributed.model import block_norms
 from kernelfuse.distributed.passes import Run
+from kernelfuse.errors import ValidationError
 from kernelfuse.parts.loss import Loss
+from kernelfuse.parts.registry import Registry
 from kernelfuse.problem.duality import mean_loss_dual_value, mean_loss_scaling
+from kernelfuse.problem.families import Family
 from kernelfuse.problem.regularizers import BlockLp, dual_exponent
 
-#: Trial steps of the line search, all from one pass.
-STEPS = 0.5 ** np.arange(30)
+#: Trial steps of the line search, all from one pass: 2 down to 2^-29, four a factor of 2.
+STEPS = 2.0 ** (-np.arange(-4, 120) / 4)
+#: The last dual points the certificate combines.
+KEPT_POINTS = 20
 #: Armijo's fraction of the predicted decrease.
 ARMIJO = 1e-4
-#: ``P_mu`` counts as solved when its own duality gap is below this fraction of the target gap.
+#: ``mu`` narrows when ``P_mu``'s own gap is below this fraction of the target or of ``P``'s gap.
 SOLVED_FRACTION = 0.5
 #: The narrowest smoothing, as a fraction of the target gap ``tol max(1, P)``: a run whose line
 #: search fails there is ``stalled``.
@@ -124,17 +137,62 @@ def dual_map(penalty: BlockLp, u: np.ndarray, offsets: np.ndarray) -> np.ndarray
     return u * np.repeat(factor, np.diff(offsets))
 
 
+def combined_dual_value(penalty: BlockLp, offsets: np.ndarray, masses: np.ndarray, gradients: np.ndarray) -> float:
+    """``max D(sum_j c_j a_j)`` over ``c >= 0``, ``sum_j c_j <= 1``, for dual points ``a_j`` of the
+    hinge given by their means ``masses`` and ``S Phi'(a_j y) / N`` (``gradients``, one row each):
+    ``D = c'masses - Omega*(c'gradients)``, concave in ``c``; every such combination lies in
+    ``[0, 1]^N``, so any ``c`` certifies, and SLSQP's last point is taken as it is."""
+    from scipy.optimize import minimize  # imported on use: scipy.optimize costs 0.1 s
+
+    def negative(c: np.ndarray) -> tuple[float, np.ndarray]:
+        u = c @ gradients
+        value = float(c @ masses) - penalty.conjugate(block_norms(u, offsets))
+        return -value, -(masses - gradients @ dual_map(penalty, u, offsets))
+
+    start = np.zeros(masses.size)
+    start[-1] = mean_loss_scaling(penalty.weight, float(masses[-1]), 1.0,
+                                  penalty.dual_norm(block_norms(gradients[-1], offsets)))
+    found = minimize(negative, start, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * masses.size,
+                     constraints=[{"type": "ineq", "fun": lambda c: 1.0 - c.sum(), "jac": lambda c: -np.ones_like(c)}],
+                     options={"maxiter": 50})
+    c = np.clip(found.x, 0.0, None)
+    c /= max(1.0, float(c.sum()))
+    return max(-negative(c)[0], -negative(start)[0])
+
+
 @attrs.define(eq=False)
 class SmoothedHingeNewton(Run):
-    """One run of Newton on the smoothed hinge for ``pnorm_mkl`` (this module's docstring)."""
+    """Newton on the smoothed hinge for binary ``pnorm_mkl`` (this module's docstring); ``mu``: the
+    smoothing's width."""
 
+    name: ClassVar[str] = "smoothed-hinge-newton"
+    penalty_type: ClassVar[type] = BlockLp
     mu: float = 1.0
+    #: The Levenberg-Marquardt damping ``rho`` (None: set at the first Newton step).
+    damping: float | None = None
+
+    @classmethod
+    def solves(cls, family: Family) -> bool:
+        """Families of the ``mean_loss`` dual (``pnorm_mkl``), binary: the hinge."""
+        return family.dual == "mean_loss" and family.regularizer is not None
+
+    @classmethod
+    def resolve_loss(cls, family: Family, loss: str | Loss | None, registry: Registry) -> Loss:
+        """The hinge: None or ``"hinge"`` (the family's binary loss)."""
+        name = loss if isinstance(loss, (str, type(None))) else loss.name
+        if name not in (None, "hinge"):
+            raise ValidationError(f"loss {name!r}: the distributed {family.name} solve takes the binary hinge "
+                                  "loss (the family's), not another")
+        hinge = registry.create("loss", "hinge")
+        assert hinge is not None
+        return hinge
 
     def iterate(self) -> tuple[str, str]:
         data, penalty = self.data, self.penalty
         assert isinstance(penalty, BlockLp)
         offsets, scales, N = data.offsets, data.scales, data.n_samples
         v = np.zeros(data.n_features)
+        masses, gradients = np.zeros(0), np.zeros((0, data.n_features))
         workers = self.workers()
         while True:
             workers = self.spread_over_new_workers(workers)
@@ -148,9 +206,12 @@ class SmoothedHingeNewton(Run):
             objective = hinge_sum / N + regulariser
             mass = (up_sum - down_sum) / N  # mean(a)
             dual_norm = penalty.dual_norm(block_norms(loss_gradient, offsets))  # ||S Phi'(a y) / N||_{2,q}
-            lower = mean_loss_dual_value(penalty.weight, mass, 1.0, dual_norm)
             t = mean_loss_scaling(penalty.weight, mass, 1.0, dual_norm)
-            smoothed_lower = lower - 0.5 * self.mu * t * t * mass_squares / N  # D_mu(t a) <= min P_mu
+            smoothed_lower = (mean_loss_dual_value(penalty.weight, mass, 1.0, dual_norm)
+                              - 0.5 * self.mu * t * t * mass_squares / N)  # D_mu(t a) <= min P_mu
+            masses = np.append(masses, mass)[-KEPT_POINTS:]
+            gradients = np.vstack([gradients, loss_gradient])[-KEPT_POINTS:]
+            lower = combined_dual_value(penalty, offsets, masses, gradients)
             target = self.tol * max(1.0, abs(objective))
             if self.observe(objective, v, 0.0, lower):
                 return "converged", ""
@@ -172,7 +233,9 @@ class SmoothedHingeNewton(Run):
             gradient = gradient + loss_gradient[live]
             curvature = sums[3 + 2 * D:].reshape(D + 1, D + 1)[:D, :D][np.ix_(live, live)]
             hessian += curvature * np.outer(scales[live], scales[live]) / N
-            hessian[np.diag_indices_from(hessian)] += 1e-12 * float(np.max(np.diag(hessian)))
+            if self.damping is None:
+                self.damping = 1e-3 * float(np.max(np.diag(hessian)))
+            hessian[np.diag_indices_from(hessian)] += self.damping + 1e-12 * float(np.max(np.diag(hessian)))
             try:
                 step = -scipy.linalg.cho_solve(scipy.linalg.cho_factor(hessian), gradient)
             except np.linalg.LinAlgError:
@@ -191,7 +254,9 @@ class SmoothedHingeNewton(Run):
             trials = values + np.array([penalty.value(block_norms(v + t * d, offsets)) for t in STEPS])
             accepted = np.flatnonzero(trials <= smoothed_value + ARMIJO * STEPS * slope)
             if accepted.size:
-                v = v + STEPS[accepted[0]] * d
+                best = STEPS[accepted[np.argmin(trials[accepted])]]
+                v = v + best * d
+                self.damping *= 0.25 if best >= 1.0 else 4.0 if best < 0.5 else 1.0
             elif self.mu > MIN_WIDTH * target:  # P_mu solved as far as rounding lets Newton: narrower
                 self.mu = min(self.mu / 4.0, 0.25 * (objective - self.lower))
             else:

@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from kernelfuse.distributed.model import block_norms
-from kernelfuse.distributed.pnorm_newton import SmoothedHinge, dual_map, penalty_derivatives
+from kernelfuse.plugins.distributed_newton.smoothed_hinge_newton import (
+    SmoothedHinge,
+    combined_dual_value,
+    dual_map,
+    penalty_derivatives,
+)
+from kernelfuse.problem.duality import mean_loss_dual_value
 from kernelfuse.problem.regularizers import BlockLp
 
 
@@ -60,3 +66,25 @@ def test_the_norm_derivatives_of_the_p_norm_penalty():
     np.testing.assert_allclose(hessian, [(penalty.norm_derivatives(norms + step * e)[0]
                                           - penalty.norm_derivatives(norms - step * e)[0]) / (2 * step)
                                          for e in basis], rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_combined_certificate_is_a_dual_bound_at_least_each_points(seed):
+    """Any combination of the hinge's dual points with weights summing to at most 1 is one: its
+    value lies below P at every model (weak duality), and the best is no worse than each point's."""
+    rng = np.random.default_rng(seed)
+    N, widths = 60, rng.integers(1, 5, size=3)
+    offsets = np.concatenate(([0], np.cumsum(widths)))
+    Phi, y = rng.normal(size=(N, offsets[-1])), np.where(rng.random(N) < 0.5, 1.0, -1.0)
+    penalty = BlockLp(p=float(rng.uniform(1.1, 2.0)), weight=float(10 ** rng.uniform(-3, 0)))
+    points = rng.random((5, N)) * (rng.random((5, N)) < 0.7)  # masses a_j in [0, 1]
+    masses, gradients = points.mean(axis=1), -(points * y) @ Phi / N
+    bound = combined_dual_value(penalty, offsets, masses, gradients)
+    for mass, gradient in zip(masses, gradients):
+        norm = penalty.dual_norm(block_norms(gradient, offsets))
+        single = mean_loss_dual_value(penalty.weight, float(mass), 1.0, norm)
+        assert bound >= single - 1e-12
+    for _ in range(20):
+        v = rng.normal(scale=float(rng.uniform(0.01, 3.0)), size=offsets[-1])
+        primal = penalty.value(block_norms(v, offsets)) + np.maximum(0.0, 1.0 - y * (Phi @ v)).mean()
+        assert bound <= primal + 1e-12
