@@ -144,7 +144,7 @@ def one_pass_seconds(data: Any) -> float:
 def run_size(client: Any, N: int, family: str = "l1_mkl", kill_after: int | None = None) -> dict[str, Any]:
     from kernelfuse.distributed.features import partition_features
     from kernelfuse.distributed.newton import DistributedNewton
-    from kernelfuse.frontends.estimators import scaled_default
+    from kernelfuse.problem.families import scaled_default
 
     X, y = ringnorm_dask(N)
     start = time.perf_counter()

@@ -25,7 +25,7 @@ import numpy as np
 
 from kernelfuse import errors
 from kernelfuse.errors import ValidationError
-from kernelfuse.problem.families import get_family
+from kernelfuse.problem.families import get_family, scaled_default
 
 if TYPE_CHECKING:
     from kernelfuse.distributed.model import FeatureModel
@@ -75,7 +75,6 @@ def fit_on_cluster(estimator: MKLEstimator, X: Any, y: Any, sample_weight: Any, 
     from kernelfuse.distributed.cluster import client_for
     from kernelfuse.distributed.features import as_row_blocks, partition_features
     from kernelfuse.distributed.newton import DistributedNewton
-    from kernelfuse.frontends.estimators import scaled_default
 
     settings = _refuse_unsupported(estimator, sample_weight, kind)
     client = client_for(None)

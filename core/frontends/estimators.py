@@ -63,7 +63,7 @@ from kernelfuse.kernels.storage import (
     training_stack,
 )
 from kernelfuse.parts.registry import Registry, resolve_registry
-from kernelfuse.problem.families import FAMILIES, get_family
+from kernelfuse.problem.families import FAMILIES, get_family, scaled_default
 from kernelfuse.runtime.bandwidth import run_threaded
 from kernelfuse.runtime.files import writable_folder
 from kernelfuse.runtime.logs import log_to_stderr, verbose_level
@@ -88,7 +88,7 @@ _FAMILY_PARAMS = ("C", "C2", "lam", "p", "q", "r", "eps")
 #: of training samples N, on kernels of unit diagonal: each family's
 #: :attr:`~kernelfuse.problem.families.Family.unit_diagonal_default` (``l1_mkl_sq``, ``vskl``:
 #: ``C = 1``; ``pnorm_mkl``: ``lam = 1 / N``), read-only.  Mapped to the kernels' own scale by
-#: the family's scaling law (:func:`scaled_default`).
+#: the family's scaling law (:func:`~kernelfuse.problem.families.scaled_default`).
 UNIT_DIAGONAL_DEFAULTS: Mapping[str, tuple[str, Callable[[int], float]]] = MappingProxyType({
     name: family.unit_diagonal_default for name, family in FAMILIES.items()
     if family.unit_diagonal_default is not None
@@ -98,21 +98,6 @@ UNIT_DIAGONAL_DEFAULTS: Mapping[str, tuple[str, Callable[[int], float]]] = Mappi
 #: Each estimator's recipe in its current fit: (key, its parameters, the solver built at its
 #: defaults); kept beside the estimator, not in it, so that a fitted model pickles.
 _RECIPE_FACTS: weakref.WeakKeyDictionary[MKLEstimator, tuple[Any, set[str], Solver]] = weakref.WeakKeyDictionary()
-
-
-def scaled_default(family: str, n_samples: int, mean_diagonal: float) -> dict[str, float]:
-    """The family's :attr:`~kernelfuse.problem.families.Family.unit_diagonal_default` for kernels
-    of mean diagonal entry ``mean_diagonal`` (``1/N`` for unit-trace kernels): the kernels are the
-    unit-diagonal ones divided by ``s = 1 / mean_diagonal``, so the parameter maps by the family's
-    law (:mod:`kernelfuse.problem.scaling`: ``C' = s C``, ``lam' = lam / s``).  Empty for the
-    other families."""
-    fam = FAMILIES.get(family)
-    if fam is None or fam.unit_diagonal_default is None:
-        return {}
-    name, at_unit_diagonal = fam.unit_diagonal_default
-    params = {**fam.resolve_params({}), name: at_unit_diagonal(n_samples)}
-    mapped, _ = fam.scaling(params, 1.0 / mean_diagonal)
-    return {name: float(mapped[name])}
 
 
 #: The estimators' own settings, checked by name at fit (scikit-learn's estimators check
@@ -226,7 +211,7 @@ class MKLEstimator(BaseEstimator):
         (``C = 0.01``, ``C2 = 0.001`` for classification, ``C = 0.1``, ``C2 = 0.01`` for regression:
         docs/estimators.md; ``C2=0`` gives plain l1-MKL),
         and ``C`` of ``l1_mkl_sq`` and ``vskl`` and ``lam`` of ``pnorm_mkl``: set at the
-        kernels' scale (:func:`scaled_default`)
+        kernels' scale (:func:`~kernelfuse.problem.families.scaled_default`)
     loss : registered loss name for family ``l1_mkl`` (None: the estimator's default)
     groups : group of each kernel for ``vskl`` (None: the specs' groups)
     normalization : "unit-trace", "spherical" or "none"

@@ -163,7 +163,7 @@ class Family:
     #: diagonal: the loss weighed against ``0.5 ||f||^2`` as in scikit-learn's ``SVC(C=1)``
     #: (``l1_mkl_sq``, ``vskl``: ``C = 1``; ``pnorm_mkl``, whose loss is a mean: ``lam = 1 / N``).
     #: The estimators map it to their kernels' scale by :attr:`scaling`
-    #: (:func:`kernelfuse.frontends.estimators.scaled_default`); None: the family's own default.
+    #: (:func:`scaled_default`); None: the family's own default.
     unit_diagonal_default: tuple[str, Callable[[int], float]] | None = None
     #: Parameters whose default the scikit-learn estimators replace by one measured per
     #: estimator on the choice splits of the accuracy protocol (docs/estimators.md), read from
@@ -237,6 +237,21 @@ FAMILIES: dict[str, Family] = {
         ),
     )
 }
+
+
+def scaled_default(family: str, n_samples: int, mean_diagonal: float) -> dict[str, float]:
+    """The family's :attr:`Family.unit_diagonal_default` for kernels of mean diagonal entry
+    ``mean_diagonal`` (``1/N`` for unit-trace kernels): the kernels are the unit-diagonal ones
+    divided by ``s = 1 / mean_diagonal``, so the parameter maps by the family's law
+    (:mod:`kernelfuse.problem.scaling`: ``C' = s C``, ``lam' = lam / s``).  Empty for the other
+    families.  The estimators' default, in one process and on a cluster."""
+    fam = FAMILIES.get(family)
+    if fam is None or fam.unit_diagonal_default is None:
+        return {}
+    name, at_unit_diagonal = fam.unit_diagonal_default
+    params = {**fam.resolve_params({}), name: at_unit_diagonal(n_samples)}
+    mapped, _ = fam.scaling(params, 1.0 / mean_diagonal)
+    return {name: float(mapped[name])}
 
 
 def get_family(name: str | Family, registry: Registry | None = None) -> Family:

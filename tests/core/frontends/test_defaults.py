@@ -10,9 +10,10 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.model_selection import train_test_split
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.frontends.estimators import MKLClassifier, scaled_default
+from kernelfuse.frontends.estimators import MKLClassifier
 from kernelfuse.frontends.kernel_grid import VIEW_MEDIAN_WIDTHS, kernel_grid
 from kernelfuse.kernels.functions import median_distance
+from kernelfuse.problem.families import scaled_default
 
 
 def test_scaled_default_follows_the_scaling_law():
