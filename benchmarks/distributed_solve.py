@@ -44,15 +44,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (  # noqa: E402
-    RESULTS_DIR,
-    fmt,
-    machine_info,
-    markdown_table,
-    split_table,
-    target_lines,
-    write_json,
-)
+from common import RESULTS_DIR, fmt, machine_info, split_table, target_lines, write_json  # noqa: E402
 
 A = 2.0 / math.sqrt(20.0)
 MEAN, STD = A / 2.0, math.sqrt(2.5 + A * A / 4.0)
@@ -290,8 +282,9 @@ def pnorm_table(payload: dict[str, Any]) -> str:
     rows = [[f"{r['N']:,}", f"{r['lam']:.3g}", fmt(r["build"]), fmt(r["solve"]), r["iterations"], r["passes"],
              r["status"], f"{r['gap']:.1e}", fmt(max(r["peak_rss"]) / r["share_bytes"]), f"{r['accuracy']:.4f}"]
             for r in runs]
-    text = markdown_table(["N", "lam", "build (s)", "solve (s)", "iterations", "passes", "status", "gap",
-                           "peak / share", "test accuracy"], rows)
+    text = split_table(["N", "lam", "build (s)", "solve (s)", "iterations", "passes", "status", "gap",
+                        "peak / share", "test accuracy"], rows, keys=[0], groups=[
+        ("Time to the certified gap:", [1, 2, 3, 4, 5, 6, 7]), ("Memory and accuracy:", [8, 9])])
     by_size = {r["N"]: r for r in runs}
     lines = []
     if 10**6 in by_size:
@@ -323,16 +316,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.sizes:
         sizes = [int(s) for s in args.sizes.split(",")]
     payload: dict[str, Any] = {"machine": machine_info(), "runs": [], "pnorm_runs": []}
-    with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                  memory_limit=0, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        for N in sizes:
-            payload["runs"].append(run_size(client, N))
-            client.restart()
-        for N in sizes:
-            payload["pnorm_runs"].append(run_size(client, N, "pnorm_mkl"))
-            client.restart()
-        payload["killed"] = run_size(client, sizes[0], kill_after=2)
+
+    def on_new_cluster(N: int, family: str = "l1_mkl", kill_after: int | None = None) -> dict[str, Any]:
+        """One run on a LocalCluster of its own: worker processes started for it, whose peak
+        resident sets are this run's (a restarted worker may inherit its parent's)."""
+        with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                      memory_limit=0, dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
+            return run_size(client, N, family, kill_after)
+
+    payload["runs"] = [on_new_cluster(N) for N in sizes]
+    payload["pnorm_runs"] = [on_new_cluster(N, "pnorm_mkl") for N in sizes]
+    payload["killed"] = on_new_cluster(sizes[0], kill_after=2)
     # Last: the workers' peak resident sets must not inherit this process's (a fork keeps it).
     payload["single"] = single_machine(20_000 if args.quick else SINGLE_N)
     out = RESULTS_DIR / ("distributed_solve_quick.json" if args.quick else "distributed_solve.json")

@@ -3,10 +3,11 @@
 :class:`DistributedNewton` holds the settings of a solve (``tol``, ``max_iter``, ``time_limit``,
 the curvature sample's ``hessian_rows``) and hands it to the first method of the registry's
 ``distributed`` kind that solves the family: a :class:`~kernelfuse.distributed.passes.Run`
-subclass, which steps over the map-reduce passes of :mod:`kernelfuse.distributed.passes` (the
-oracle over partitioned features).  The built-in methods (:mod:`kernelfuse.plugins.distributed_newton`):
-proximal Newton for ``l1_mkl`` with a smooth loss, and Newton on the smoothed hinge for binary
-``pnorm_mkl``.  A plugin adds a method for its own family the same way (docs/writing-a-plugin.md).
+subclass, composed with a :class:`~kernelfuse.distributed.passes.PartitionedOracle` (the passes
+over the feature blocks) whose passes it steps over.  The built-in methods
+(:mod:`kernelfuse.plugins.distributed_newton`): proximal Newton for ``l1_mkl`` with a smooth loss,
+and Newton on the smoothed hinge for binary ``pnorm_mkl``.  A plugin adds a method for its own
+family the same way (docs/writing-a-plugin.md).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import attrs
 from kernelfuse.assembly.result import History, Iteration
 from kernelfuse.distributed.features import PartitionedFeatures
 from kernelfuse.distributed.model import FeatureModel
-from kernelfuse.distributed.passes import Run, Waiter
+from kernelfuse.distributed.passes import PartitionedOracle, Run, Waiter
 from kernelfuse.errors import ValidationError
 from kernelfuse.parts.loss import Loss
 from kernelfuse.parts.registry import Registry, resolve_registry
@@ -61,9 +62,9 @@ class DistributedNewton:
             raise ValidationError(f"family {fam.name}: its penalty {penalty.name} is not a "
                                   f"{method.penalty_type.__name__}, which the distributed {method.name} needs")
         settings: dict[str, Any] = {"inner_iter": self.inner_iter} if "inner_iter" in attrs.fields_dict(method) else {}
-        return method(data, fam, method.resolve_loss(fam, loss, registry), penalty, History(callback),
-                      Waiter(time.perf_counter() + self.time_limit, data), self.tol, self.max_iter,
-                      self.hessian_rows, **settings).run()
+        oracle = PartitionedOracle(data, Waiter(time.perf_counter() + self.time_limit, data), self.hessian_rows)
+        return method(oracle, fam, method.resolve_loss(fam, loss, registry), penalty, History(callback), self.tol,
+                      self.max_iter, **settings).run()
 
     @staticmethod
     def method(family: Family, registry: Registry) -> type[Run]:

@@ -1,14 +1,16 @@
-"""The map-reduce passes of a distributed solve, and the run that ends in a certified model.
+"""The oracle over partitioned features, and the method that steps over it to a certified model.
 
 A solve over :class:`~kernelfuse.distributed.features.PartitionedFeatures` reads the feature
-blocks only through the passes of :class:`Run`: the gradient pass (margins, kept on the workers,
-the loss's sum and gradient, a row sample's curvature: :func:`~kernelfuse.distributed.blocks.margins_and_gradient`)
-and the line search's pass (:func:`~kernelfuse.distributed.blocks.line_values`); sums over the
-margins alone (a certificate's) read no feature.  Partial sums are added pairwise on the workers
-(:func:`tree_sum`).  :meth:`Run.run` turns a subclass's iterations into a
-:class:`~kernelfuse.distributed.model.FeatureModel` whose status says what stopped it: ``converged``
-(the certified relative gap at most ``tol``), ``max_iter``, ``stalled``, ``time_limit`` (also
-reached while waiting on the cluster) or ``interrupted``.
+blocks only through a :class:`PartitionedOracle`: the gradient pass (margins, kept on the workers,
+the loss's sum and gradient, a row sample's curvature:
+:func:`~kernelfuse.distributed.blocks.margins_and_gradient`) and the line search's pass
+(:func:`~kernelfuse.distributed.blocks.line_values`); sums over the margins alone (a certificate's)
+read no feature.  Partial sums are added pairwise on the workers (:func:`tree_sum`).  A method,
+registered as kind ``distributed``, subclasses :class:`Run`: its :meth:`Run.iterate` steps with
+the oracle's passes, and :meth:`Run.run` turns the iterations into a
+:class:`~kernelfuse.distributed.model.FeatureModel` whose status says what stopped it:
+``converged`` (the certified relative gap at most ``tol``), ``max_iter``, ``stalled``,
+``time_limit`` (also reached while waiting on the cluster) or ``interrupted``.
 """
 
 from __future__ import annotations
@@ -72,90 +74,27 @@ class Waiter:
 
 
 @attrs.define(eq=False)
-class Run:
-    """One solve: the passes, the best model so far (by the objective reported), the best lower
-    bound, the iterations taken.  A method (registered as kind ``distributed``) subclasses it:
-    :meth:`iterate` runs the method until it returns its status and message; :meth:`solves` says
-    which families it takes, :attr:`penalty_type` the regulariser it reads, :meth:`resolve_loss`
-    the loss (a name, a loss, or None for the family's)."""
-
-    #: The registered name.
-    name: ClassVar[str]
-    #: The regulariser class the method reads (its prox, or its derivatives).
-    penalty_type: ClassVar[type]
+class PartitionedOracle:
+    """The passes over the feature blocks of ``data``, each waited on within the solve's time
+    limit (``wait``), counted in ``passes``; ``hessian_rows``: rows of the curvature sample
+    (:meth:`gradient_pass`)."""
 
     data: PartitionedFeatures
-    family: Family
-    loss: Loss
-    penalty: Regularizer
-    history: History
     wait: Waiter
-    tol: float
-    max_iter: int
-    #: Rows of the curvature sample (:meth:`gradient_pass`).
     hessian_rows: int = 20_000
     passes: int = 0
     #: Rows of positive ``loss''`` at the last gradient pass (None before the first).
     curved: int | None = None
-    steps: int = 0
-    best: tuple[float, np.ndarray, float] | None = None
-    lower: float = -math.inf
 
-    @classmethod
-    @abstractmethod
-    def solves(cls, family: Family) -> bool:
-        """Whether the method solves ``family`` (by its dual, intercept, ...)."""
-
-    @classmethod
-    @abstractmethod
-    def resolve_loss(cls, family: Family, loss: str | Loss | None, registry: Registry) -> Loss:
-        """The loss of the solve, from a name, a loss or None; a :class:`ValidationError` naming
-        ``loss`` where the method cannot take it."""
-
-    @abstractmethod
-    def iterate(self) -> tuple[str, str]:
-        """Iterate from the zero model until a status; ``(status, message)``."""
-
-    def run(self) -> FeatureModel:
-        status, message = "max_iter", ""
-        try:
-            self.check_targets()
-            status, message = self.iterate()
-        except TimeUp:
-            status = "time_limit"
-        except KeyboardInterrupt:
-            status = "interrupted"
-        if self.best is None:
-            raise ValidationError("the distributed solve ended before its first pass (time_limit too short?)")
-        objective, weights, intercept = self.best
-        gap = relative_gap(objective, self.lower)
-        if status != "converged" and not message:
-            message = f"stopped by {status} before tol={self.tol:g}" if status != "interrupted" else \
-                f"interrupted after {self.steps} iterations; returning the best model so far"
-        data = self.data
-        return FeatureModel(weights, intercept, data.offsets, data.specs, data.scales, data.normalization, objective,
-                            self.lower, gap, status, message, self.steps, self.passes, self.history.elapsed(),
-                            self.family.name, self.loss.name, tuple(self.history.rows))
-
-    def check_targets(self) -> None:
+    def check_targets(self, loss: Loss) -> None:
         """Targets finite, and in {-1, +1} for a binary loss: each block's distinct values, united here."""
         client = self.data.client
         values = np.unique(np.concatenate([self.wait.result(f)
                                            for f in client.map(np.unique, list(self.data.targets))]))
         if not np.isfinite(values).all():
             raise ValidationError("y contains NaN or inf")
-        if self.loss.target == "binary" and not np.isin(values, (-1.0, 1.0)).all():
-            raise ValidationError(f"y: loss {self.loss.name!r} needs labels in {{-1, +1}}, got values {values[:5]}")
-
-    def observe(self, objective: float, v: np.ndarray, b: float, lower: float) -> bool:
-        """Record an iteration at the model ``(v, b)`` of objective ``objective`` and a lower bound;
-        whether the certified gap of the best model is at most ``tol``."""
-        if self.best is None or objective < self.best[0]:
-            self.best = (objective, v.copy(), b)
-        self.lower = max(self.lower, lower)
-        self.history.record(self.best[0], self.lower, passes=float(self.passes),
-                            active_kernels=float(np.count_nonzero(block_norms(self.best[1], self.data.offsets))))
-        return relative_gap(self.best[0], self.lower) <= self.tol
+        if loss.target == "binary" and not np.isin(values, (-1.0, 1.0)).all():
+            raise ValidationError(f"y: loss {loss.name!r} needs labels in {{-1, +1}}, got values {values[:5]}")
 
     def submit_each(self, function: Callable[..., Any], *args: Any,
                     margins: list[Future] | None = None) -> list[Future]:
@@ -206,3 +145,78 @@ class Run:
             blocks.line_values, loss, self.data.scales * d, db, steps, margins=margins)))
         self.passes += 1
         return np.asarray(values)
+
+
+@attrs.define(eq=False)
+class Run:
+    """A method over partitioned features (registered as kind ``distributed``) and one run of it:
+    the best model so far (by the objective reported), the best lower bound, the iterations
+    taken.  A subclass's :meth:`iterate` steps with the ``oracle``'s passes until it returns its
+    status and message; :meth:`solves` says which families it takes, :attr:`penalty_type` the
+    regulariser it reads, :meth:`resolve_loss` the loss (a name, a loss, or None for the family's)."""
+
+    #: The registered name.
+    name: ClassVar[str]
+    #: The regulariser class the method reads (its prox, or its derivatives).
+    penalty_type: ClassVar[type]
+
+    oracle: PartitionedOracle
+    family: Family
+    loss: Loss
+    penalty: Regularizer
+    history: History
+    tol: float
+    max_iter: int
+    steps: int = 0
+    best: tuple[float, np.ndarray, float] | None = None
+    lower: float = -math.inf
+
+    @property
+    def data(self) -> PartitionedFeatures:
+        return self.oracle.data
+
+    @classmethod
+    @abstractmethod
+    def solves(cls, family: Family) -> bool:
+        """Whether the method solves ``family`` (by its dual, intercept, ...)."""
+
+    @classmethod
+    @abstractmethod
+    def resolve_loss(cls, family: Family, loss: str | Loss | None, registry: Registry) -> Loss:
+        """The loss of the solve, from a name, a loss or None; a :class:`ValidationError` naming
+        ``loss`` where the method cannot take it."""
+
+    @abstractmethod
+    def iterate(self) -> tuple[str, str]:
+        """Iterate from the zero model until a status; ``(status, message)``."""
+
+    def run(self) -> FeatureModel:
+        status, message = "max_iter", ""
+        try:
+            self.oracle.check_targets(self.loss)
+            status, message = self.iterate()
+        except TimeUp:
+            status = "time_limit"
+        except KeyboardInterrupt:
+            status = "interrupted"
+        if self.best is None:
+            raise ValidationError("the distributed solve ended before its first pass (time_limit too short?)")
+        objective, weights, intercept = self.best
+        gap = relative_gap(objective, self.lower)
+        if status != "converged" and not message:
+            message = f"stopped by {status} before tol={self.tol:g}" if status != "interrupted" else \
+                f"interrupted after {self.steps} iterations; returning the best model so far"
+        data = self.data
+        return FeatureModel(weights, intercept, data.offsets, data.specs, data.scales, data.normalization, objective,
+                            self.lower, gap, status, message, self.steps, self.oracle.passes,
+                            self.history.elapsed(), self.family.name, self.loss.name, tuple(self.history.rows))
+
+    def observe(self, objective: float, v: np.ndarray, b: float, lower: float) -> bool:
+        """Record an iteration at the model ``(v, b)`` of objective ``objective`` and a lower bound;
+        whether the certified gap of the best model is at most ``tol``."""
+        if self.best is None or objective < self.best[0]:
+            self.best = (objective, v.copy(), b)
+        self.lower = max(self.lower, lower)
+        self.history.record(self.best[0], self.lower, passes=float(self.oracle.passes),
+                            active_kernels=float(np.count_nonzero(block_norms(self.best[1], self.data.offsets))))
+        return relative_gap(self.best[0], self.lower) <= self.tol

@@ -5,9 +5,9 @@
 * ``smoothed_hinge_newton``: Newton on the hinge's smoothed form (Nesterov 2005) for binary
   ``pnorm_mkl``, certified by the exact hinge's ``mean_loss`` dual.
 
-Both step over the map-reduce passes of :class:`kernelfuse.distributed.passes.Run`, the oracle
-over partitioned features; :class:`kernelfuse.distributed.newton.DistributedNewton` picks the
-method that solves a family.
+Both are :class:`kernelfuse.distributed.passes.Run` subclasses stepping over the passes of a
+:class:`~kernelfuse.distributed.passes.PartitionedOracle`, the oracle over partitioned features;
+:class:`kernelfuse.distributed.newton.DistributedNewton` picks the method that solves a family.
 """
 
 from __future__ import annotations

@@ -143,10 +143,10 @@ class ProximalNewton(Run):
         offsets, scales, D = data.offsets, data.scales, data.n_features
         v, b = np.zeros(D), 0.0
         assert isinstance(self.penalty, SeparablePenalty)
-        workers = self.workers()
+        workers = self.oracle.workers()
         while True:
-            workers = self.spread_over_new_workers(workers)
-            margins, sums = self.gradient_pass(self.loss, v, b)
+            workers = self.oracle.spread_over_new_workers(workers)
+            margins, sums = self.oracle.gradient_pass(self.loss, v, b)
             total, up_sum, down_sum = sums[0], sums[1], sums[2]
             up, down, curvature = sums[3:3 + D], sums[3 + D:3 + 2 * D], sums[3 + 2 * D:]
             objective = total + self.penalty.value(block_norms(v, offsets))
@@ -160,7 +160,7 @@ class ProximalNewton(Run):
             if not predicted < 0:
                 return "stalled", ("the Newton model predicts no further decrease before the gap reached "
                                    f"tol={self.tol:g}")
-            values = self.line_pass(self.loss, margins, d, db, STEPS)
+            values = self.oracle.line_pass(self.loss, margins, d, db, STEPS)
             trial = values + np.array([self.penalty.value(block_norms(v + t * d, offsets)) for t in STEPS])
             accepted = np.flatnonzero(trial <= objective + ARMIJO * STEPS * predicted)
             if accepted.size == 0:
@@ -181,7 +181,7 @@ class ProximalNewton(Run):
         norms = block_norms(self.data.scales * (a * up + c * down), self.data.offsets)
 
         def conjugate_sums(ts: np.ndarray) -> np.ndarray:
-            return np.asarray(self.margin_sums(blocks.conjugate_sums, margins, self.loss, a, c, ts))
+            return np.asarray(self.oracle.margin_sums(blocks.conjugate_sums, margins, self.loss, a, c, ts))
 
         return best_scaled_dual_value(self.penalty, conjugate_sums, norms)
 

@@ -193,16 +193,16 @@ class SmoothedHingeNewton(Run):
         offsets, scales, N = data.offsets, data.scales, data.n_samples
         v = np.zeros(data.n_features)
         masses, gradients = np.zeros(0), np.zeros((0, data.n_features))
-        workers = self.workers()
+        workers = self.oracle.workers()
         while True:
-            workers = self.spread_over_new_workers(workers)
+            workers = self.oracle.spread_over_new_workers(workers)
             smoothed = SmoothedHinge(self.mu)
-            margins, sums = self.gradient_pass(smoothed, v, 0.0)
+            margins, sums = self.oracle.gradient_pass(smoothed, v, 0.0)
             D = data.n_features
             up_sum, down_sum = sums[1], sums[2]
             loss_gradient = scales * (sums[3:3 + D] + sums[3 + D:3 + 2 * D]) / N  # S Phi' rho / N
             regulariser = penalty.value(block_norms(v, offsets))
-            hinge_sum, mass_squares = self.margin_sums(hinge_sums, margins, smoothed)
+            hinge_sum, mass_squares = self.oracle.margin_sums(hinge_sums, margins, smoothed)
             objective = hinge_sum / N + regulariser
             mass = (up_sum - down_sum) / N  # mean(a)
             dual_norm = penalty.dual_norm(block_norms(loss_gradient, offsets))  # ||S Phi'(a y) / N||_{2,q}
@@ -221,7 +221,7 @@ class SmoothedHingeNewton(Run):
             live = np.repeat(block_norms(v, offsets) > 0, np.diff(offsets))
             if not live.any():  # the zero model: to the minimiser of the linear model plus Omega
                 d = dual_map(penalty, -loss_gradient, offsets)
-                values = self.line_pass(smoothed, margins, d, 0.0, STEPS) / N
+                values = self.oracle.line_pass(smoothed, margins, d, 0.0, STEPS) / N
                 trials = values + np.array([penalty.value(block_norms(t * d, offsets)) for t in STEPS])
                 best = int(np.argmin(trials))
                 if not trials[best] < smoothed_value:
@@ -250,7 +250,7 @@ class SmoothedHingeNewton(Run):
             if smoothed_value - smoothed_lower <= SOLVED_FRACTION * max(target, objective - self.lower):
                 self.mu = min(self.mu / 4.0, 0.25 * (objective - self.lower))
                 continue
-            values = self.line_pass(smoothed, margins, d, 0.0, STEPS) / N
+            values = self.oracle.line_pass(smoothed, margins, d, 0.0, STEPS) / N
             trials = values + np.array([penalty.value(block_norms(v + t * d, offsets)) for t in STEPS])
             accepted = np.flatnonzero(trials <= smoothed_value + ARMIJO * STEPS * slope)
             if accepted.size:
