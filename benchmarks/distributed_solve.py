@@ -308,6 +308,10 @@ def pnorm_table(payload: dict[str, Any]) -> str:
         exponent = math.log(total[large] / total[small]) / math.log(large / small)
         lines.append({"target": f"pnorm_mkl: time grows at most like N^1.1 from {small:,} to {large:,}",
                       "pass": exponent <= 1.1, "detail": f"N^{exponent:.2f}"})
+    if runs:
+        worst = max(max(r["peak_rss"]) / r["share_bytes"] for r in runs)
+        lines.append({"target": "pnorm_mkl: peak memory per worker at most 1.5x its share of the feature blocks",
+                      "pass": worst <= 1.5, "detail": f"{worst:.2f}x at worst"})
     return text + ("\n\n" + "\n".join(target_lines(lines)) if lines else "")
 
 
