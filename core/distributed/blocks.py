@@ -112,8 +112,3 @@ def conjugate_sums(f: np.ndarray, y: np.ndarray, loss: Loss, positive_scale: flo
     rho = loss.derivative(y, f)
     scaled = np.where(rho > 0, positive_scale * rho, negative_scale * rho)
     return np.array([float(np.sum(loss.conjugate(y, t * scaled))) for t in steps])
-
-
-def loss_sum(f: np.ndarray, y: np.ndarray, loss: Loss) -> float:
-    """``sum_i loss(y_i, f_i)`` over a block's margins: no feature read."""
-    return float(np.sum(loss.value(y, f)))

@@ -211,6 +211,14 @@ class Run:
                             self.lower, gap, status, message, self.steps, self.oracle.passes,
                             self.history.elapsed(), self.family.name, self.loss.name, tuple(self.history.rows))
 
+    def line_objectives(self, loss: Loss, margins: list[Future], v: np.ndarray, d: np.ndarray, db: float,
+                        steps: np.ndarray, loss_weight: float = 1.0) -> np.ndarray:
+        """The objective ``loss_weight sum_i loss(f_i + t (Phi d + db)_i) + Omega(v + t d)`` at each
+        step ``t``: one line pass, the penalty on the driver."""
+        values = loss_weight * self.oracle.line_pass(loss, margins, d, db, steps)
+        offsets = self.data.offsets
+        return values + np.array([self.penalty.value(block_norms(v + t * d, offsets)) for t in steps])
+
     def observe(self, objective: float, v: np.ndarray, b: float, lower: float) -> bool:
         """Record an iteration at the model ``(v, b)`` of objective ``objective`` and a lower bound;
         whether the certified gap of the best model is at most ``tol``."""

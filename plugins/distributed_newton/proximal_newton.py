@@ -160,8 +160,7 @@ class ProximalNewton(Run):
             if not predicted < 0:
                 return "stalled", ("the Newton model predicts no further decrease before the gap reached "
                                    f"tol={self.tol:g}")
-            values = self.oracle.line_pass(self.loss, margins, d, db, STEPS)
-            trial = values + np.array([self.penalty.value(block_norms(v + t * d, offsets)) for t in STEPS])
+            trial = self.line_objectives(self.loss, margins, v, d, db, STEPS)
             accepted = np.flatnonzero(trial <= objective + ARMIJO * STEPS * predicted)
             if accepted.size == 0:
                 return "stalled", (f"the line search found no decrease after {self.steps} iterations, "

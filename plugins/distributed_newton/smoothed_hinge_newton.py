@@ -94,10 +94,10 @@ class SmoothedHinge(Loss):
         return np.where((short > 0.0) & (short < self.mu), 1.0 / self.mu, 0.0)
 
 
-def hinge_sums(f: np.ndarray, y: np.ndarray, smoothed: SmoothedHinge) -> np.ndarray:
-    """``[sum_i max(0, 1 - y_i f_i), sum_i a_i^2]`` over a block's margins (``a`` the smoothed
-    hinge's dual point): the objective and the smoothed dual's term, no feature read."""
-    return np.array([float(np.sum(np.maximum(0.0, 1.0 - y * f))), float(np.sum(smoothed.mass(y, f) ** 2))])
+def hinge_sums(f: np.ndarray, y: np.ndarray, hinge: Loss, smoothed: SmoothedHinge) -> np.ndarray:
+    """``[sum_i hinge(y_i, f_i), sum_i a_i^2]`` over a block's margins (``a`` the smoothed hinge's
+    dual point): the objective and the smoothed dual's term, no feature read."""
+    return np.array([float(np.sum(hinge.value(y, f))), float(np.sum(smoothed.mass(y, f) ** 2))])
 
 
 def penalty_derivatives(penalty: BlockLp, v: np.ndarray, offsets: np.ndarray,
@@ -187,6 +187,10 @@ class SmoothedHingeNewton(Run):
         assert hinge is not None
         return hinge
 
+    def narrow(self, objective: float) -> None:
+        """A narrower smoothing: ``mu`` quartered, or a quarter of the certified gap where smaller."""
+        self.mu = min(self.mu / 4.0, 0.25 * (objective - self.lower))
+
     def iterate(self) -> tuple[str, str]:
         data, penalty = self.data, self.penalty
         assert isinstance(penalty, BlockLp)
@@ -202,7 +206,7 @@ class SmoothedHingeNewton(Run):
             up_sum, down_sum = sums[1], sums[2]
             loss_gradient = scales * (sums[3:3 + D] + sums[3 + D:3 + 2 * D]) / N  # S Phi' rho / N
             regulariser = penalty.value(block_norms(v, offsets))
-            hinge_sum, mass_squares = self.oracle.margin_sums(hinge_sums, margins, smoothed)
+            hinge_sum, mass_squares = self.oracle.margin_sums(hinge_sums, margins, self.loss, smoothed)
             objective = hinge_sum / N + regulariser
             mass = (up_sum - down_sum) / N  # mean(a)
             dual_norm = penalty.dual_norm(block_norms(loss_gradient, offsets))  # ||S Phi'(a y) / N||_{2,q}
@@ -221,8 +225,7 @@ class SmoothedHingeNewton(Run):
             live = np.repeat(block_norms(v, offsets) > 0, np.diff(offsets))
             if not live.any():  # the zero model: to the minimiser of the linear model plus Omega
                 d = dual_map(penalty, -loss_gradient, offsets)
-                values = self.oracle.line_pass(smoothed, margins, d, 0.0, STEPS) / N
-                trials = values + np.array([penalty.value(block_norms(t * d, offsets)) for t in STEPS])
+                trials = self.line_objectives(smoothed, margins, v, d, 0.0, STEPS, 1.0 / N)
                 best = int(np.argmin(trials))
                 if not trials[best] < smoothed_value:
                     return "stalled", "no step from the zero model decreases the smoothed objective"
@@ -248,17 +251,16 @@ class SmoothedHingeNewton(Run):
             self.steps += 1
             # P_mu solved, or its own gap a small part of P's: a narrower smoothing
             if smoothed_value - smoothed_lower <= SOLVED_FRACTION * max(target, objective - self.lower):
-                self.mu = min(self.mu / 4.0, 0.25 * (objective - self.lower))
+                self.narrow(objective)
                 continue
-            values = self.oracle.line_pass(smoothed, margins, d, 0.0, STEPS) / N
-            trials = values + np.array([penalty.value(block_norms(v + t * d, offsets)) for t in STEPS])
+            trials = self.line_objectives(smoothed, margins, v, d, 0.0, STEPS, 1.0 / N)
             accepted = np.flatnonzero(trials <= smoothed_value + ARMIJO * STEPS * slope)
             if accepted.size:
                 best = STEPS[accepted[np.argmin(trials[accepted])]]
                 v = v + best * d
                 self.damping *= 0.25 if best >= 1.0 else 4.0 if best < 0.5 else 1.0
             elif self.mu > MIN_WIDTH * target:  # P_mu solved as far as rounding lets Newton: narrower
-                self.mu = min(self.mu / 4.0, 0.25 * (objective - self.lower))
+                self.narrow(objective)
             else:
                 return "stalled", (f"the line search found no decrease of the smoothed objective (width "
                                    f"{self.mu:.3g}) after {self.steps} iterations, before the gap reached "
