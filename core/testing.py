@@ -215,6 +215,9 @@ def check_regularizer(regularizer: Regularizer, *, shape: tuple[int, ...] = (5,)
              f"{regularizer.value(x):.10g}")
     if not (isinstance(regularizer, SeparablePenalty) and regularizer.separable):
         return checked
+    x = np.abs(point())
+    _require(math.isclose(float(np.sum(regularizer.kernel_values(x))), regularizer.value(x), rel_tol=1e-9,
+                          abs_tol=1e-12), regularizer, "kernel_values does not sum to value")
     threshold = regularizer.threshold
     for step in steps:
         r = point()
@@ -244,7 +247,7 @@ def check_regularizer(regularizer: Regularizer, *, shape: tuple[int, ...] = (5,)
         inside = np.full(x.size, 0.5 * min(regularizer.dual_radius, 1.0 + float(s.max())))
         _require(math.isfinite(regularizer.conjugate(inside)), regularizer,
                  "Omega* is infinite inside the dual radius")
-    return [*checked, "radial-prox", "slope", "dual-radius"]
+    return [*checked, "kernel-values", "radial-prox", "slope", "dual-radius"]
 
 
 def check_mirror_map(mirror_map: MirrorMap, points: Iterable[np.ndarray], groups: np.ndarray) -> list[str]:

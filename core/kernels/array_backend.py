@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import numpy as np
 
 #: Entries of one float64 block cast from a float32 stack on a device (128 MiB).
@@ -58,6 +59,13 @@ def device_namespace(x: Any) -> Any:
     return xp
 
 
+def array_namespace(x: object) -> Any:
+    """The namespace to compute on ``x`` with: NumPy's own for NumPy arrays and numbers (its main
+    namespace follows the standard since NumPy 2), else the array's library's."""
+    xp = namespace(x)
+    return np if xp is None else xp
+
+
 def is_device_array(x: object) -> bool:
     """Whether ``x`` is an array of another library than NumPy (read by this module)."""
     return namespace(x) is not None
@@ -85,9 +93,60 @@ def to_numpy(x: Any) -> np.ndarray:
     return np.from_dlpack(x, device="cpu", copy=True)
 
 
+def to_host(x: Any) -> np.ndarray:
+    """``x`` as a NumPy array: NumPy arrays as they are, device arrays copied (:func:`to_numpy`)."""
+    return x if isinstance(x, np.ndarray) else to_numpy(x)
+
+
 def on_device(a: np.ndarray, like: Any, dtype: Any = None) -> Any:
     """The NumPy array ``a`` as an array of ``like``'s namespace on ``like``'s device."""
     return device_namespace(like).asarray(np.ascontiguousarray(a), dtype=dtype, device=like.device)
+
+
+def all_like_stack(arrays: tuple[np.ndarray, ...], like: Any) -> tuple[Any, ...]:
+    """:func:`like_stack` of each NumPy array (float64), in one transfer for them all."""
+    if namespace(like) is None:
+        return arrays
+    flat = like_stack(np.concatenate([np.ravel(np.asarray(a, dtype=np.float64)) for a in arrays]), like)
+    xp, out, start = device_namespace(like), [], 0
+    for a in arrays:
+        size = int(np.size(a))
+        out.append(xp.reshape(flat[start:start + size], np.shape(a)))
+        start += size
+    return tuple(out)
+
+
+def like_stack(a: Any, like: Any) -> Any:
+    """``a`` (NumPy, or already of ``like``'s library) where ``like`` is: unchanged for a NumPy
+    ``like`` or an array already there, else copied to ``like``'s device as float64."""
+    if namespace(like) is None or namespace(a) is not None:
+        return a
+    return on_device(np.asarray(a, dtype=np.float64), like, device_namespace(like).float64)
+
+
+@attrs.frozen
+class HostCalls:
+    """``part``'s methods called from a device: arrays among the arguments copied to NumPy, array
+    results copied back to ``like``'s device (a loss or penalty of a plugin that computes on
+    NumPy arrays only, in a Newton loop on a device: correct, at two transfers a call)."""
+
+    part: Any
+    like: Any
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy and pickle look these up before the fields exist
+            raise AttributeError(name)
+        attribute = getattr(self.part, name)
+        if not callable(attribute):
+            return attribute
+
+        def on_host(*args: Any) -> Any:
+            result = attribute(*(to_host(a) if is_device_array(a) else a for a in args))
+            back = [like_stack(np.asarray(r, dtype=np.float64), self.like)
+                    for r in (result if isinstance(result, tuple) else (result,))]
+            return tuple(back) if isinstance(result, tuple) else back[0]
+
+        return on_host
 
 
 def float64_blocks(xp: Any, A: Any) -> Iterator[tuple[slice, Any]]:
@@ -135,24 +194,59 @@ def _rows(xp: Any, A: Any, offsets: np.ndarray) -> Any:
     return xp.take(A, on_device(offsets, A, xp.int64), axis=0)
 
 
+@attrs.frozen(eq=False)
+class KernelSubset:
+    """The ``kernels`` of a device stack, read together: :meth:`times` is ``K_m @ V`` for each, on
+    the device, from the index arrays built once here (no transfer per product: SpicyMKL's Newton
+    steps read their working set this way).  Every kernel is read by one product when they are
+    over a third of the stack, else by runs (:func:`_batches`)."""
+
+    K: Any
+    kernels: np.ndarray
+    #: The views read and, per view, the rows kept (None: all), on the device.
+    views: list[tuple[Any, Any]] = attrs.field(init=False)
+    #: The rows of the views' products in the order of ``kernels`` (None: that order already).
+    order: Any = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        K, kernels = self.K, np.asarray(self.kernels)
+        xp, M = device_namespace(K), K.shape[0]
+        if 3 * kernels.size > M:  # the whole stack in one product, then its rows
+            views = [(K, None if np.array_equal(kernels, np.arange(M)) else on_device(kernels, K, xp.int64))]
+            order = None
+        else:
+            by_kernel = np.argsort(kernels, kind="stable")  # increasing kernels share reads
+            views = [(batch, None if offsets.size == batch.shape[0] else on_device(offsets, K, xp.int64))
+                     for _, offsets, batch in _batches(K, kernels[by_kernel])]
+            inverse = np.argsort(by_kernel)
+            order = None if np.array_equal(inverse, np.arange(kernels.size)) else on_device(inverse, K, xp.int64)
+        object.__setattr__(self, "views", views)
+        object.__setattr__(self, "order", order)
+
+    def times(self, V: Any) -> Any:
+        """``K_m @ V`` for the kernels, float64 on the device: shape ``(len(kernels), N, columns)``
+        for ``V`` of shape ``(N, columns)`` on the device."""
+        xp, N = device_namespace(self.K), self.K.shape[1]
+        parts = []
+        for view, rows in self.views:
+            count = view.shape[0]
+            product = xp.reshape(_times(xp, xp.reshape(view, (count * N, N)), V), (count, N, V.shape[1]))
+            parts.append(product if rows is None else xp.take(product, rows, axis=0))
+        if not parts:
+            return xp.zeros((0, N, V.shape[1]), dtype=xp.float64, device=self.K.device)
+        out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+        return out if self.order is None else xp.take(out, self.order, axis=0)
+
+
 def kernel_times(K: Any, V: np.ndarray, kernels: np.ndarray | None = None) -> np.ndarray:
     """``K_m @ V`` for every kernel (or the ``kernels``, one row each): float64, shape
-    ``(M or len(kernels), N) + V.shape[1:]``; one read of those kernels on the device (of
-    every kernel when they are over a third of them: one product for all)."""
+    ``(M or len(kernels), N) + V.shape[1:]``; one read of those kernels on the device
+    (:class:`KernelSubset`)."""
     xp = device_namespace(K)
     M, N, _ = K.shape
     V_dev = on_device(np.asarray(V, dtype=np.float64).reshape(N, -1), K, xp.float64)
-    if kernels is None or 3 * len(kernels) > M:
-        out = to_numpy(_times(xp, xp.reshape(K, (M * N, N)), V_dev)).reshape((M, N) + V.shape[1:])
-        return out if kernels is None else out[np.asarray(kernels)]
-    order = np.argsort(kernels, kind="stable")  # increasing kernels share reads
-    parts = [_rows(xp, xp.reshape(_times(xp, xp.reshape(batch, (batch.shape[0] * N, N)), V_dev),
-                                  (batch.shape[0], N, V_dev.shape[1])), offsets)
-             for _, offsets, batch in _batches(K, np.asarray(kernels)[order])]
-    out = np.empty((len(kernels), N) + V.shape[1:])
-    if parts:
-        out[order] = to_numpy(xp.concat(parts, axis=0)).reshape(out.shape)
-    return out
+    kernels = np.arange(M) if kernels is None else np.asarray(kernels)
+    return to_numpy(KernelSubset(K, kernels).times(V_dev)).reshape((kernels.size, N) + V.shape[1:])
 
 
 def kernel_products(K: Any, coef: np.ndarray, kernels: np.ndarray) -> np.ndarray:
@@ -190,17 +284,27 @@ def add_kernel(out: Any, K: Any, m: int, weight: float) -> None:
 
 def add_kernels(out: Any, K: Any, kernels: np.ndarray, weights: np.ndarray) -> None:
     """``out += sum_j weights[j] K_{kernels[j]}`` in place on the device, a batch of kernels per
-    product (one launch per batch, not per kernel); ``out`` of the stack's dtype, or float64."""
+    product (one launch per batch, not per kernel; the weights of every batch cross in one
+    transfer); ``out`` of the stack's dtype, or float64."""
     xp = device_namespace(K)
     kernels, weights = np.asarray(kernels), np.asarray(weights, dtype=np.float64)
     if out.dtype != K.dtype:
         for m, w in zip(kernels, weights):
             add_kernel(out, K, int(m), float(w))
         return
-    for positions, offsets, batch in _batches(K, kernels):
+    batches = list(_batches(K, kernels))
+    spreads = []
+    for positions, offsets, batch in batches:
         spread = np.zeros(batch.shape[0])  # zero for the kernels between those asked
         np.add.at(spread, offsets, weights[positions])
-        out += xp.tensordot(on_device(spread, K, K.dtype), batch, axes=1)
+        spreads.append(spread)
+    if not batches:
+        return
+    every = on_device(np.concatenate(spreads), K, K.dtype)
+    start = 0
+    for (_, _, batch), spread in zip(batches, spreads):
+        out += xp.tensordot(every[start:start + spread.size], batch, axes=1)
+        start += spread.size
 
 
 def weighted_sum(K: Any, weights: np.ndarray, kernels: np.ndarray | None = None) -> Any:
@@ -249,22 +353,22 @@ def extreme_eigenvalues(K: Any, m: int) -> tuple[float, float]:
     return float(eig[0]), float(eig[-1])
 
 
-def hessian(kept_sum: Any, K_v: np.ndarray, weight: np.ndarray, gamma: float) -> Any:
+def hessian(kept_sum: Any, K_v: Any, weight: Any, gamma: float) -> Any:
     """``gamma [kept_sum + sum_j weight_j (K_v)_j (K_v)_j']`` as a float64 ``N x N`` array on the
     device of ``kept_sum`` (SpicyMKL's Hessian, :mod:`kernelfuse.plugins.spicymkl.active_kernels`);
-    ``K_v`` (rows ``K_m v_m``) and ``weight`` cross from the host, ``O(k N)``."""
+    ``K_v`` (rows ``K_m v_m``) and ``weight`` on that device."""
     xp = device_namespace(kept_sum)
-    rows = on_device(K_v, kept_sum, xp.float64)
-    H = xp.matrix_transpose(rows * on_device(weight, kept_sum, xp.float64)[:, None]) @ rows
+    H = xp.matrix_transpose(K_v * weight[:, None]) @ K_v
     H += kept_sum if kept_sum.dtype == xp.float64 else xp.astype(kept_sum, xp.float64)
     H *= gamma
     return H
 
 
-def solve_shifted(H: Any, diagonal: np.ndarray, constant: float, rhs: np.ndarray) -> np.ndarray:
+def solve_shifted(H: Any, diagonal: Any, constant: float, rhs: Any) -> Any:
     """``(H + diag(diagonal) + constant 11')^{-1} rhs`` for a symmetric ``H`` on a device (``H`` is
-    overwritten): Cholesky where the library offers one (PyTorch), else LU (``linalg.solve``).
-    NaN where the matrix is not positive definite (Cholesky) or singular (LU), as
+    overwritten; ``diagonal``, ``rhs`` and the answer on that device): Cholesky where the library
+    offers one without a read of its status (PyTorch), else LU (``linalg.solve``).  NaN where
+    the matrix is not positive definite (Cholesky) or singular (LU), as
     :class:`~kernelfuse.plugins.spicymkl.newton_system.DenseSystem` answers."""
     import array_api_compat
 
@@ -272,20 +376,18 @@ def solve_shifted(H: Any, diagonal: np.ndarray, constant: float, rhs: np.ndarray
     N = H.shape[0]
     H += constant
     flat = xp.reshape(H, (N * N,))
-    flat[::N + 1] += on_device(diagonal, H, xp.float64)
+    flat[::N + 1] += diagonal
     H = xp.reshape(flat, (N, N))
-    b = on_device(rhs, H, xp.float64)[:, None]
+    b = rhs[:, None]
     if array_api_compat.is_torch_array(H):
         import torch
 
-        factor, info = torch.linalg.cholesky_ex(H)
-        if int(info) != 0:
-            return np.full_like(rhs, np.nan)
-        return to_numpy(torch.cholesky_solve(b, factor))[:, 0]
+        factor, info = torch.linalg.cholesky_ex(H)  # info stays on the device: no read
+        return torch.where(info == 0, torch.cholesky_solve(b, factor)[:, 0], torch.nan)
     try:
-        return to_numpy(xp.linalg.solve(H, b))[:, 0]
+        return xp.linalg.solve(H, b)[:, 0]
     except np.linalg.LinAlgError:  # a singular matrix (NumPy's error class, raised by CuPy too)
-        return np.full_like(rhs, np.nan)
+        return xp.full_like(rhs, xp.nan)
 
 
 def check_kernels(K: Any, *, require_psd: bool, check_psd: str | bool) -> tuple[Any, float]:

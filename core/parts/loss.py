@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import numpy as np
 
+from kernelfuse.kernels.array_backend import array_namespace, like_stack
+
 
 class Loss(ABC):
     """A per-example loss ``loss(y, f)``: :meth:`value`, and optional capabilities.
@@ -63,6 +65,10 @@ class Loss(ABC):
     name: ClassVar[str]
     #: ``"binary"`` (y in {-1, +1}), ``"real"`` or ``"multiclass"``.
     target: ClassVar[str]
+    #: Whether the conjugate's methods (``conjugate``, its derivatives and prox) compute in the
+    #: namespace of their array arguments (the Python array API standard): then SpicyMKL's
+    #: Newton steps on a device stack call them there.  False: they are called with NumPy copies.
+    array_api: ClassVar[bool] = False
 
     if TYPE_CHECKING:  # the optional methods (module docstring): absent at run time unless defined
         derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -88,12 +94,12 @@ class Loss(ABC):
 def _positive(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where ``w > 0``, and ``w`` with 1 in place of 0 (to divide by, the zeros then masked)."""
     positive = weight > 0
-    return positive, np.where(positive, weight, 1.0)
+    return positive, array_namespace(weight).where(positive, weight, 1.0)
 
 
 def _per_example(weight: np.ndarray, array: np.ndarray) -> np.ndarray:
     """``weight`` (N,) shaped to multiply ``array`` (N, ...) example by example."""
-    return weight.reshape(weight.shape + (1,) * (np.ndim(array) - 1))
+    return array_namespace(weight).reshape(weight, weight.shape + (1,) * (array.ndim - 1))
 
 
 def _scaled(method: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray, f: np.ndarray) -> np.ndarray:
@@ -104,25 +110,28 @@ def _scaled(method: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray
 def _conjugate(conjugate: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
                rho: np.ndarray) -> np.ndarray:
     """``(w loss)*(rho) = w loss*(rho / w)``; for ``w = 0`` the conjugate of 0: 0 at ``rho = 0``, else inf."""
+    xp = array_namespace(rho)
     positive, safe = _positive(weight)
     with np.errstate(invalid="ignore", over="ignore"):
-        value = safe * conjugate(y, rho / _per_example(safe, rho))
-    at_zero = np.all(np.reshape(rho == 0, (weight.size, -1)), axis=1)
-    return np.where(positive, value, np.where(at_zero, 0.0, np.inf))
+        value = conjugate(y, rho / _per_example(safe, rho))  # per entry of rho, or per example
+    at_zero = rho == 0 if value.ndim == rho.ndim else xp.all(xp.reshape(rho == 0, (weight.shape[0], -1)), axis=1)
+    return xp.where(_per_example(positive, value), _per_example(safe, value) * value,
+                    xp.where(at_zero, xp.zeros_like(value), np.inf))
 
 
 def _conjugate_derivative(derivative: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
                           rho: np.ndarray) -> np.ndarray:
     """``d/drho [w loss*(rho / w)] = loss*'(rho / w)``; nan where ``w = 0`` (a point domain)."""
     positive, safe = _positive(weight)
-    return np.where(positive, derivative(y, rho / safe), np.nan)
+    return array_namespace(rho).where(_per_example(positive, rho), derivative(y, rho / _per_example(safe, rho)), np.nan)
 
 
 def _conjugate_second_derivative(second: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
                                  rho: np.ndarray) -> np.ndarray:
     """``d^2/drho^2 [w loss*(rho / w)] = loss*''(rho / w) / w``; nan where ``w = 0`` (a point domain)."""
     positive, safe = _positive(weight)
-    return np.where(positive, second(y, rho / safe) / safe, np.nan)
+    safe = _per_example(safe, rho)
+    return array_namespace(rho).where(_per_example(positive, rho), second(y, rho / safe) / safe, np.nan)
 
 
 def _conjugate_prox(prox: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray, v: np.ndarray,
@@ -130,14 +139,16 @@ def _conjugate_prox(prox: Callable[..., np.ndarray], weight: np.ndarray, y: np.n
     """``argmin_u w loss*(u / w) + (u - v)^2 / (2 step) = w prox_{loss*, step / w}(v / w)`` (``u = w z``
     turns it into ``w [loss*(z) + (z - v / w)^2 / (2 step / w)]``); 0 where ``w = 0``."""
     positive, safe = _positive(weight)
-    return np.where(positive, safe * prox(y, v / safe, step / safe), 0.0)
+    safe = _per_example(safe, v)
+    return array_namespace(v).where(_per_example(positive, v), safe * prox(y, v / safe, step / safe), 0.0)
 
 
 def _conjugate_prox_derivative(derivative: Callable[..., np.ndarray], weight: np.ndarray, y: np.ndarray,
                                v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
     """The derivative of :func:`_conjugate_prox` in ``v``: ``prox'(v / w)`` at step ``step / w``; 0 where ``w = 0``."""
     positive, safe = _positive(weight)
-    return np.where(positive, derivative(y, v / safe, step / safe), 0.0)
+    safe = _per_example(safe, v)
+    return array_namespace(v).where(_per_example(positive, v), derivative(y, v / safe, step / safe), 0.0)
 
 
 def _cvxpy_sum(cvxpy_sum: Callable[..., tuple[Any, list[Any]]], weight: np.ndarray, y: np.ndarray,
@@ -179,9 +190,10 @@ class WeightedLoss(Loss):
 
     def __attrs_post_init__(self) -> None:
         loss, weight = self.loss, self.weight
-        # The loss's registered name and targets; misc: ClassVars of Loss, set per instance here.
+        # The loss's registered name, targets and namespaces; misc: ClassVars of Loss, set per instance here.
         object.__setattr__(self, "name", loss.name)
         object.__setattr__(self, "target", loss.target)
+        object.__setattr__(self, "array_api", loss.array_api)
         wraps: dict[str, Callable[..., Any]] = {
             "derivative": _scaled, "second_derivative": _scaled, "conjugate": _conjugate,
             "conjugate_derivative": _conjugate_derivative,
@@ -195,6 +207,10 @@ class WeightedLoss(Loss):
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return _scaled(self.loss.value, self.weight, y, f)
+
+    def like(self, array: Any) -> WeightedLoss:
+        """The same loss with its weights where ``array`` is (a device stack's Newton steps)."""
+        return WeightedLoss(self.loss, like_stack(self.weight, array))
 
     def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``w`` times the loss's domain (the whole line where it has none); ``{0}`` where ``w = 0``."""

@@ -73,6 +73,10 @@ class SeparablePenalty(Regularizer):
 
     #: The penalty's scale (``C``): SpicyMKL caps its proximal penalty at ``gamma_max / weight``.
     weight: float
+    #: Whether :meth:`radial_prox` and :meth:`kernel_values` compute in the namespace of their
+    #: array argument (the Python array API standard): then SpicyMKL's Newton steps on a device
+    #: stack call them there.  False: they are called with NumPy copies.
+    array_api: ClassVar[bool] = False
 
     @property
     def separable(self) -> bool:
@@ -82,6 +86,12 @@ class SeparablePenalty(Regularizer):
     def radial_prox(self, norms: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
         """``z_m = argmin_z step h(z) + (z - r_m)^2 / 2`` at ``r = norms >= 0``, and ``dz_m / dr_m``:
         the block prox ``x_m -> z_m x_m / ||x_m||`` in each block's own metric."""
+
+    def kernel_values(self, norms: np.ndarray) -> np.ndarray:
+        """``h(v)`` at each entry of ``norms >= 0`` (any shape), so that ``value(v) = sum_m h(v_m)``.
+        This default evaluates :meth:`value` entry by entry; a penalty with a closed form gives it."""
+        values = np.asarray(norms, dtype=np.float64)
+        return np.reshape([self.value(np.array([v])) for v in values.ravel()], values.shape)
 
     @abstractmethod
     def slope(self, norms: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kernelfuse.errors import ValidationError
+from kernelfuse.kernels.array_backend import array_namespace
 from kernelfuse.parts.regularizer import Regularizer, SeparablePenalty
 from kernelfuse.problem.conic import half_square, norm_of, sum_squares_cone
 from kernelfuse.validation import Domain, nonnegative, one_or_two, positive
@@ -119,6 +120,7 @@ class BlockL1(NormPower, SeparablePenalty):
     (``l1_mkl``: weight C, elastic C2; ``l1_mkl_sq``: power 2)."""
 
     name: ClassVar[str] = "block-l1"
+    array_api: ClassVar[bool] = True
     weight: float = positive.field(1.0)
     power: float = one_or_two.field(1.0)
     elastic: float = nonnegative.field(0.0)
@@ -176,8 +178,13 @@ class BlockL1(NormPower, SeparablePenalty):
         own metric (``x_m -> prox(||x_m||) x_m / ||x_m||``; SpicyMKL, eq. 6)."""
         if self.power != 1:
             raise ValueError("the radial prox is separable for power 1 only")
-        shrunk = self.prox(norms, step)
-        return shrunk, np.where(shrunk > 0, 1.0 / (1.0 + step * self.elastic), 0.0)
+        xp = array_namespace(norms)
+        shrunk = xp.maximum(norms - step * self.weight, 0.0) / (1.0 + step * self.elastic)
+        return shrunk, xp.astype(shrunk > 0, xp.float64) / (1.0 + step * self.elastic)
+
+    def kernel_values(self, norms: np.ndarray) -> np.ndarray:
+        """``h(v) = C v + (C2 / 2) v^2`` (power 1)."""
+        return self.weight * norms + 0.5 * self.elastic * norms * norms
 
     @property
     def separable(self) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse.kernels.array_backend import array_namespace
 from kernelfuse.parts.loss import Loss
 from kernelfuse.validation import nonnegative
 
@@ -17,6 +18,7 @@ class EpsilonInsensitive(Loss):
 
     name = "eps-insensitive"
     target = "real"
+    array_api = True
     eps: float = nonnegative.field(0.1)
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
@@ -27,7 +29,8 @@ class EpsilonInsensitive(Loss):
 
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sup_z rho z - max(0, |y - z| - eps) = rho y + eps |rho| if |rho| <= 1, else inf."""
-        return np.where(np.abs(rho) <= 1.0, rho * y + self.eps * np.abs(rho), np.inf)
+        xp = array_namespace(rho)
+        return xp.where(xp.abs(rho) <= 1.0, rho * y + self.eps * xp.abs(rho), np.inf)
 
     def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """|rho| <= 1."""
@@ -35,13 +38,15 @@ class EpsilonInsensitive(Loss):
 
     def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """argmin_w y w + eps |w| + (w - v)^2 / (2 step) on |w| <= 1: clip(soft(v - step y, step eps), -1, 1)."""
+        xp = array_namespace(v)
         u = v - step * y
-        return np.clip(np.sign(u) * np.maximum(np.abs(u) - step * self.eps, 0.0), -1.0, 1.0)
+        return xp.clip(xp.sign(u) * xp.maximum(xp.abs(u) - step * self.eps, 0.0), -1.0, 1.0)
 
     def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 where neither the soft threshold nor the clip holds, else 0."""
-        u = np.abs(v - step * y)
-        return ((u > step * self.eps) & (u - step * self.eps < 1.0)).astype(float)
+        xp = array_namespace(v)
+        u = xp.abs(v - step * y)
+        return xp.astype((u > step * self.eps) & (u - step * self.eps < 1.0), xp.float64)
 
     def in_units(self, t: float) -> tuple[EpsilonInsensitive, int]:
         """max(0, |y - f| - eps) = t max(0, |y / t - f / t| - eps / t): degree 1, ``eps' = eps / t``."""

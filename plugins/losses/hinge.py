@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse.kernels.array_backend import array_namespace
 from kernelfuse.parts.loss import Loss
 
 
@@ -16,6 +17,7 @@ class Hinge(Loss):
 
     name = "hinge"
     target = "binary"
+    array_api = True
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return np.maximum(0.0, 1.0 - y * f)
@@ -26,7 +28,7 @@ class Hinge(Loss):
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sup_z rho z - max(0, 1 - y z) = y rho if -1 <= y rho <= 0, else inf."""
         s = y * rho
-        return np.where((s >= -1.0) & (s <= 0.0), s, np.inf)
+        return array_namespace(rho).where((s >= -1.0) & (s <= 0.0), s, np.inf)
 
     def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """y rho in [-1, 0]: rho in [-1, 0] for y = +1 and [0, 1] for y = -1."""
@@ -34,12 +36,13 @@ class Hinge(Loss):
 
     def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """argmin_w y w + (w - v)^2 / (2 step) on y w in [-1, 0]: y clip(y v - step, -1, 0)."""
-        return y * np.clip(y * v - step, -1.0, 0.0)
+        return y * array_namespace(v).clip(y * v - step, -1.0, 0.0)
 
     def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 where the clip is inactive, 0 where it holds."""
+        xp = array_namespace(v)
         u = y * v - step
-        return ((u > -1.0) & (u < 0.0)).astype(float)
+        return xp.astype((u > -1.0) & (u < 0.0), xp.float64)
 
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp

@@ -6,8 +6,9 @@ from typing import Any
 
 import attrs
 import numpy as np
-from scipy.special import expit, xlogy
+from scipy.special import expit
 
+from kernelfuse.kernels.array_backend import array_namespace
 from kernelfuse.parts.loss import Loss
 
 
@@ -17,6 +18,7 @@ class Logistic(Loss):
 
     name = "logistic"
     target = "binary"
+    array_api = True
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return np.logaddexp(0.0, -y * f)
@@ -31,24 +33,27 @@ class Logistic(Loss):
 
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """With a = -y rho in [0, 1]: a log a + (1 - a) log(1 - a); inf elsewhere."""
+        xp = array_namespace(rho)
         a = -y * rho
         inside = (a >= 0.0) & (a <= 1.0)
-        a = np.clip(a, 0.0, 1.0)
-        return np.where(inside, xlogy(a, a) + xlogy(1.0 - a, 1.0 - a), np.inf)
+        a = xp.clip(a, 0.0, 1.0)
+        return xp.where(inside, _x_log_x(xp, a) + _x_log_x(xp, 1.0 - a), xp.inf)
 
     def conjugate_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """d loss*/d rho = -y log(a / (1 - a)), a = -y rho in (0, 1) (nan outside)."""
+        xp = array_namespace(rho)
         a = -y * rho
         inside = (a > 0.0) & (a < 1.0)
-        a = np.clip(a, 1e-300, 1.0 - 1e-16)
-        return np.where(inside, -y * (np.log(a) - np.log1p(-a)), np.nan)
+        a = xp.clip(a, 1e-300, 1.0 - 1e-16)
+        return xp.where(inside, -y * (xp.log(a) - xp.log1p(-a)), xp.nan)
 
     def conjugate_second_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """d^2 loss*/d rho^2 = 1 / (a (1 - a)), a = -y rho in (0, 1) (nan outside)."""
+        xp = array_namespace(rho)
         a = -y * rho
         inside = (a > 0.0) & (a < 1.0)
-        a = np.clip(a, 1e-300, 1.0 - 1e-16)
-        return np.where(inside, 1.0 / (a * (1.0 - a)), np.nan)
+        a = xp.clip(a, 1e-300, 1.0 - 1e-16)
+        return xp.where(inside, 1.0 / (a * (1.0 - a)), xp.nan)
 
     def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """-y rho in [0, 1]: rho in [-1, 0] for y = +1 and [0, 1] for y = -1."""
@@ -58,3 +63,9 @@ class Logistic(Loss):
         import cvxpy as cp
 
         return cp.sum(cp.logistic(-cp.multiply(y, f))), []
+
+
+def _x_log_x(xp: Any, a: Any) -> Any:
+    """``a log a`` for ``a >= 0``, 0 at 0 (``scipy.special.xlogy(a, a)`` in any namespace)."""
+    positive = a > 0.0
+    return xp.where(positive, a * xp.log(xp.where(positive, a, 1.0)), 0.0)

@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse.kernels.array_backend import array_namespace
 from kernelfuse.parts.loss import Loss
 from kernelfuse.problem.conic import sum_squares_cone
 
@@ -17,6 +18,7 @@ class Squared(Loss):
 
     name = "squared"
     target = "real"
+    array_api = True
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return (y - f) ** 2
@@ -37,7 +39,7 @@ class Squared(Loss):
 
     def conjugate_second_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """d^2 loss*/d rho^2 = 1/2."""
-        return np.full(np.shape(rho), 0.5)
+        return array_namespace(rho).full_like(rho, 0.5)
 
     def in_units(self, t: float) -> tuple[Squared, int]:
         """(y - f)^2 = t^2 (y / t - f / t)^2: degree 2."""

@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from kernelfuse.kernels.array_backend import array_namespace
 from kernelfuse.parts.loss import Loss
 from kernelfuse.problem.conic import sum_squares_cone
 
@@ -17,6 +18,7 @@ class SquaredHinge(Loss):
 
     name = "squared-hinge"
     target = "binary"
+    array_api = True
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return np.maximum(0.0, 1.0 - y * f) ** 2
@@ -31,16 +33,17 @@ class SquaredHinge(Loss):
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sup_z rho z - max(0, 1 - y z)^2 = s + s^2/4 with s = y rho <= 0, else inf."""
         s = y * rho
-        return np.where(s <= 0.0, s + 0.25 * s * s, np.inf)
+        return array_namespace(rho).where(s <= 0.0, s + 0.25 * s * s, np.inf)
 
     def conjugate_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """d loss*/d rho = y (1 + y rho / 2) on y rho <= 0 (nan outside the domain)."""
         s = y * rho
-        return np.where(s <= 0.0, y * (1.0 + 0.5 * s), np.nan)
+        return array_namespace(rho).where(s <= 0.0, y * (1.0 + 0.5 * s), np.nan)
 
     def conjugate_second_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """d^2 loss*/d rho^2 = 1/2 on y rho <= 0 (nan outside the domain)."""
-        return np.where(y * rho <= 0.0, 0.5, np.nan)
+        xp = array_namespace(rho)
+        return xp.where(y * rho <= 0.0, xp.full_like(rho, 0.5), np.nan)
 
     def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """y rho <= 0: rho in (-inf, 0] for y = +1 and [0, inf) for y = -1."""
@@ -48,11 +51,12 @@ class SquaredHinge(Loss):
 
     def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """argmin_w s + s^2/4 + (w - v)^2 / (2 step), s = y w <= 0: y min(0, (y v - step) / (1 + step/2))."""
-        return y * np.minimum(0.0, (y * v - step) / (1.0 + 0.5 * step))
+        return y * array_namespace(v).minimum(0.0, (y * v - step) / (1.0 + 0.5 * step))
 
     def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 / (1 + step/2) where y v > step (the bound inactive), else 0."""
-        return np.where(y * v - step < 0.0, 1.0 / (1.0 + 0.5 * step), 0.0)
+        xp = array_namespace(v)
+        return xp.where(y * v - step < 0.0, xp.full_like(v, 1.0) / (1.0 + 0.5 * step), 0.0)
 
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp

@@ -13,10 +13,35 @@ gradient, diagonal Hessian and, after the inner solve, the next slack centre (No
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+
+from kernelfuse.kernels.array_backend import (
+    HostCalls,
+    all_like_stack,
+    array_namespace,
+    is_device_array,
+    like_stack,
+)
+
+
+def _examples(a: Any, like: Any) -> Any:
+    """The per-example ``a`` (N,) shaped to ``like``: (N,), or (N, 1) against the (N, T) trial
+    points of a line search (examples on the first axis, as a loss reads them)."""
+    return a if like.ndim == 1 else a[:, None]
+
+
+def device_loss(loss: Any, like: Any) -> Any:
+    """``loss`` for a Newton loop on ``like``'s device: itself on NumPy; with its arrays moved
+    there where its conjugate computes in any namespace (``Loss.array_api``); else called on the
+    host (:class:`~kernelfuse.kernels.array_backend.HostCalls`)."""
+    if not is_device_array(like):
+        return loss
+    if not loss.array_api:
+        return HostCalls(loss, like)
+    return loss.like(like) if callable(getattr(loss, "like", None)) else loss
 
 
 @attrs.define
@@ -25,12 +50,19 @@ class ConjugateTerm:
 
     loss: Any
     y: np.ndarray
+    #: The loss's conjugate may be finite on a domain only, which the line search must stay in.
+    bounded: ClassVar[bool] = True
 
-    def value(self, rho: np.ndarray) -> float:
-        return float(np.sum(self.loss.conjugate(self.y, rho)))
+    def like(self, array: Any) -> ConjugateTerm:
+        """The term with its arrays where ``array`` is (a device stack's Newton loop)."""
+        return ConjugateTerm(device_loss(self.loss, array), like_stack(self.y, array))
+
+    def value(self, rho: np.ndarray) -> Any:
+        """``D`` at ``rho`` (N,), or at each column of the trial points (N, T)."""
+        return array_namespace(rho).sum(self.loss.conjugate(_examples(self.y, rho), rho), axis=0)
 
     def gradient(self, rho: np.ndarray) -> np.ndarray:
-        return self.loss.conjugate_derivative(self.y, rho)
+        return self.loss.conjugate_derivative(_examples(self.y, rho), rho)
 
     def hessian(self, rho: np.ndarray) -> np.ndarray:
         return self.loss.conjugate_second_derivative(self.y, rho)
@@ -47,22 +79,30 @@ class SlackTerm:
     y: np.ndarray
     slack: np.ndarray
     gamma: float
+    #: Finite everywhere: the prox form has no domain to stay in.
+    bounded: ClassVar[bool] = False
+
+    def like(self, array: Any) -> SlackTerm:
+        """The term with its arrays where ``array`` is (a device stack's Newton loop)."""
+        y, slack = all_like_stack((self.y, self.slack), array)
+        return SlackTerm(device_loss(self.loss, array), y, slack, self.gamma)
 
     def _prox(self, rho: np.ndarray) -> np.ndarray:
-        return self.loss.conjugate_prox(self.y, rho + self.slack / self.gamma, 1.0 / self.gamma)
+        return self.loss.conjugate_prox(_examples(self.y, rho), rho + _examples(self.slack, rho) / self.gamma,
+                                        1.0 / self.gamma)
 
-    def value(self, rho: np.ndarray) -> float:
+    def value(self, rho: np.ndarray) -> Any:
+        """``D`` at ``rho`` (N,), or at each column of the trial points (N, T)."""
         w = self._prox(rho)
         gap = rho - w
-        return float(np.sum(self.loss.conjugate(self.y, w)) + gap @ self.slack
-                     + 0.5 * self.gamma * gap @ gap)
+        return array_namespace(rho).sum(self.loss.conjugate(_examples(self.y, rho), w)
+                                         + gap * (_examples(self.slack, rho) + 0.5 * self.gamma * gap), axis=0)
 
     def gradient(self, rho: np.ndarray) -> np.ndarray:
-        return self.slack + self.gamma * (rho - self._prox(rho))
+        return _examples(self.slack, rho) + self.gamma * (rho - self._prox(rho))
 
     def hessian(self, rho: np.ndarray) -> np.ndarray:
-        slope = self.loss.conjugate_prox_derivative(self.y, rho + self.slack / self.gamma,
-                                                    1.0 / self.gamma)
+        slope = self.loss.conjugate_prox_derivative(self.y, rho + self.slack / self.gamma, 1.0 / self.gamma)
         return self.gamma * (1.0 - slope)
 
     def next_slack(self, rho: np.ndarray) -> np.ndarray:

@@ -77,14 +77,14 @@ class LowRankSystem:
 
 @attrs.frozen
 class DeviceSystem:
-    """``H = hessian + diag(diagonal) + constant 11'`` with ``hessian`` on a device
-    (:mod:`kernelfuse.kernels.array_backend`): formed and factorised there (Cholesky where the library
-    offers it), only ``rhs`` and the solution cross; a failed factorisation gives NaN, as
+    """``H = hessian + diag(diagonal) + constant 11'`` with ``hessian``, ``diagonal`` and the right-hand
+    side on a device (:mod:`kernelfuse.kernels.array_backend`): formed, factorised (Cholesky where the
+    library offers it) and solved there, nothing read back; a failed factorisation gives NaN, as
     :class:`DenseSystem`."""
 
     hessian: Any
-    diagonal: np.ndarray
+    diagonal: Any
     constant: float
 
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
+    def solve(self, rhs: Any) -> Any:
         return array_backend.solve_shifted(self.hessian, self.diagonal, self.constant, rhs)

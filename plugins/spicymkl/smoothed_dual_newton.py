@@ -25,6 +25,7 @@ import numpy as np
 from kernelfuse.assembly.requirements import check_requirements
 from kernelfuse.assembly.result import Result
 from kernelfuse.errors import IncompatiblePartsError, ValidationError
+from kernelfuse.kernels import array_backend
 from kernelfuse.kernels.products import kernel_times, kernels_times
 from kernelfuse.parts.oracle import Oracle, OracleAnswer
 from kernelfuse.parts.regularizer import SeparablePenalty
@@ -206,15 +207,16 @@ class SmoothedDualNewton(Oracle):
                                 np.where(known, bounds.squares, bounds.squared_interval(rho)[1]))
         working = (norms > self.screen * gamma * state.penalty.threshold) | centred
         checks = self._read(bounds, problem.K, rho, np.flatnonzero(working & ~known))
+        newton_term = loss_term.like(problem.K) if array_backend.is_device_array(problem.K) else loss_term
         steps, tolerance = 0, None
         while True:
             kernels = np.flatnonzero(working)
             terms = KernelTerms(problem.K, kernels, K_centre[kernels], a_K_a[kernels], gamma,
                                 state.penalty, rho, bounds.products[kernels], self.hessian_tol)
-            solved, tolerance = self._newton(terms, loss_term, point, problem.family.has_intercept, tolerance)
+            solved, tolerance = self._newton(terms, newton_term, point, problem.family.has_intercept, tolerance)
             steps += solved
-            rho = terms.rho
-            bounds.update(kernels, rho, terms.K_rho)  # kept by the Newton steps, no read
+            rho, K_rho = terms.on_host()
+            bounds.update(kernels, rho, K_rho)  # kept by the Newton steps, no read
             passes += terms.passes
             # The other kernels (no centre: r_m = gamma ||rho||_{K_m}) are read only where the
             # upper bound on their norm passes the threshold (the radial map is non-decreasing),
@@ -274,61 +276,68 @@ class SmoothedDualNewton(Oracle):
 
     def _newton(self, terms: KernelTerms, loss_term: Any, point: ProximalPoint,
                 has_intercept: bool, tolerance: float | None) -> tuple[int, float | None]:
-        """Newton with Armijo back-tracking from ``terms.rho``: the steps taken, and the tolerance.
+        """Newton with the exact line search from ``terms.rho``: the steps taken, and the tolerance.
 
         The residual to reach is ``max(newton_tol, newton_rtol * r0)``, ``r0``
         the residual at the query's first Newton step (``tolerance`` None: this
         one).  A re-solve after kernels joined keeps it: relative to its own
         start, where a joining kernel at a large ``gamma`` can make the residual
         huge, the tolerance would be so loose that the proximal step is far
-        from solved (a stalled solve: docs/methods/spicymkl.md)."""
+        from solved (a stalled solve: docs/methods/spicymkl.md).  On a device stack every
+        array stays there; a step reads back one array (:meth:`KernelTerms.read`: the stopping
+        test, the last step's length, the kernels' weights) and sends one (the lazy Hessian's
+        re-read weights)."""
+        xp = terms.xp
         b_t, gamma_b = (point.intercept, point.gamma_b) if has_intercept else (0.0, 0.0)
 
-        def intercept_terms(rho: np.ndarray) -> float:
-            total = float(rho.sum())
+        def intercept_terms(rho: Any) -> Any:  # rho (N,) or trial points (N, T)
+            total = xp.sum(rho, axis=0)
             return -b_t * total + 0.5 * gamma_b * total * total
 
-        steps, value = 0, None  # value: phi at rho, once the line search has computed it
-        while steps < self.max_newton and not expired():  # the deadline: the model so far stands
+        steps, value, length = 0, None, None  # value: phi at rho, once the line search has computed it
+        while not expired():  # the deadline: the model so far stands
             rho = terms.rho
-            grad = loss_term.gradient(rho) + terms.gradient() + (gamma_b * rho.sum() - b_t)
-            residual = float(np.max(np.abs(grad)))
+            grad = loss_term.gradient(rho) + terms.gradient() + (gamma_b * xp.sum(rho) - b_t)
+            residual, moved = terms.read(xp.max(xp.abs(grad)), length)
+            if moved is not None:
+                if moved == 0.0:  # no decrease found along the last direction
+                    break
+                steps += 1
             if tolerance is None:
                 tolerance = max(self.newton_tol, self.newton_rtol * residual)
-            if residual <= tolerance:
+            if residual <= tolerance or steps >= self.max_newton:
                 break
             if value is None:
                 value = loss_term.value(rho) + terms.value() + intercept_terms(rho)
             # One expression: no step's N x N matrix outlives its solve into the next step's.
             d = -terms.newton_system(loss_term.hessian(rho) + self.ridge * min(1.0, residual),
                                      gamma_b).solve(grad)
-            slope = float(grad @ d)
-            if not slope < 0:  # a singular or indefinite solve: fall back to the gradient
-                d, slope = -grad, -float(grad @ grad)
+            slope = xp.sum(grad * d)
+            descent = slope < 0.0  # else a singular or indefinite solve: the gradient instead
+            d = xp.where(descent, d, -grad)
+            slope = xp.where(descent, slope, -xp.sum(grad * grad))
             K_d, r2, b, c = terms.direction(d)
 
             # The direction bound as defaults: the two are called within this step only.
-            def along(t: float, rho: np.ndarray = rho, d: np.ndarray = d, r2: np.ndarray = r2, b: np.ndarray = b,
-                      c: np.ndarray = c) -> float:  # phi(rho + t d): no pass (section 3.4)
-                trial = rho + t * d
-                norms = np.sqrt(np.maximum(r2 - 2 * t * b + t * t * c, 0.0))
-                return loss_term.value(trial) + terms.value(norms) + intercept_terms(trial)
+            def norms_along(t: Any, r2: Any = r2, b: Any = b, c: Any = c) -> Any:
+                """``r_m(t)`` at the steps ``t`` (T,): (k, T), no pass (section 3.4)."""
+                return xp.sqrt(xp.maximum(r2[:, None] - 2 * t * b[:, None] + t * t * c[:, None], 0.0))
 
-            def slope_along(t: float, rho: np.ndarray = rho, d: np.ndarray = d, r2: np.ndarray = r2,
-                            b: np.ndarray = b, c: np.ndarray = c) -> float:  # d/dt phi(rho + t d)
-                trial = rho + t * d
-                norms = np.sqrt(np.maximum(r2 - 2 * t * b + t * t * c, 0.0))
-                shrunk = terms.penalty.radial_prox(norms, terms.gamma)[0]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    scale = np.where(norms > 0, shrunk / norms, 0.0)
-                return float(loss_term.gradient(trial) @ d - scale @ (b - t * c) / terms.gamma
-                             + (gamma_b * trial.sum() - b_t) * d.sum())
+            def along(t: Any, rho: Any = rho, d: Any = d) -> Any:  # phi(rho + t d) at each step t
+                trial = rho[:, None] + d[:, None] * t
+                return loss_term.value(trial) + terms.value(norms_along(t)) + intercept_terms(trial)
 
-            t, value = step_length(along, slope_along, value, slope)
-            if t == 0.0:
-                break
-            terms.move(d, K_d, t)
-            steps += 1
+            def slope_along(t: Any, rho: Any = rho, d: Any = d, b: Any = b, c: Any = c) -> Any:
+                """``d/dt phi(rho + t d)`` at each step t."""
+                trial, norms = rho[:, None] + d[:, None] * t, norms_along(t)
+                scale = terms.scale_of(norms, terms.penalty.radial_prox(norms, terms.gamma)[0])
+                return (xp.sum(loss_term.gradient(trial) * d[:, None], axis=0)
+                        - xp.sum(scale * (b[:, None] - t * c[:, None]), axis=0) / terms.gamma
+                        + (gamma_b * xp.sum(trial, axis=0) - b_t) * xp.sum(d))
+
+            length, value = step_length(LineSearch(xp, terms.rho, along, slope_along, loss_term.bounded,
+                                                   reads_free=not terms.on_device), value, slope)
+            terms.move(d, K_d, length)
         return steps, tolerance
 
     def _answer(self, point: ProximalPoint, state: NewtonState, K_centre: np.ndarray,
@@ -412,48 +421,85 @@ def _within_ball(rho: np.ndarray, K_rho: np.ndarray, radii: np.ndarray) -> tuple
     return rho * factor, K_rho * factor
 
 
-def step_length(along: Any, slope_along: Any, value: float, slope: float) -> tuple[float, float]:
-    """The Newton step ``t = 1`` (halved until ``phi`` is finite) if it passes Armijo's test,
-    else the minimiser of the convex
-    ``phi`` along the direction on ``[0, 1]`` (every trial is free), and ``phi`` there.
-    Piecewise-quadratic duals (section 3.3) make full steps overshoot where the active
-    pieces change; the exact step keeps Newton's progress there.  ``t = 0`` (and ``value``) when
-    no decrease is found.
+#: The largest step ``2^-j``, ``j < HALVINGS``, inside a bounded conjugate's domain is tried
+#: first; the exact step is then bracketed among the steps ``16^-j`` times it, ``j < SCALES``,
+#: by ``ROUNDS`` rounds of ``GRID`` slopes each narrowing the bracket ``GRID``-fold, and found by
+#: the secant on the last bracket (exact on a linear piece of the slope).
+HALVINGS, SCALES = 41, 11
+GRID, ROUNDS = 8, 4
 
-    The minimiser is the root of the non-decreasing slope, found by regula falsi with the
-    Illinois safeguard (a bracket end kept twice has its slope halved), to ``1e-3`` of the slope
-    at 0: the slope is piecewise linear for those duals, where the secant is exact on a piece
-    (fewer trials than bisection: docs/methods/spicymkl.md)."""
-    high = 1.0
-    at_high = along(high)
-    while not np.isfinite(at_high):  # outside the conjugate's domain (eq. 7 form)
-        high *= 0.5
-        if high < 1e-12:
-            return 0.0, value
-        at_high = along(high)
-    if at_high <= value + 1e-4 * high * slope:
-        return high, at_high
-    slope_high = slope_along(high)
-    if slope_high <= 0.0:
-        return high, at_high
-    low, slope_low = 0.0, slope
-    t, kept = high, 0
-    for _ in range(50):
-        t = high - slope_high * (high - low) / (slope_high - slope_low)
-        if not low < t < high:  # rounding at a tiny bracket: its middle
-            t = 0.5 * (low + high)
-        derivative = slope_along(t)
-        if abs(derivative) <= 1e-3 * abs(slope):
-            break
-        if derivative < 0:
-            low, slope_low = t, derivative
-            kept = kept + 1 if kept > 0 else 1  # high kept again
-            if kept >= 2:
-                slope_high *= 0.5
-        else:
-            high, slope_high = t, derivative
-            kept = kept - 1 if kept < 0 else -1  # low kept again
-            if kept <= -2:
-                slope_low *= 0.5
-    at_t = along(t)
-    return (t, at_t) if at_t < value else (0.0, value)
+
+@attrs.frozen
+class LineSearch:
+    """``phi`` and its slope along a Newton direction, at arrays of steps ``t`` (T,), in ``xp``.
+
+    ``reads_free``: the arrays are NumPy's, so the search may read its numbers to skip work
+    whose result is then known (the same step either way)."""
+
+    xp: Any
+    like: Any
+    along: Any
+    slope_along: Any
+    #: Whether ``phi`` may be infinite (a conjugate finite on a domain only).
+    bounded: bool
+    reads_free: bool
+
+
+def step_length(line: LineSearch, value: Any, slope: Any) -> tuple[Any, Any]:
+    """The Newton step ``t = 1`` (the largest ``2^-j`` where ``phi`` is finite) if it passes
+    Armijo's test, else the minimiser of the convex ``phi`` along the direction on ``[0, t]``
+    (every trial is free), and ``phi`` there; ``t = 0`` (and ``value``) when no decrease is found.
+    Piecewise-quadratic duals (section 3.3) make full steps overshoot where the active
+    pieces change; the exact step keeps Newton's progress there.
+
+    The minimiser is the root of the non-decreasing slope, bracketed among the steps ``16^-j t``,
+    then by rounds of :data:`GRID` slopes at once, then the secant on the last bracket: a fixed
+    schedule that reads nothing back, so on a device the search stays there
+    (docs/methods/spicymkl.md).  On the host it stops where the answer is known."""
+    xp = line.xp
+    zero = xp.zeros_like(slope)
+    device = None if line.reads_free else line.like.device
+    powers = xp.astype(xp.arange(HALVINGS, device=device), xp.float64)  # of 1/2
+    if line.reads_free:
+        top, at_top = 1.0, line.along(xp.asarray([1.0]))[0]
+        while line.bounded and not np.isfinite(at_top) and top >= 2.0 ** (1 - HALVINGS):
+            top *= 0.5
+            at_top = line.along(xp.asarray([top]))[0]
+        top = zero + top
+    else:
+        tries = 2.0 ** -powers[:HALVINGS if line.bounded else 1]
+        values = line.along(tries)
+        first = xp.reshape(xp.argmax(xp.astype(xp.isfinite(values), xp.int8)), (1,))
+        top, at_top = xp.take(tries, first)[0], xp.take(values, first)[0]
+    armijo = at_top <= value + 1e-4 * top * slope
+    if line.reads_free and armijo:
+        return top, at_top
+    scales = top * 16.0 ** -xp.flip(powers[:SCALES])  # increasing, up to top
+    slopes = line.slope_along(scales)
+    slope_top = slopes[-1]
+    if line.reads_free and slope_top <= 0.0:  # the minimiser is at the end
+        return top, at_top
+    low, slope_low, high, slope_high = _narrowed(xp, scales, slopes, zero, slope, top, slope_top)
+    grid = xp.astype(xp.arange(1, GRID + 1, device=device), xp.float64) / GRID
+    for _ in range(ROUNDS):
+        trials = low + (high - low) * grid  # the last is high
+        low, slope_low, high, slope_high = _narrowed(xp, trials, line.slope_along(trials), low, slope_low,
+                                                     high, slope_high)
+    rise = slope_high - slope_low
+    secant = high - slope_high * (high - low) / xp.where(rise > 0, rise, 1.0)
+    t = xp.where((rise > 0) & (secant > low) & (secant < high), secant, 0.5 * (low + high))
+    at_t = line.along(xp.reshape(t, (1,)))[0]
+    end = armijo | (slope_top <= 0.0)  # the end itself: Armijo's step, or the minimiser there
+    t, at_t = xp.where(end, top, t), xp.where(end, at_top, at_t)
+    better = at_t < value
+    return xp.where(better, t, zero), xp.where(better, at_t, value)
+
+
+def _narrowed(xp: Any, trials: Any, slopes: Any, low: Any, slope_low: Any, high: Any,
+              slope_high: Any) -> tuple[Any, Any, Any, Any]:
+    """The bracket ``[low, high]`` of the slope's root (slope negative at ``low``, not at
+    ``high``) narrowed by the slopes at ``trials`` inside it: the last trial of a negative slope
+    and the first of a non-negative one (the slope is non-decreasing), and the slopes there."""
+    negative = slopes < 0.0
+    return (xp.max(xp.where(negative, trials, low)), xp.max(xp.where(negative, slopes, slope_low)),
+            xp.min(xp.where(negative, high, trials)), xp.min(xp.where(negative, slope_high, slopes)))

@@ -33,8 +33,8 @@ def test_the_family_is_discovered_and_listed():
 
 @pytest.mark.parametrize("q", EXPONENTS)
 def test_the_regularizer_conforms(q):
-    assert check_regularizer(BlockLq(weight=0.3 * q, q=q), seed=int(4 * q))[-3:] == [
-        "radial-prox", "slope", "dual-radius"]
+    assert check_regularizer(BlockLq(weight=0.3 * q, q=q), seed=int(4 * q))[-4:] == [
+        "kernel-values", "radial-prox", "slope", "dual-radius"]
 
 
 def test_bad_parameters_are_refused_by_name():

@@ -41,6 +41,10 @@ class BlockLq(kernelfuse.SeparablePenalty):
     def value(self, x: np.ndarray) -> float:
         return self.weight / self.q * float(np.sum(np.abs(x) ** self.q))
 
+    def kernel_values(self, norms: np.ndarray) -> np.ndarray:
+        """``h(v) = (C / q) v^q`` at each norm."""
+        return self.weight / self.q * np.abs(norms) ** self.q
+
     @property
     def dual_q(self) -> float:
         """``q* = q / (q - 1)``."""
