@@ -29,7 +29,9 @@ device; kernelfuse reads it there (:mod:`kernelfuse.kernels.array_backend`).  Tw
 
 Targets: (a) at least 20x faster than one CPU core; (b) at most 10 s.  Recorded in the
 JSON: the machine (GPU, CPU count), library versions, the commit (``--commit`` when the copy
-has no git), and each run's status, gap, objective, time, passes and Newton steps.
+has no git), and each run's status, gap, objective, time, passes and Newton steps; for PyTorch
+on CUDA also the host synchronisations of one more (untimed) device solve, as its sync debug
+mode counts them.
 ``python benchmarks/report.py`` renders the table of docs/scaling.md from ``gpu.json``.
 """
 
@@ -158,6 +160,27 @@ def timed(K: Any, y: np.ndarray, loss: str, C: float, tol: float, time_limit: fl
     return {**run, "walls": [r["wall"] for r in runs]}
 
 
+def host_syncs(K: Any, y: np.ndarray, loss: str, C: float, tol: float, time_limit: float,
+               device: Device) -> dict[str, Any] | None:
+    """The host synchronisations of one untimed device solve, as PyTorch on CUDA counts them (its
+    sync debug mode warns at each), beside its Newton steps; None elsewhere."""
+    if device.name != "torch" or device.dev.type != "cuda":
+        return None
+    import warnings
+
+    torch = device.lib
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            run = solve_once(K, y, loss, C, tol, time_limit, device)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    syncs = sum("synchroniz" in str(w.message) for w in caught)
+    return {"syncs": syncs, "newton_steps": run["newton_steps"],
+            "per_step": syncs / max(1, run["newton_steps"])}
+
+
 def breast_cancer(cfg: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The unit-trace kernel grid on the 455 breast-cancer training points (smoke: fewer)."""
     from kernelfuse.frontends.demo import breast_cancer_split
@@ -187,6 +210,8 @@ def part_grid(cfg: dict[str, Any], device: Device, deadline: float) -> dict[str,
         log(f"(a) {loss}: device")
         runs[loss]["device"] = timed(K_dev, y, loss, C_GRID, TOL_GRID, limit, device, warm_up=True)
         log(f"(a) {loss}: device {runs[loss]['device']['wall']:.3f} s, {runs[loss]['device']['status']}")
+        runs[loss]["device"]["host_syncs"] = host_syncs(K_dev, y, loss, C_GRID, TOL_GRID,
+                                                        max(1.0, deadline - time.monotonic()), device)
         runs[loss]["cpu_all"] = timed(K, y, loss, C_GRID, TOL_GRID, max(1.0, deadline - time.monotonic()),
                                       threads=os.cpu_count() or 1)
         log(f"(a) {loss}: all {os.cpu_count()} cores {runs[loss]['cpu_all']['wall']:.3f} s")
@@ -303,21 +328,23 @@ def table(payload: dict[str, Any]) -> str:
                 run = runs.get(key, {})
                 if "wall" not in run:
                     rows.append([f"breast cancer {grid['N']} x {grid['M']}", loss, label, run.get("status", "-"),
-                                 "-", "-", "-", run.get("reason", "")])
+                                 "-", "-", "-", "-", run.get("reason", "")])
                     continue
                 speed = runs.get("cpu_one", {}).get("wall")
+                syncs = run.get("host_syncs")
                 rows.append([f"breast cancer {grid['N']} x {grid['M']}", loss, label, run["status"],
                              f"{run['gap']:.1e}", fmt(run["passes"]), fmt(run["wall"]),
+                             f"{syncs['syncs']:,} ({syncs['per_step']:.1f} a Newton step)" if syncs else "-",
                              f"{speed / run['wall']:.1f}x" if speed else "-"])
     large = payload.get("large")
     if large is not None:
         run = large["run"]
         rows.append([f"ringnorm {large['N']:,} x {large['M']} (float32, built in {fmt(large['build'])} s)",
                      "logistic", f"GPU ({info.get('xp')})", run["status"], f"{run['gap']:.1e}",
-                     fmt(run["passes"]), fmt(run["wall"]), "-"])
+                     fmt(run["passes"]), fmt(run["wall"]), "-", "-"])
     lines = [f"Machine: {where}.", "",
              markdown_table(("problem", "loss", "where", "status", "gap", "passes", "time (s)",
-                             "vs 1 core"), rows), ""]
+                             "host syncs", "vs 1 core"), rows), ""]
     lines += common.target_lines(payload["targets"])
     lines += [f"- **FAILED** part ({part}): {error}" for part, error in payload.get("errors", {}).items()]
     return "\n".join(lines)
