@@ -215,3 +215,11 @@ def local_dask_cluster(n_workers: int = 2) -> Iterator[object]:
         yield cluster
     finally:
         cluster.close()
+
+
+def strict_device(block: np.ndarray) -> object:
+    """``block`` on array-api-strict's second device, which refuses NumPy's own conversion as a
+    GPU does (a ``to_device`` of distributed feature blocks: run on the workers, so defined here)."""
+    import array_api_strict
+
+    return array_api_strict.asarray(block, device=array_api_strict.Device("device1"))

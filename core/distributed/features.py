@@ -13,7 +13,7 @@ unit-trace scales ``s_m = 1 / sqrt(trace K_m)`` a solve folds into its vectors.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -52,6 +52,9 @@ class PartitionedFeatures:
     specs: tuple[KernelSpec, ...]
     normalization: str
     dtype: np.dtype
+    #: Where the workers keep their blocks: None for NumPy arrays in memory, else the function that
+    #: moved each NumPy block there (an array of another library, on the worker's GPU).
+    to_device: Callable[[np.ndarray], Any] | None = None
     #: The normalised kernels' mean diagonal entry ``sum_m trace(K_m) / (M N)`` (``1 / N`` for
     #: unit trace): the scale a family's default parameter is mapped to (``pnorm_mkl``'s ``lam``).
     mean_diagonal: float = 1.0
@@ -195,19 +198,25 @@ def low_rank_specs(specs: Sequence[KernelSpec], sample: np.ndarray, rank: int, s
 def partition_features(
     specs: Sequence[KernelSpec], X: Any, y: Any, *, client: Client | str | None = None,
     rank: int = 100, normalization: str = "unit-trace", sample_rows: int = 5_000, seed: int = 0,
-    registry: Registry | None = None,
+    registry: Registry | None = None, to_device: Callable[[np.ndarray], Any] | None = None,
 ) -> PartitionedFeatures:
     """The features of ``specs`` on the rows of ``X`` with targets ``y``, computed and kept in
     ``X``'s row blocks on the cluster of ``client`` (None: the connected one; an address).
 
     ``specs`` must be fitted (their columns as indices, their widths set); a spec without explicit
     features becomes a Nystrom kernel of ``rank`` (at most ``sample_rows``) landmarks drawn from
-    ``sample_rows`` rows sampled uniformly (seeded by ``seed``)."""
+    ``sample_rows`` rows sampled uniformly (seeded by ``seed``).  ``to_device``: a function run
+    on each worker that moves a NumPy block where it computes, an array of a library of the
+    Python array API standard (``lambda a: torch.asarray(a, device="cuda")``, ``cupy.asarray``):
+    the blocks and targets are kept there and every pass over them runs there."""
     import dask
 
     client = client_for(client)
     if normalization not in METHODS:  # the normalisations of every stack (unit trace: one pass here)
         raise ValidationError(f"normalization must be one of {', '.join(METHODS)}, got {normalization!r}")
+    if to_device is not None and not callable(to_device):
+        raise ValidationError(f"to_device must be a function that moves a NumPy array to a device "
+                              f"(lambda a: torch.asarray(a, device='cuda')) or None, got {to_device!r}")
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
         raise ValidationError(f"rank must be a positive integer (the Nystrom landmarks per kernel), got {rank!r}")
     X, y = as_row_blocks(X, "X"), as_row_blocks(y, "y")
@@ -230,8 +239,9 @@ def partition_features(
     for k, (x_block, y_block) in enumerate(zip(X.to_delayed().ravel(), y.to_delayed().ravel())):
         where = {"workers": [workers[k % len(workers)]], "allow_other_workers": True}
         task = dask.delayed(blocks.block_features, pure=True)(x_block, spec_key, normalization, offsets)
-        features.append(client.compute(task, **where))
-        targets.append(client.compute(dask.delayed(np.asarray, pure=True)(y_block, np.float64), **where))
+        features.append(client.compute(dask.delayed(blocks.placed, pure=True)(task, to_device), **where))
+        target = dask.delayed(np.asarray, pure=True)(y_block, np.float64)
+        targets.append(client.compute(dask.delayed(blocks.placed, pure=True)(target, to_device), **where))
     try:
         statistics = sum(client.gather(client.map(blocks.block_statistics, features)))
     except Exception as exc:
@@ -250,5 +260,5 @@ def partition_features(
                 raise ValidationError(f"kernel {m} is zero on every row: it cannot have unit trace")
             scales[columns] = 1.0 / math.sqrt(trace)
     return PartitionedFeatures(client, tuple(features), tuple(targets), tuple(int(c) for c in X.chunks[0]),
-                               offsets, scales, tuple(specs), normalization, np.dtype(np.float64),
+                               offsets, scales, tuple(specs), normalization, np.dtype(np.float64), to_device,
                                float(np.sum(column_norms * scales**2)) / (len(specs) * N))

@@ -87,10 +87,15 @@ class PartitionedOracle:
     curved: int | None = None
 
     def check_targets(self, loss: Loss) -> None:
-        """Targets finite, and in {-1, +1} for a binary loss: each block's distinct values, united here."""
+        """Targets finite, and in {-1, +1} for a binary loss: each block's distinct values, united
+        here; a loss that computes on NumPy arrays only is refused for blocks on a device."""
+        if self.data.to_device is not None and not loss.array_api:
+            raise ValidationError(f"loss {loss.name!r} computes on NumPy arrays only (its array_api is False); "
+                                  "blocks on a device need a loss that computes in their namespace: a built-in "
+                                  "loss, or partition the features without to_device")
         client = self.data.client
         values = np.unique(np.concatenate([self.wait.result(f)
-                                           for f in client.map(np.unique, list(self.data.targets))]))
+                                           for f in client.map(blocks.distinct_values, list(self.data.targets))]))
         if not np.isfinite(values).all():
             raise ValidationError("y contains NaN or inf")
         if loss.target == "binary" and not np.isin(values, (-1.0, 1.0)).all():

@@ -65,9 +65,10 @@ class Loss(ABC):
     name: ClassVar[str]
     #: ``"binary"`` (y in {-1, +1}), ``"real"`` or ``"multiclass"``.
     target: ClassVar[str]
-    #: Whether the conjugate's methods (``conjugate``, its derivatives and prox) compute in the
-    #: namespace of their array arguments (the Python array API standard): then SpicyMKL's
-    #: Newton steps on a device stack call them there.  False: they are called with NumPy copies.
+    #: Whether the per-example methods (``value``, its derivatives, the conjugate's methods; not
+    #: ``conjugate_domain`` or ``cvxpy_sum``) compute in the namespace of their array arguments (the Python array API standard): then SpicyMKL's
+    #: Newton steps on a device stack, and the distributed passes over blocks on a device, call
+    #: them there.  False: SpicyMKL calls them with NumPy copies; device blocks refuse the loss.
     array_api: ClassVar[bool] = False
 
     if TYPE_CHECKING:  # the optional methods (module docstring): absent at run time unless defined

@@ -51,6 +51,7 @@ import scipy.linalg
 from kernelfuse.distributed.model import block_norms
 from kernelfuse.distributed.passes import Run
 from kernelfuse.errors import ValidationError
+from kernelfuse.kernels.array_backend import array_namespace, to_host
 from kernelfuse.parts.loss import Loss
 from kernelfuse.parts.registry import Registry
 from kernelfuse.problem.duality import mean_loss_dual_value, mean_loss_scaling
@@ -76,28 +77,30 @@ class SmoothedHinge(Loss):
 
     name: ClassVar[str] = "smoothed-hinge"
     target: ClassVar[str] = "binary"
-    mu: float = 1.0
+    array_api: ClassVar[bool] = True
+    mu: float = attrs.field(default=1.0, converter=float)  # a Python number: any namespace takes it
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        short = 1.0 - y * f
-        return np.where(short >= self.mu, short - 0.5 * self.mu, np.maximum(short, 0.0) ** 2 / (2.0 * self.mu))
+        xp, short = array_namespace(f), 1.0 - y * f
+        return xp.where(short >= self.mu, short - 0.5 * self.mu, xp.maximum(short, 0.0) ** 2 / (2.0 * self.mu))
 
     def mass(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         """``a = -h_mu'(y f) = clip((1 - y f) / mu, 0, 1)``: a dual point of the hinge."""
-        return np.clip((1.0 - y * f) / self.mu, 0.0, 1.0)
+        return array_namespace(f).clip((1.0 - y * f) / self.mu, 0.0, 1.0)
 
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return -y * self.mass(y, f)
 
     def second_derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        short = 1.0 - y * f
-        return np.where((short > 0.0) & (short < self.mu), 1.0 / self.mu, 0.0)
+        xp, short = array_namespace(f), 1.0 - y * f
+        return xp.astype((short > 0.0) & (short < self.mu), xp.float64) / self.mu
 
 
 def hinge_sums(f: np.ndarray, y: np.ndarray, hinge: Loss, smoothed: SmoothedHinge) -> np.ndarray:
     """``[sum_i hinge(y_i, f_i), sum_i a_i^2]`` over a block's margins (``a`` the smoothed hinge's
     dual point): the objective and the smoothed dual's term, no feature read."""
-    return np.array([float(np.sum(hinge.value(y, f))), float(np.sum(smoothed.mass(y, f) ** 2))])
+    xp = array_namespace(f)
+    return to_host(xp.stack([xp.sum(hinge.value(y, f)), xp.sum(smoothed.mass(y, f) ** 2)]))
 
 
 def penalty_derivatives(penalty: BlockLp, v: np.ndarray, offsets: np.ndarray,

@@ -22,10 +22,12 @@ class EpsilonInsensitive(Loss):
     eps: float = nonnegative.field(0.1)
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return np.maximum(0.0, np.abs(y - f) - self.eps)
+        xp = array_namespace(f)
+        return xp.maximum(xp.abs(y - f) - self.eps, 0.0)
 
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return np.where(np.abs(y - f) > self.eps, np.sign(f - y), 0.0)
+        xp = array_namespace(f)
+        return xp.where(xp.abs(y - f) > self.eps, xp.sign(f - y), 0.0)
 
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sup_z rho z - max(0, |y - z| - eps) = rho y + eps |rho| if |rho| <= 1, else inf."""

@@ -20,10 +20,10 @@ class Hinge(Loss):
     array_api = True
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return np.maximum(0.0, 1.0 - y * f)
+        return array_namespace(f).maximum(1.0 - y * f, 0.0)
 
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return np.where(y * f < 1.0, -y, 0.0)
+        return array_namespace(f).where(y * f < 1.0, -y, 0.0)
 
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sup_z rho z - max(0, 1 - y z) = y rho if -1 <= y rho <= 0, else inf."""

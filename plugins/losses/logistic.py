@@ -6,7 +6,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-from scipy.special import expit
 
 from kernelfuse.kernels.array_backend import array_namespace
 from kernelfuse.parts.loss import Loss
@@ -21,15 +20,16 @@ class Logistic(Loss):
     array_api = True
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return np.logaddexp(0.0, -y * f)
+        z = -y * f
+        return array_namespace(f).logaddexp(z * 0.0, z)
 
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return -y * expit(-y * f)
+        return -y * _sigmoid(array_namespace(f), -y * f)
 
     def second_derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         """sigma(y f) sigma(-y f)."""
-        z = y * f
-        return expit(z) * expit(-z)
+        xp, z = array_namespace(f), y * f
+        return _sigmoid(xp, z) * _sigmoid(xp, -z)
 
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """With a = -y rho in [0, 1]: a log a + (1 - a) log(1 - a); inf elsewhere."""
@@ -69,3 +69,8 @@ def _x_log_x(xp: Any, a: Any) -> Any:
     """``a log a`` for ``a >= 0``, 0 at 0 (``scipy.special.xlogy(a, a)`` in any namespace)."""
     positive = a > 0.0
     return xp.where(positive, a * xp.log(xp.where(positive, a, 1.0)), 0.0)
+
+
+def _sigmoid(xp: Any, z: Any) -> Any:
+    """``1 / (1 + exp(-z))`` without overflow, to full relative precision: ``exp(-log(1 + e^-z))``."""
+    return xp.exp(-xp.logaddexp(z * 0.0, -z))

@@ -27,7 +27,7 @@ class Squared(Loss):
         return 2.0 * (f - y)
 
     def second_derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return np.full(np.shape(f), 2.0)
+        return array_namespace(f).full_like(f, 2.0)
 
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sup_z rho z - (y - z)^2 = rho y + rho^2 / 4."""

@@ -21,14 +21,15 @@ class SquaredHinge(Loss):
     array_api = True
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return np.maximum(0.0, 1.0 - y * f) ** 2
+        return array_namespace(f).maximum(1.0 - y * f, 0.0) ** 2
 
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return -2.0 * y * np.maximum(0.0, 1.0 - y * f)
+        return -2.0 * y * array_namespace(f).maximum(1.0 - y * f, 0.0)
 
     def second_derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         """2 where y f < 1, else 0 (the generalised second derivative)."""
-        return np.where(y * f < 1.0, 2.0, 0.0)
+        xp = array_namespace(f)
+        return 2.0 * xp.astype(y * f < 1.0, xp.float64)
 
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sup_z rho z - max(0, 1 - y z)^2 = s + s^2/4 with s = y rho <= 0, else inf."""

@@ -21,7 +21,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 
 import kernelfuse
-from helpers import local_dask_cluster
+from helpers import local_dask_cluster, strict_device
 from kernelfuse.distributed.cluster import client_for, connected_client
 from kernelfuse.distributed.features import partition_features, read_shards
 from kernelfuse.distributed.newton import DistributedNewton
@@ -148,6 +148,37 @@ def test_spherical_normalisation_and_ready_low_rank_kernels(client):
     model = DistributedNewton(tol=1e-6).solve(data, "l1_mkl", **settings)
     assert model.status == "converged"
     within(model, single_process(data, X, y, settings))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_blocks_on_a_device_give_the_numpy_blocks_certified_answer(client, seed):
+    """The passes run in the blocks' own namespace (here array-api-strict's second device, as a
+    GPU would hold them), with the same numbers: both certified intervals hold the other's
+    optimum estimate, for l1_mkl (seed 0: logistic, 1: squared hinge) and pnorm_mkl."""
+    pytest.importorskip("array_api_strict")
+    X, y, specs, settings = generated_problem(seed)
+    _, _, _, params = generated_pnorm_problem(seed)
+    host = partition_features(specs, X, y, client=client, rank=15, seed=seed)
+    device = partition_features(specs, X, y, client=client, rank=15, seed=seed, to_device=strict_device)
+    assert type(client.gather(device.blocks[0])).__name__ == "Array" and device.to_device is strict_device
+    np.testing.assert_allclose(device.scales, host.scales, rtol=1e-12)
+    for family, problem in (("l1_mkl", settings), ("pnorm_mkl", params)):
+        expected = DistributedNewton(tol=1e-6, max_iter=300).solve(host, family, **problem)
+        model = DistributedNewton(tol=1e-6, max_iter=300).solve(device, family, **problem)
+        assert expected.status == model.status == "converged"
+        within(model, expected)
+
+
+def test_blocks_on_a_device_refuse_a_numpy_only_loss(client):
+    pytest.importorskip("array_api_strict")
+    X, y, specs, _ = generated_problem(3)
+    data = partition_features(specs, X, y, client=client, rank=10, to_device=strict_device)
+    logistic = kernelfuse.get_registry().create("loss", "logistic")
+    numpy_only = type("NumpyLogistic", (type(logistic),), {"array_api": False})()
+    with pytest.raises(ValidationError, match="computes on NumPy arrays only"):
+        DistributedNewton().solve(data, "l1_mkl", loss=numpy_only)
+    with pytest.raises(ValidationError, match="to_device must be a function"):
+        partition_features(specs, X, y, client=client, to_device="cuda")
 
 
 def test_max_iter_and_time_limit_end_the_solve_with_what_it_has(client):

@@ -179,9 +179,13 @@ def test_a_numpy_only_penalty_gives_the_kernel_terms_of_numpy() -> None:
     np.testing.assert_allclose(back(device.hessian()), host.hessian(), rtol=1e-12, atol=1e-14)
 
 
-def _conjugate_methods(loss: Any, y: np.ndarray, rho: np.ndarray) -> dict[str, Any]:
-    """The loss's conjugate methods it has, at ``rho`` (and the prox at ``rho`` with step 0.7)."""
+def _per_example_methods(loss: Any, y: np.ndarray, rho: np.ndarray) -> dict[str, Any]:
+    """The loss's per-example methods it has: its value and derivatives at ``f = 3 rho``, its
+    conjugate's at ``rho`` (and the prox at ``rho`` with step 0.7)."""
     values = {}
+    for name in ("value", "derivative", "second_derivative"):
+        if callable(getattr(loss, name, None)):
+            values[name] = getattr(loss, name)(y, 3.0 * rho)
     for name in ("conjugate", "conjugate_derivative", "conjugate_second_derivative"):
         if callable(getattr(loss, name, None)):
             values[name] = getattr(loss, name)(y, rho)
@@ -207,8 +211,8 @@ def test_a_loss_that_computes_in_any_namespace_gives_numpys_numbers(name: str) -
             loss, device_loss = WeightedLoss(loss, weight), WeightedLoss(loss, xp.asarray(weight, device=DEVICE))
         else:
             device_loss = loss
-        expected, got = _conjugate_methods(loss, y, rho), _conjugate_methods(device_loss, *on)
-        assert expected.keys() == got.keys() and "conjugate" in got
+        expected, got = _per_example_methods(loss, y, rho), _per_example_methods(device_loss, *on)
+        assert expected.keys() == got.keys() and {"value", "conjugate"} <= got.keys()
         for method, value in expected.items():
             np.testing.assert_allclose(array_backend.to_numpy(got[method]), value, rtol=1e-13, atol=1e-15,
                                        err_msg=f"{name}.{method} (weighted: {weighted})")
