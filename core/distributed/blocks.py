@@ -87,14 +87,15 @@ def margins_and_gradient(Phi: Any, y: Any, loss: Loss, v: np.ndarray, b: float,
     n, D = Phi.shape
     f = xp.zeros(n, dtype=xp.float64, device=Phi.device) if xp is not np else np.empty(n)
     positive, negative = xp.zeros_like(v), xp.zeros_like(v)
-    totals = xp.zeros_like(v[:3])  # sum loss, sum rho+, sum rho-
+    total = positive_sum = negative_sum = xp.sum(v[:0])  # 0-d zeros where v is
     for start in _row_chunks(Phi):
         chunk = Phi[start:start + CHUNK_ROWS] if xp is np else Phi
         rows = slice(start, start + chunk.shape[0])
         f[rows] = chunk @ v + float(b)
         rho = loss.derivative(y[rows], f[rows])
         up, down = xp.maximum(rho, 0.0), xp.minimum(rho, 0.0)
-        totals += xp.stack([xp.sum(loss.value(y[rows], f[rows])), xp.sum(up), xp.sum(down)])
+        total, positive_sum = total + xp.sum(loss.value(y[rows], f[rows])), positive_sum + xp.sum(up)
+        negative_sum = negative_sum + xp.sum(down)
         sides = xp.stack((up, down)) @ chunk
         positive += sides[0, ...]
         negative += sides[1, ...]
@@ -103,6 +104,7 @@ def margins_and_gradient(Phi: Any, y: Any, loss: Loss, v: np.ndarray, b: float,
         weights = loss.second_derivative(y[::hessian_stride], f[::hessian_stride]) * hessian_stride
         hessian = xp.reshape(_sampled_curvature(xp, Phi, hessian_stride, weights), (-1,))
     curved_rows = xp.sum(xp.astype(loss.second_derivative(y, f) > 0, xp.float64))
+    totals = xp.stack((total, positive_sum, negative_sum))
     return f, to_host(xp.concat((totals, positive, negative, hessian, xp.reshape(curved_rows, (1,)))))
 
 

@@ -66,9 +66,10 @@ class Loss(ABC):
     #: ``"binary"`` (y in {-1, +1}), ``"real"`` or ``"multiclass"``.
     target: ClassVar[str]
     #: Whether the per-example methods (``value``, its derivatives, the conjugate's methods; not
-    #: ``conjugate_domain`` or ``cvxpy_sum``) compute in the namespace of their array arguments (the Python array API standard): then SpicyMKL's
-    #: Newton steps on a device stack, and the distributed passes over blocks on a device, call
-    #: them there.  False: SpicyMKL calls them with NumPy copies; device blocks refuse the loss.
+    #: ``conjugate_domain`` or ``cvxpy_sum``) compute in the namespace of their array arguments
+    #: (the Python array API standard): then SpicyMKL's Newton steps on a device stack, and the
+    #: distributed passes over blocks on a device, call them there.  False: SpicyMKL calls them
+    #: with NumPy copies; device blocks refuse the loss.
     array_api: ClassVar[bool] = False
 
     if TYPE_CHECKING:  # the optional methods (module docstring): absent at run time unless defined

@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 import numpy as np
+from scipy.special import expit
 
 from kernelfuse.kernels.array_backend import array_namespace
 from kernelfuse.parts.loss import Loss
@@ -72,5 +73,6 @@ def _x_log_x(xp: Any, a: Any) -> Any:
 
 
 def _sigmoid(xp: Any, z: Any) -> Any:
-    """``1 / (1 + exp(-z))`` without overflow, to full relative precision: ``exp(-log(1 + e^-z))``."""
-    return xp.exp(-xp.logaddexp(z * 0.0, -z))
+    """``1 / (1 + exp(-z))`` without overflow, to full relative precision: SciPy's ``expit`` on
+    NumPy arrays, ``exp(-log(1 + e^-z))`` in any other namespace."""
+    return expit(z) if xp is np else xp.exp(-xp.logaddexp(z * 0.0, -z))
