@@ -208,7 +208,10 @@ def test_gpu_benchmark_smoke_run_and_its_generated_table(tmp_path, capsys):
         assert device["status"] == cpu["status"] == "converged" and device["gap"] <= 1e-6
         assert abs(device["objective"] - cpu["objective"]) <= 1e-6 * abs(cpu["objective"])
     assert payload["large"]["run"]["status"] == "converged" and payload["large"]["run"]["gap"] <= 1e-3
+    features = payload["features"]  # the distributed solve, its blocks on the strict device
+    assert features["run"]["status"] == "converged" and features["run"]["gap"] <= 1e-3
     report = _load("report")
     text = report.render("gpu_smoke.json", "gpu", report._renderers(), results=tmp_path)
     assert "| breast cancer 120 x 93 | hinge | CPU, 1 core | converged |" in text
+    assert "ringnorm 4,000, 20 Nystrom kernels of rank 100 (distributed" in text
     assert "gpu_smoke.json" in text and "--smoke" in text
