@@ -707,19 +707,27 @@ class Timer:
 
 
 @contextlib.contextmanager
-def local_cluster(workers: int) -> Iterator[float]:
+def local_cluster(workers: int, malloc_trim: bool = True) -> Iterator[float]:
     """A joblib Dask backend on a LocalCluster of ``workers`` single-threaded processes, all
-    started; yields the seconds the start took."""
-    import warnings
-
+    started; yields the seconds the start took.  ``malloc_trim``: Dask's default worker
+    environment; False: kernelfuse's (:func:`kernelfuse.distributed.cluster.local_cluster`, no
+    ``MALLOC_TRIM_THRESHOLD_``).  This process's environment is restored after (Dask's nanny
+    writes its workers' variables into it)."""
+    import dask
     import joblib
     from distributed import Client, LocalCluster
 
+    from kernelfuse.distributed.cluster import MALLOC_TRIM
+
+    environment = dict(os.environ)
     start = time.perf_counter()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), dask.config.set({MALLOC_TRIM: None}) if not malloc_trim \
+            else contextlib.nullcontext():
         warnings.simplefilter("ignore")
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address=None)
+    os.environ.clear()
+    os.environ.update(environment)
     try:
         with Client(cluster) as client:
             client.wait_for_workers(workers)

@@ -19,10 +19,12 @@ Configurations, one after the other in this process:
 * ``loky k``: ``n_jobs=k`` for each ``k`` of ``--jobs`` above 1, joblib's
   default process backend; a first fit starts the workers (timed apart as
   ``first``), the second is the one timed;
-* ``dask w``: ``joblib.parallel_config(backend="dask")`` with a
-  ``distributed.LocalCluster`` of ``w`` worker processes of one thread each
-  (``n_jobs=None``: all of them), timed the same way.  Skipped, with the
-  reason recorded, where ``distributed`` cannot be imported.
+* ``dask w, no malloc trim`` then ``dask w``: ``joblib.parallel_config(backend="dask")``
+  with a ``distributed.LocalCluster`` of ``w`` worker processes of one thread
+  each (``n_jobs=None``: all of them), timed the same way: first with
+  kernelfuse's worker environment (``kernelfuse.distributed.cluster.local_cluster``:
+  glibc's own ``MALLOC_TRIM_THRESHOLD_``), then with Dask's default (64 KiB).
+  Skipped, with the reason recorded, where ``distributed`` cannot be imported.
 
 A configuration of more than one worker is skipped (and recorded so) once
 the run has taken :data:`BUDGET_SECONDS`.  Each fit's wall time includes
@@ -30,7 +32,8 @@ building the kernel stack (``stack``: its part, timed inside the fit) and
 is compared with ``serial``: the speed-up, and whether ``coef_`` and
 ``intercept_`` equal the serial fit's bit for bit.  ``cpu``: the CPU time
 of this process and its child processes (the workers) during the fit
-(psutil), the work a parallel fit adds whatever else the machine runs.  Recorded with them: the
+(psutil), the work a parallel fit adds whatever else the machine runs, and
+``cpu_system`` its system part (the kernel's: page faults, mapping memory).  Recorded with them: the
 machine (CPU model, cores, load), the versions (numpy, scipy, scikit-learn,
 joblib, threadpoolctl, dask, distributed) and the commit, and which of
 cvxpy, osqp and clarabel the run imported (none should be: this path does
@@ -110,21 +113,22 @@ class StackTimer:
         MKLEstimator._train_stack = timed  # type: ignore[method-assign]
 
 
-def cpu_seconds() -> float | None:
-    """CPU time (user + system) of this process and its child processes (loky's workers, a
-    LocalCluster's), alive ones included; None without psutil."""
+def cpu_seconds() -> tuple[float, float] | None:
+    """CPU time (user + system, and system) of this process and its child processes (loky's
+    workers, a LocalCluster's), alive ones included; None without psutil."""
     try:
         import psutil
     except ImportError:
         return None
     me = psutil.Process()
-    total = sum(me.cpu_times()[:2])
+    user, system = me.cpu_times()[:2]
     for child in me.children(recursive=True):
         try:
-            total += sum(child.cpu_times()[:2])
+            times = child.cpu_times()
         except psutil.Error:  # ended meanwhile
-            pass
-    return total
+            continue
+        user, system = user + times[0], system + times[1]
+    return user + system, system
 
 
 def fit(data: dict[str, Any], n_jobs: int | None, timer: StackTimer) -> dict[str, Any]:
@@ -136,8 +140,9 @@ def fit(data: dict[str, Any], n_jobs: int | None, timer: StackTimer) -> dict[str
         warnings.simplefilter("ignore")
         model.fit(data["X_train"], data["y_train"])
     wall, cpu_after = time.perf_counter() - start, cpu_seconds()
-    return {"wall": wall, "cpu": None if cpu is None else cpu_after - cpu, "stack": timer.seconds,
-            "model": model}
+    used = None if cpu is None or cpu_after is None else (cpu_after[0] - cpu[0], cpu_after[1] - cpu[1])
+    return {"wall": wall, "cpu": None if used is None else used[0], "cpu_system": None if used is None else used[1],
+            "stack": timer.seconds, "model": model}
 
 
 def measure(name: str, data: dict[str, Any], n_jobs: int | None, timer: StackTimer,
@@ -166,16 +171,22 @@ def measure(name: str, data: dict[str, Any], n_jobs: int | None, timer: StackTim
     return row
 
 
-def dask_row(data: dict[str, Any], workers: int, timer: StackTimer, serial: dict[str, Any]
-             ) -> dict[str, Any]:
-    """The fit on a LocalCluster of ``workers`` single-threaded processes, or why it was skipped."""
+def dask_name(workers: int, malloc_trim: bool) -> str:
+    return f"dask {workers}" + ("" if malloc_trim else ", no malloc trim")
+
+
+def dask_row(data: dict[str, Any], workers: int, timer: StackTimer, serial: dict[str, Any],
+             malloc_trim: bool) -> dict[str, Any]:
+    """The fit on a LocalCluster of ``workers`` single-threaded processes, with Dask's default
+    worker environment (``malloc_trim``) or kernelfuse's, or why it was skipped."""
+    name = dask_name(workers, malloc_trim)
     try:
         import distributed  # noqa: F401
     except ImportError as exc:  # not installed on every machine
-        return {"config": f"dask {workers}", "workers": workers,
+        return {"config": name, "workers": workers,
                 "skipped": f"distributed not importable: {type(exc).__name__}: {exc}"}
-    with common.local_cluster(workers) as startup:
-        row = measure(f"dask {workers}", data, None, timer, serial, workers)
+    with common.local_cluster(workers, malloc_trim) as startup:
+        row = measure(name, data, None, timer, serial, workers)
     row["cluster_startup"] = startup
     return row
 
@@ -208,7 +219,8 @@ def targets(payload: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     rows = {r["config"]: r for r in payload["rows"]}
     checks = []
-    for name in ("loky 10", f"dask {CONFIG['full']['dask_workers']}"):
+    workers = CONFIG["full"]["dask_workers"]
+    for name in ("loky 10", dask_name(workers, True), dask_name(workers, False)):
         row = rows.get(name)
         if row is None or "skipped" in row:
             continue
@@ -224,20 +236,22 @@ def table(payload: dict[str, Any]) -> str:
     cells = []
     for r in payload["rows"]:
         if "skipped" in r:
-            cells.append([r["config"], r["workers"], "-", "-", "-", "-", "-", "-", f"skipped: {r['skipped']}", "-"])
+            cells.append([r["config"], r["workers"], "-", "-", "-", "-", "-", "-", "-", f"skipped: {r['skipped']}",
+                          "-"])
             continue
-        cells.append([r["config"], r["workers"], r["wall"], r["stack"], r.get("cpu"), r.get("first"),
-                      r.get("speedup", 1.0), r.get("identical", "-"), r["test_accuracy"], r["loadavg_1min"]])
+        cells.append([r["config"], r["workers"], r["wall"], r["stack"], r.get("cpu"), r.get("cpu_system", "-"),
+                      r.get("first"), r.get("speedup", 1.0), r.get("identical", "-"), r["test_accuracy"],
+                      r["loadavg_1min"]])
     cfg = payload["config"]
     head = (f"Digits, N = {cfg['N']:,}, {payload['n_kernels']} kernels, 10 classes one-vs-rest "
             f"({payload['stack_gb']:.2f} GB stack); {machine['cpu']}, {machine['cpu_count']} CPUs; "
             f"load average {machine['loadavg_1_5_15min'][0]:.1f} at the start.\n\n")
     lines = common.target_lines(payload["targets"])
-    headers = ["configuration", "workers", "fit (s)", "of which stack (s)", "CPU (s)", "first fit (s)",
-               "speed-up vs n_jobs=1", "coef bit-identical", "test accuracy", "load (1 min) after"]
+    headers = ["configuration", "workers", "fit (s)", "of which stack (s)", "CPU (s)", "of which system (s)",
+               "first fit (s)", "speed-up vs n_jobs=1", "coef bit-identical", "test accuracy", "load (1 min) after"]
     return head + common.split_table(headers, cells, keys=[0, 1], groups=[
-        ("Times and speed-up:", [2, 3, 4, 5, 6]),
-        ("Agreement with the serial fit, accuracy and load:", [7, 8, 9])]) + (
+        ("Times and speed-up:", [2, 3, 4, 5, 6, 7]),
+        ("Agreement with the serial fit, accuracy and load:", [8, 9, 10])]) + (
         "\n\n" + "\n".join(lines) if lines else "")
 
 
@@ -280,12 +294,12 @@ def main() -> None:
             rows.append({"config": f"loky {k}", "workers": k, "skipped": "over the run's time budget"})
             continue
         rows.append(measure(f"loky {k}", data, k, timer, serial, k))
-    if cfg["dask_workers"] > 0:
+    for malloc_trim in (False, True) if cfg["dask_workers"] > 0 else ():
         if time.perf_counter() - began > args.budget:
-            rows.append({"config": f"dask {cfg['dask_workers']}", "workers": cfg["dask_workers"],
+            rows.append({"config": dask_name(cfg["dask_workers"], malloc_trim), "workers": cfg["dask_workers"],
                          "skipped": "over the run's time budget"})
         else:
-            rows.append(dask_row(data, cfg["dask_workers"], timer, serial))
+            rows.append(dask_row(data, cfg["dask_workers"], timer, serial, malloc_trim))
     payload = {"machine": machine, "versions": versions(), "config": cfg, "smoke": args.smoke,
                "n_kernels": M, "stack_gb": 8 * M * N * N / 1e9,
                "rows": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows],

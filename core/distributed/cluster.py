@@ -1,4 +1,5 @@
-"""The Dask cluster a distributed solve runs on: the connected client, or one at an address.
+"""The Dask cluster a distributed solve runs on: the connected client, one at an address, or
+worker processes on this machine (:func:`local_cluster`).
 
 Dask (``dask[distributed]``, the ``dask`` extra) is imported here on use only: the rest of
 kernelfuse never needs it.
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kernelfuse.errors import ValidationError
 
 if TYPE_CHECKING:
-    from distributed import Client
+    from distributed import Client, LocalCluster
 
 #: Seconds to wait for a scheduler to answer before saying it cannot be reached.
 CONNECT_TIMEOUT = 10.0
@@ -24,6 +25,26 @@ def _distributed() -> Any:
         raise ValidationError("a distributed solve needs Dask's distributed scheduler: "
                               "pip install 'kernelfuse[dask]'") from None
     return distributed
+
+
+#: Dask's worker-environment setting that kernelfuse's own clusters leave unset: glibc's
+#: ``MALLOC_TRIM_THRESHOLD_``, which Dask's nanny sets (64 KiB) for its workers.  Any such
+#: setting turns off glibc's adaptive mmap threshold, so every NumPy temporary over 128 KiB is
+#: mapped and unmapped again: twice the workers' system time on a one-vs-rest fit
+#: (docs/parallel.md, "Dask on 16 workers").
+MALLOC_TRIM = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
+
+
+def local_cluster(n_workers: int, **kwargs: Any) -> LocalCluster:
+    """A ``distributed.LocalCluster`` of ``n_workers`` single-threaded worker processes on this
+    machine, their ``MALLOC_TRIM_THRESHOLD_`` left to glibc (:data:`MALLOC_TRIM`); ``kwargs``
+    go to ``LocalCluster``."""
+    distributed = _distributed()
+    import dask
+
+    with dask.config.set({MALLOC_TRIM: None}):
+        return distributed.LocalCluster(**{"n_workers": n_workers, "threads_per_worker": 1,
+                                           "dashboard_address": None, **kwargs})
 
 
 def connected_client() -> Client | None:

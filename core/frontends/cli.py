@@ -178,7 +178,7 @@ def _cmd_solve_shards(args: argparse.Namespace) -> int:
     import contextlib
     import os
 
-    from kernelfuse.distributed.cluster import client_for
+    from kernelfuse.distributed.cluster import client_for, local_cluster
     from kernelfuse.frontends.estimators import MKLClassifier, MKLRegressor
     from kernelfuse.frontends.persistence import save_model
     from kernelfuse.parts.registry import resolve_registry
@@ -211,8 +211,7 @@ def _cmd_solve_shards(args: argparse.Namespace) -> int:
         else:  # this machine's cores, one worker process each
             import distributed
 
-            cluster = stack.enter_context(distributed.LocalCluster(
-                n_workers=os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None))
+            cluster = stack.enter_context(local_cluster(os.cpu_count() or 1))
             client = stack.enter_context(distributed.Client(cluster))
         stack.enter_context(client.as_current())
         model.fit(X, y)

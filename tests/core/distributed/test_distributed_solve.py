@@ -348,3 +348,15 @@ def test_workers_dying_on_a_block_name_the_block_size():
             with pytest.raises(SolverError, match=r"blocks of up to 150 rows .*X\.rechunk\(\{0: 75\}\)"):
                 partition_features([spec], da.from_array(X, chunks=150), da.from_array(y, chunks=150),
                                    client=local, normalization="none")
+
+
+def test_kernelfuses_local_cluster_leaves_malloc_trimming_to_glibc():
+    """Dask's nanny sets MALLOC_TRIM_THRESHOLD_ for its workers (turning off glibc's adaptive
+    mmap threshold); the clusters kernelfuse starts leave it out, and keep the other settings."""
+    from kernelfuse.distributed.cluster import local_cluster
+
+    with local_cluster(1, processes=True, host="127.0.0.1") as cluster:
+        (nanny,) = cluster.workers.values()
+        assert "MALLOC_TRIM_THRESHOLD_" not in nanny.pre_spawn_env
+        assert "OMP_NUM_THREADS" in nanny.pre_spawn_env
+        assert cluster.scheduler_info["workers"] and len(cluster.workers) == 1
