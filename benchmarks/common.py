@@ -710,24 +710,16 @@ class Timer:
 def local_cluster(workers: int, malloc_trim: bool = True) -> Iterator[float]:
     """A joblib Dask backend on a LocalCluster of ``workers`` single-threaded processes, all
     started; yields the seconds the start took.  ``malloc_trim``: Dask's default worker
-    environment; False: kernelfuse's (:func:`kernelfuse.distributed.cluster.local_cluster`, no
-    ``MALLOC_TRIM_THRESHOLD_``).  This process's environment is restored after (Dask's nanny
-    writes its workers' variables into it)."""
-    import dask
+    environment; False: kernelfuse's (:func:`kernelfuse.distributed.cluster.local_cluster`)."""
     import joblib
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    from kernelfuse.distributed.cluster import MALLOC_TRIM
+    from kernelfuse.distributed.cluster import local_cluster as start_cluster
 
-    environment = dict(os.environ)
     start = time.perf_counter()
-    with warnings.catch_warnings(), dask.config.set({MALLOC_TRIM: None}) if not malloc_trim \
-            else contextlib.nullcontext():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None)
-    os.environ.clear()
-    os.environ.update(environment)
+        cluster = start_cluster(workers, malloc_trim, processes=True, host="127.0.0.1")
     try:
         with Client(cluster) as client:
             client.wait_for_workers(workers)

@@ -7,6 +7,7 @@ kernelfuse never needs it.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from kernelfuse.errors import ValidationError
@@ -35,16 +36,24 @@ def _distributed() -> Any:
 MALLOC_TRIM = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
 
 
-def local_cluster(n_workers: int, **kwargs: Any) -> LocalCluster:
+def local_cluster(n_workers: int, malloc_trim: bool = False, **kwargs: Any) -> LocalCluster:
     """A ``distributed.LocalCluster`` of ``n_workers`` single-threaded worker processes on this
-    machine, their ``MALLOC_TRIM_THRESHOLD_`` left to glibc (:data:`MALLOC_TRIM`); ``kwargs``
-    go to ``LocalCluster``."""
+    machine, their ``MALLOC_TRIM_THRESHOLD_`` left to glibc (:data:`MALLOC_TRIM`; ``malloc_trim``:
+    Dask's setting, for workers short of memory); ``kwargs`` go to ``LocalCluster``.  This
+    process's environment is left as it was (Dask's nanny writes its workers' variables into it,
+    ``OMP_NUM_THREADS=1`` among them, which would pin this process's later BLAS work to one
+    thread)."""
     distributed = _distributed()
     import dask
 
-    with dask.config.set({MALLOC_TRIM: None}):
-        return distributed.LocalCluster(**{"n_workers": n_workers, "threads_per_worker": 1,
-                                           "dashboard_address": None, **kwargs})
+    environment = dict(os.environ)
+    try:
+        with dask.config.set({} if malloc_trim else {MALLOC_TRIM: None}):
+            return distributed.LocalCluster(**{"n_workers": n_workers, "threads_per_worker": 1,
+                                               "dashboard_address": None, **kwargs})
+    finally:
+        os.environ.clear()
+        os.environ.update(environment)
 
 
 def connected_client() -> Client | None:

@@ -352,11 +352,17 @@ def test_workers_dying_on_a_block_name_the_block_size():
 
 def test_kernelfuses_local_cluster_leaves_malloc_trimming_to_glibc():
     """Dask's nanny sets MALLOC_TRIM_THRESHOLD_ for its workers (turning off glibc's adaptive
-    mmap threshold); the clusters kernelfuse starts leave it out, and keep the other settings."""
+    mmap threshold); the clusters kernelfuse starts leave it out, keep the other settings, and
+    leave this process's environment as it was."""
     from kernelfuse.distributed.cluster import local_cluster
 
+    before = dict(os.environ)
     with local_cluster(1, processes=True, host="127.0.0.1") as cluster:
+        assert dict(os.environ) == before  # the nanny's variables not left in this process
         (nanny,) = cluster.workers.values()
         assert "MALLOC_TRIM_THRESHOLD_" not in nanny.pre_spawn_env
         assert "OMP_NUM_THREADS" in nanny.pre_spawn_env
         assert cluster.scheduler_info["workers"] and len(cluster.workers) == 1
+    with local_cluster(1, malloc_trim=True, processes=True, host="127.0.0.1") as cluster:  # Dask's own
+        (nanny,) = cluster.workers.values()
+        assert "MALLOC_TRIM_THRESHOLD_" in nanny.pre_spawn_env and dict(os.environ) == before
