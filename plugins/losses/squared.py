@@ -27,7 +27,8 @@ class Squared(Loss):
         return 2.0 * (f - y)
 
     def second_derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return array_namespace(f).full_like(f, 2.0)
+        xp = array_namespace(f)
+        return xp.full_like(f, 2.0, dtype=xp.float64)
 
     def conjugate(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sup_z rho z - (y - z)^2 = rho y + rho^2 / 4."""
@@ -39,7 +40,8 @@ class Squared(Loss):
 
     def conjugate_second_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """d^2 loss*/d rho^2 = 1/2."""
-        return array_namespace(rho).full_like(rho, 0.5)
+        xp = array_namespace(rho)
+        return xp.full_like(rho, 0.5, dtype=xp.float64)
 
     def in_units(self, t: float) -> tuple[Squared, int]:
         """(y - f)^2 = t^2 (y / t - f / t)^2: degree 2."""

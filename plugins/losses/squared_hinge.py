@@ -44,7 +44,7 @@ class SquaredHinge(Loss):
     def conjugate_second_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """d^2 loss*/d rho^2 = 1/2 on y rho <= 0 (nan outside the domain)."""
         xp = array_namespace(rho)
-        return xp.where(y * rho <= 0.0, xp.full_like(rho, 0.5), np.nan)
+        return xp.where(y * rho <= 0.0, xp.full_like(rho, 0.5, dtype=xp.float64), np.nan)
 
     def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """y rho <= 0: rho in (-inf, 0] for y = +1 and [0, inf) for y = -1."""
@@ -57,7 +57,7 @@ class SquaredHinge(Loss):
     def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 / (1 + step/2) where y v > step (the bound inactive), else 0."""
         xp = array_namespace(v)
-        return xp.where(y * v - step < 0.0, xp.full_like(v, 1.0) / (1.0 + 0.5 * step), 0.0)
+        return xp.where(y * v - step < 0.0, xp.full_like(v, 1.0, dtype=xp.float64) / (1.0 + 0.5 * step), 0.0)
 
     def cvxpy_sum(self, y: np.ndarray, f: Any) -> tuple[Any, list[Any]]:
         import cvxpy as cp
