@@ -116,10 +116,6 @@ class KernelTerms:
         """``K_m v_m`` for every kernel."""
         return self.K_alpha - self.gamma * self.K_rho
 
-    def model_products(self) -> Any:
-        """``K_m alpha^+_m = s_m K_m v_m``: the next model's kernel products (zero off the active set)."""
-        return self.scale[:, None] * self.K_v()
-
     def gradient(self) -> Any:
         """``-sum_m s_m K_m v_m``."""
         return -(self.scale @ self.K_v())
