@@ -223,3 +223,10 @@ def strict_device(block: np.ndarray) -> object:
     import array_api_strict
 
     return array_api_strict.asarray(block, device=array_api_strict.Device("device1"))
+
+
+def torch_device(block: np.ndarray) -> object:
+    """``block`` as a PyTorch tensor (on the CPU: the same code a GPU's tensors take)."""
+    import torch
+
+    return torch.asarray(block)

@@ -518,7 +518,7 @@ def _batched_step(line: LineSearch, value: Any, slope: Any) -> tuple[Any, Any]:
     powers = xp.astype(xp.arange(HALVINGS, device=device), xp.float64)
     tries = 2.0 ** -powers[:HALVINGS if line.bounded else 1]
     values = line.along(tries)
-    first = xp.reshape(xp.argmax(xp.astype(xp.isfinite(values), xp.int8)), (1,))
+    first = xp.reshape(xp.argmax(xp.astype(xp.isfinite(values), xp.float64)), (1,))
     top, at_top = xp.take(tries, first)[0], xp.take(values, first)[0]
     armijo = at_top <= value + 1e-4 * top * slope
     scales = top * 16.0 ** -xp.flip(powers[:SCALES])  # increasing, up to top

@@ -21,7 +21,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 
 import kernelfuse
-from helpers import local_dask_cluster, strict_device
+from helpers import local_dask_cluster, strict_device, torch_device
 from kernelfuse.distributed.cluster import client_for, connected_client
 from kernelfuse.distributed.features import partition_features, read_shards
 from kernelfuse.distributed.newton import DistributedNewton
@@ -150,17 +150,19 @@ def test_spherical_normalisation_and_ready_low_rank_kernels(client):
     within(model, single_process(data, X, y, settings))
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_blocks_on_a_device_give_the_numpy_blocks_certified_answer(client, seed):
-    """The passes run in the blocks' own namespace (here array-api-strict's second device, as a
-    GPU would hold them), with the same numbers: both certified intervals hold the other's
-    optimum estimate, for l1_mkl (seed 0: logistic, 1: squared hinge) and pnorm_mkl."""
-    pytest.importorskip("array_api_strict")
+@pytest.mark.parametrize(("library", "seed"), [("array_api_strict", 0), ("array_api_strict", 1), ("torch", 2)])
+def test_blocks_on_a_device_give_the_numpy_blocks_certified_answer(client, library, seed):
+    """The passes run in the blocks' own namespace (array-api-strict's second device, which
+    refuses NumPy's conversion as a GPU does; PyTorch where it is installed), with the same
+    numbers: both certified intervals hold the other's optimum estimate, for l1_mkl (seed 0:
+    logistic, 1: squared hinge, 2: squared) and pnorm_mkl."""
+    pytest.importorskip(library)
+    move = strict_device if library == "array_api_strict" else torch_device
     X, y, specs, settings = generated_problem(seed)
     _, _, _, params = generated_pnorm_problem(seed)
     host = partition_features(specs, X, y, client=client, rank=15, seed=seed)
-    device = partition_features(specs, X, y, client=client, rank=15, seed=seed, to_device=strict_device)
-    assert type(client.gather(device.blocks[0])).__name__ == "Array" and device.to_device is strict_device
+    device = partition_features(specs, X, y, client=client, rank=15, seed=seed, to_device=move)
+    assert type(client.gather(device.blocks[0])).__name__ in ("Array", "Tensor") and device.to_device is move
     np.testing.assert_allclose(device.scales, host.scales, rtol=1e-12)
     for family, problem in (("l1_mkl", settings), ("pnorm_mkl", params)):
         expected = DistributedNewton(tol=1e-6, max_iter=300).solve(host, family, **problem)
