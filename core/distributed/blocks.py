@@ -66,11 +66,12 @@ def block_statistics(Phi: Any) -> np.ndarray:
     return np.append(to_host(xp.sum(Phi * Phi, axis=0)), Phi.shape[0])
 
 
-def _row_chunks(Phi: Any) -> range:
-    """Starts of the row chunks a pass reads: :data:`CHUNK_ROWS` on the CPU, all rows at once on
-    a device (whose products gain nothing from a cache-sized chunk)."""
+def _row_chunks(Phi: Any) -> list[slice]:
+    """The row chunks a pass reads: :data:`CHUNK_ROWS` rows on the CPU, all rows at once on a
+    device (whose products gain nothing from a cache-sized chunk)."""
     n = Phi.shape[0]
-    return range(0, n, CHUNK_ROWS if isinstance(Phi, np.ndarray) else max(1, n))
+    step = CHUNK_ROWS if isinstance(Phi, np.ndarray) else max(1, n)
+    return [slice(start, min(n, start + step)) for start in range(0, n, step)]
 
 
 def margins_and_gradient(Phi: Any, y: Any, loss: Loss, v: np.ndarray, b: float,
@@ -84,13 +85,11 @@ def margins_and_gradient(Phi: Any, y: Any, loss: Loss, v: np.ndarray, b: float,
     The margins stay where the block is; the sums come back as one NumPy array."""
     xp = array_namespace(Phi)
     v = like_stack(v, Phi)
-    n, D = Phi.shape
-    f = xp.zeros(n, dtype=xp.float64, device=Phi.device) if xp is not np else np.empty(n)
+    f = xp.empty(Phi.shape[0], dtype=xp.float64, device=Phi.device)
     positive, negative = xp.zeros_like(v), xp.zeros_like(v)
     total = positive_sum = negative_sum = xp.sum(v[:0])  # 0-d zeros where v is
-    for start in _row_chunks(Phi):
-        chunk = Phi[start:start + CHUNK_ROWS] if xp is np else Phi
-        rows = slice(start, start + chunk.shape[0])
+    for rows in _row_chunks(Phi):
+        chunk = Phi[rows, ...]
         f[rows] = chunk @ v + float(b)
         rho = loss.derivative(y[rows], f[rows])
         up, down = xp.maximum(rho, 0.0), xp.minimum(rho, 0.0)
@@ -99,11 +98,12 @@ def margins_and_gradient(Phi: Any, y: Any, loss: Loss, v: np.ndarray, b: float,
         sides = xp.stack((up, down)) @ chunk
         positive += sides[0, ...]
         negative += sides[1, ...]
+    second = loss.second_derivative(y, f)
     hessian = xp.zeros_like(v[:0])
     if hessian_stride > 0:
-        weights = loss.second_derivative(y[::hessian_stride], f[::hessian_stride]) * hessian_stride
+        weights = second[::hessian_stride] * hessian_stride
         hessian = xp.reshape(_sampled_curvature(xp, Phi, hessian_stride, weights), (-1,))
-    curved_rows = xp.sum(xp.astype(loss.second_derivative(y, f) > 0, xp.float64))
+    curved_rows = xp.sum(xp.astype(second > 0, xp.float64))
     totals = xp.stack((total, positive_sum, negative_sum))
     return f, to_host(xp.concat((totals, positive, negative, hessian, xp.reshape(curved_rows, (1,)))))
 
@@ -136,8 +136,7 @@ def line_values(f: Any, Phi: Any, y: Any, loss: Loss, direction: np.ndarray,
     xp = array_namespace(Phi)
     direction, steps = like_stack(direction, Phi), like_stack(steps, Phi)
     out = xp.zeros_like(steps)
-    for start in _row_chunks(Phi):
-        rows = slice(start, start + CHUNK_ROWS) if xp is np else slice(0, f.shape[0])
+    for rows in _row_chunks(Phi):
         moved = Phi[rows, ...] @ direction + float(intercept_step)
         trial = f[rows][None, :] + steps[:, None] * moved[None, :]
         out += xp.sum(loss.value(y[rows][None, :], trial), axis=1)

@@ -170,7 +170,8 @@ class BlockL1(NormPower, SeparablePenalty):
         t = step * self.weight
         if self.power == 2:
             return _largest_first_threshold(x.reshape(1, -1), t).reshape(x.shape)
-        return np.sign(x) * np.maximum(np.abs(x) - t, 0.0) / (1.0 + step * self.elastic)
+        xp = array_namespace(x)
+        return xp.sign(x) * xp.maximum(xp.abs(x) - t, 0.0) / (1.0 + step * self.elastic)
 
     def radial_prox(self, norms: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
         """Power 1, on block norms ``r >= 0``: the prox ``max(0, r - s C) / (1 + s C2)`` and its
@@ -179,7 +180,7 @@ class BlockL1(NormPower, SeparablePenalty):
         if self.power != 1:
             raise ValueError("the radial prox is separable for power 1 only")
         xp = array_namespace(norms)
-        shrunk = xp.maximum(norms - step * self.weight, 0.0) / (1.0 + step * self.elastic)
+        shrunk = self.prox(norms, step)
         return shrunk, xp.astype(shrunk > 0, xp.float64) / (1.0 + step * self.elastic)
 
     def kernel_values(self, norms: np.ndarray) -> np.ndarray:

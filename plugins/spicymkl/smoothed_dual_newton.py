@@ -294,6 +294,7 @@ class SmoothedDualNewton(Oracle):
             total = xp.sum(rho, axis=0)
             return -b_t * total + 0.5 * gamma_b * total * total
 
+        schedule = BatchedSchedule.like(terms.rho, loss_term.bounded) if terms.on_device else None
         steps, value, length = 0, None, None  # value: phi at rho, once the line search has computed it
         while not expired():  # the deadline: the model so far stands
             rho = terms.rho
@@ -335,8 +336,7 @@ class SmoothedDualNewton(Oracle):
                         - xp.sum(scale * (b[:, None] - t * c[:, None]), axis=0) / terms.gamma
                         + (gamma_b * xp.sum(trial, axis=0) - b_t) * xp.sum(d))
 
-            length, value = step_length(LineSearch(xp, terms.rho, along, slope_along, loss_term.bounded,
-                                                   reads_free=not terms.on_device), value, slope)
+            length, value = step_length(LineSearch(along, slope_along, schedule), value, slope)
             terms.move(d, K_d, length)
         return steps, tolerance
 
@@ -434,17 +434,40 @@ NEAR_DECADES = 4
 
 
 @attrs.frozen
-class LineSearch:
-    """``phi`` and its slope along a Newton direction, at arrays of steps ``t`` (T,), in ``xp``;
-    ``reads_free``: the arrays are NumPy's (reading a number back costs nothing)."""
+class BatchedSchedule:
+    """The steps a device's line search tries, made once on the device of a Newton loop
+    (:func:`_batched_step`): ``tries`` the halvings ``2^-j`` (1 alone where ``phi`` is finite
+    everywhere), ``scales`` the ``16^-j`` in increasing order, ``grid`` the fractions ``k / GRID``
+    of a bracket, ``near`` the offsets ``0, +-10^-k`` around the secant's root."""
 
     xp: Any
-    like: Any
+    tries: Any
+    scales: Any
+    grid: Any
+    near: Any
+
+    @classmethod
+    def like(cls, array: Any, bounded: bool) -> BatchedSchedule:
+        """The schedule in ``array``'s namespace, on its device (made there: nothing sent);
+        ``bounded``: whether ``phi`` may be infinite (a conjugate finite on a domain only)."""
+        xp = array_backend.array_namespace(array)
+
+        def count(start: int, stop: int) -> Any:
+            return xp.astype(xp.arange(start, stop, device=array.device), xp.float64)
+
+        decades = 10.0 ** -count(1, NEAR_DECADES + 1)
+        return cls(xp, 2.0 ** -count(0, HALVINGS if bounded else 1), 16.0 ** -xp.flip(count(0, SCALES)),
+                   count(1, GRID + 1) / GRID, xp.concat((-decades, xp.zeros_like(decades[:1]), decades)))
+
+
+@attrs.frozen
+class LineSearch:
+    """``phi`` and its slope along a Newton direction, at arrays of steps ``t`` (T,); ``schedule``
+    on a device, None on the host (where reading a number back costs nothing)."""
+
     along: Any
     slope_along: Any
-    #: Whether ``phi`` may be infinite (a conjugate finite on a domain only).
-    bounded: bool
-    reads_free: bool
+    schedule: BatchedSchedule | None
 
 
 def step_length(line: LineSearch, value: Any, slope: Any) -> tuple[Any, Any]:
@@ -456,8 +479,8 @@ def step_length(line: LineSearch, value: Any, slope: Any) -> tuple[Any, Any]:
     the non-decreasing slope: on the host by regula falsi (:func:`_sequential_step`), on a
     device by a fixed schedule that reads nothing back (:func:`_batched_step`).  Why two:
     docs/methods/spicymkl.md, the line search."""
-    if not line.reads_free:
-        return _batched_step(line, value, slope)
+    if line.schedule is not None:
+        return _batched_step(line, line.schedule, value, slope)
 
     def along(t: float) -> float:
         return float(line.along(np.asarray([t]))[0])
@@ -508,26 +531,22 @@ def _sequential_step(along: Any, slope_along: Any, value: float, slope: float) -
     return (t, at_t) if at_t < value else (0.0, value)
 
 
-def _batched_step(line: LineSearch, value: Any, slope: Any) -> tuple[Any, Any]:
+def _batched_step(line: LineSearch, schedule: BatchedSchedule, value: Any, slope: Any) -> tuple[Any, Any]:
     """:func:`step_length` on a device, every stage one evaluation at many steps at once: the
     first finite ``2^-j`` and Armijo's test there, the root's bracket among the steps
     ``16^-j t``, :data:`ROUNDS` rounds of :data:`GRID` slopes and of points near the secant's
     root, the secant on the last bracket; the choices by ``where``, nothing read back."""
-    xp, device = line.xp, line.like.device
+    xp, tries = schedule.xp, schedule.tries
     zero = xp.zeros_like(slope)
-    powers = xp.astype(xp.arange(HALVINGS, device=device), xp.float64)
-    tries = 2.0 ** -powers[:HALVINGS if line.bounded else 1]
     values = line.along(tries)
     first = xp.reshape(xp.argmax(xp.astype(xp.isfinite(values), xp.float64)), (1,))
     top, at_top = xp.take(tries, first)[0], xp.take(values, first)[0]
     armijo = at_top <= value + 1e-4 * top * slope
-    scales = top * 16.0 ** -xp.flip(powers[:SCALES])  # increasing, up to top
+    scales = top * schedule.scales  # increasing, up to top
     slopes = line.slope_along(scales)
     slope_top = slopes[-1]
     low, slope_low, high, slope_high = _narrowed(xp, scales, slopes, zero, slope, top, slope_top)
-    grid = xp.astype(xp.arange(1, GRID + 1, device=device), xp.float64) / GRID
-    decades = 10.0 ** -xp.astype(xp.arange(1, NEAR_DECADES + 1, device=device), xp.float64)
-    near = xp.concat((-decades, xp.zeros_like(decades[:1]), decades))  # made there: nothing sent
+    grid, near = schedule.grid, schedule.near
     for _ in range(ROUNDS):
         width = high - low
         near_root = _secant(xp, low, slope_low, high, slope_high) + width * near
