@@ -90,8 +90,10 @@ def test_active_set_kkt_and_warm_start_on_a_nearby_kernel():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_free_system_by_its_schur_complement_is_the_bordered_system(seed):
     """With an intercept a step solves ``[K_FF 1; 1' 0] [beta_F; b] = [rhs; -C 1'y_U]``: by a
-    Cholesky factor of ``K_FF`` and the Schur complement of its border, the same solution as the
-    bordered system solved directly."""
+    Cholesky factor of ``K_FF`` and the Schur complement of its border, a solution whose residual
+    is a rounding of the data (backward stable), hence the bordered system's direct solution
+    within what the system's condition allows (these systems reach ``cond`` 1e7: an
+    entrywise 1e-9 is not guaranteed on another CPU's BLAS)."""
     K, y = kernel(seed)
     rng = np.random.default_rng(seed)
     lower = rng.random(y.size) < 0.5
@@ -102,8 +104,12 @@ def test_the_free_system_by_its_schur_complement_is_the_bordered_system(seed):
     system = np.block([[K[np.ix_(free, free)], np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
     rhs = np.r_[y[free] - K[np.ix_(free, at_c)] @ y[at_c], -y[at_c].sum()]
     expected = np.linalg.solve(system, rhs)
-    np.testing.assert_allclose(alpha[free] * y[free], expected[:n], rtol=1e-9, atol=1e-9)
-    assert b == pytest.approx(expected[-1], rel=1e-9, abs=1e-9)
+    solution = np.r_[alpha[free] * y[free], b]
+    rounding = 100 * (n + 1) * np.finfo(float).eps
+    data = np.linalg.norm(system, 2) * np.linalg.norm(solution) + np.linalg.norm(rhs)
+    assert np.linalg.norm(system @ solution - rhs) <= rounding * data
+    assert (np.linalg.norm(solution - expected)
+            <= rounding * np.linalg.cond(system) * np.linalg.norm(expected))
     assert np.all(alpha[at_c] == 1.0) and np.all(alpha[lower] == 0.0)
 
 
