@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo lint test bench bench-env bench-quick docs docs-check clean
+.PHONY: demo lint test test-cpus bench bench-env bench-quick docs docs-check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,18 @@ TEST_WORKERS ?= auto
 test: lint $(CONTRIB_STAMP) docs
 	$(PY) -m pytest -n $(TEST_WORKERS) tests contrib
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) $(ONE_THREAD_TESTS)
+
+# The suite with other x86-64 CPUs' arithmetic, emulated on this one (.ci/emulate-cpu: OpenBLAS's
+# kernels, NumPy's SIMD loops and glibc's libm chosen as there): an AMD EPYC's (AVX2 and FMA, no
+# AVX-512) and a CPU's without AVX2 or FMA, the whole suite each (about 5 minutes each on 2 cores),
+# then the certificate tests on one BLAS thread as an EPYC.  Not part of `make test`.
+EMULATED_CPUS := zen sandybridge
+test-cpus: lint $(CONTRIB_STAMP) docs
+	for cpu in $(EMULATED_CPUS); do \
+		$(PY) .ci/emulate-cpu $$cpu $(PY) -m pytest -q -n $(TEST_WORKERS) tests contrib || exit 1; \
+	done
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+		$(PY) .ci/emulate-cpu zen $(PY) -m pytest -q -n $(TEST_WORKERS) $(ONE_THREAD_TESTS)
 
 # ruff (pycodestyle, pyflakes, import order, pyupgrade, bugbear) over the whole tree,
 # and mypy over the package and contrib/ ([tool.ruff], [tool.mypy] in pyproject.toml).
