@@ -201,8 +201,9 @@ def _read_kernels(
     ``max |K_m - K_m'|`` where ``exact`` (else None), and the kernels the certificate on
     ``sample`` flags (none where ``sample`` is None).
 
-    Each kernel is read from memory once, by its first pass (the probes' product, or its
-    extremes); the other passes then read it from cache.  Temporaries of N x N per thread at most, never of the
+    Each kernel is read from memory once, by its first pass, its extremes (NumPy's reductions
+    stream memory faster than BLAS's product with the few probes); the other passes then read
+    it from cache.  Temporaries of N x N per thread at most, never of the
     stack's size (a memory-mapped stack may exceed memory).  Kernels are read on threads
     (:func:`~kernelfuse.runtime.bandwidth.run_threaded`): the read is bound by memory bandwidth.
     """
@@ -217,11 +218,11 @@ def _read_kernels(
         with np.errstate(invalid="ignore", over="ignore"):  # per thread: errstate is thread-local
             for m in kernels:
                 Km = K[m]
-                if probes is not None and quadratics is not None:
-                    np.matmul(probes.T, np.matmul(Km, probes, out=products), out=quadratics[m])
                 largest[m] = max(float(Km.max()), -float(Km.min()))  # NaN where Km holds one
                 if not math.isfinite(largest[m]):
                     continue
+                if probes is not None and quadratics is not None:
+                    np.matmul(probes.T, np.matmul(Km, probes, out=products), out=quadratics[m])
                 if exact_asym is not None:  # antisymmetric: max = max||
                     exact_asym[m] = np.subtract(Km, Km.T, out=buffer).max()
                 if sample is not None:
