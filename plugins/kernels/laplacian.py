@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from kernelfuse.kernels.functions import WidthKernel
 
@@ -34,6 +33,8 @@ class Laplacian(WidthKernel):
         return 1.0 / self.scale
 
     def __call__(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        from scipy.spatial.distance import cdist  # on first use: scipy.spatial takes 0.1 s to import
+
         with np.errstate(over="ignore"):  # a tiny width: -inf, whose exp is the 0 it should be
             return np.exp(-cdist(X, Z, metric="cityblock") / self.scale)
 
