@@ -36,26 +36,30 @@ $(CONTRIB_STAMP): $(STAMP) $(CONTRIB_FILES)
 	touch $(CONTRIB_STAMP)
 
 # Lint and types first (seconds), then the documentation site, with warnings as
-# errors (docs below), then the tests; then the certificate tests once more with one
-# BLAS thread, whose sums round differently (docs/reliability.md, "Reproducibility").
+# errors (docs below), then the tests; then the certificate tests twice more, with other
+# BLAS thread counts, whose sums round differently (docs/reliability.md, "Reproducibility"):
+# one thread, and every core in one process (about 25 s on 2 cores; the suite's workers each
+# take their share of the cores, one thread each where there are as many workers as cores).
 # The tests run on every core (pytest-xdist; TEST_WORKERS=1 runs them in one process).
-ONE_THREAD_TESTS := tests/project/test_certified_random.py tests/core/problem tests/plugins/reference
+THREAD_TESTS := tests/project/test_certified_random.py tests/core/problem tests/plugins/reference
 TEST_WORKERS ?= auto
 test: lint $(CONTRIB_STAMP) docs
 	$(PY) -m pytest -n $(TEST_WORKERS) tests contrib
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) $(ONE_THREAD_TESTS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) $(THREAD_TESTS)
+	$(PY) -m pytest -q -p no:xdist $(THREAD_TESTS)
 
 # The suite with other x86-64 CPUs' arithmetic, emulated on this one (.ci/emulate-cpu: OpenBLAS's
 # kernels, NumPy's SIMD loops and glibc's libm chosen as there): an AMD EPYC's (AVX2 and FMA, no
 # AVX-512) and a CPU's without AVX2 or FMA, the whole suite each (about 5 minutes each on 2 cores),
-# then the certificate tests on one BLAS thread as an EPYC.  Not part of `make test`.
+# then the certificate tests on one BLAS thread and on every core as an EPYC.  Not part of `make test`.
 EMULATED_CPUS := zen sandybridge
 test-cpus: lint $(CONTRIB_STAMP) docs
 	for cpu in $(EMULATED_CPUS); do \
 		$(PY) .ci/emulate-cpu $$cpu $(PY) -m pytest -q -n $(TEST_WORKERS) tests contrib || exit 1; \
 	done
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-		$(PY) .ci/emulate-cpu zen $(PY) -m pytest -q -n $(TEST_WORKERS) $(ONE_THREAD_TESTS)
+		$(PY) .ci/emulate-cpu zen $(PY) -m pytest -q -n $(TEST_WORKERS) $(THREAD_TESTS)
+	$(PY) .ci/emulate-cpu zen $(PY) -m pytest -q -p no:xdist $(THREAD_TESTS)
 
 # ruff (pycodestyle, pyflakes, import order, pyupgrade, bugbear) over the whole tree,
 # and mypy over the package and contrib/ ([tool.ruff], [tool.mypy] in pyproject.toml).
