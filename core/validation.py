@@ -14,7 +14,6 @@ solver, part, kernel and estimator parameters by name.
 
 from __future__ import annotations
 
-import functools
 import math
 import mmap
 import weakref
@@ -41,6 +40,8 @@ _EIG_BATCH_BYTES = 512 * 2**20
 CHECK_PSD = ("auto", True, False)
 #: Rows of the principal submatrix the "auto" certificate factorises (all rows when N is smaller).
 SAMPLE_ROWS = 96
+#: Bytes of kernels read as a group (in a server's shared cache): their certificates factorise at once.
+GROUP_BYTES = 16 * 2**20
 #: Unit random vectors ``W`` of the symmetry probes: ``W' K_m W`` must be symmetric.
 SYMMETRY_PROBES = 4
 #: Seed of the rows sampled and of the probes: the same stack gets the same verdict.
@@ -154,9 +155,7 @@ def check_kernels(
     if known is not None:
         return K, known
     rows, probes = sample_rows(N), symmetry_probes(N)
-    # The flat indices of the principal submatrix, in Fortran order: sample_fails gathers by
-    # sample.T, C-contiguous then (no copy of the indices per kernel).
-    sample = np.asfortranarray(rows[:, None] * N + rows)
+    sample = rows[:, None] * N + rows  # the flat indices of the principal submatrix
     exact, certify = require_psd and check_psd is True, require_psd and check_psd == "auto"
     # The probes see asymmetry where the exact check does not run; the extremes see NaN and inf.
     largest, quadratics, exact_asym, flagged = _read_kernels(
@@ -196,39 +195,47 @@ def check_kernels(
 def _read_kernels(
     K: np.ndarray, probes: np.ndarray | None, sample: np.ndarray | None, psd_tol: float, exact: bool
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, list[int]]:
-    """One read of the stack, kernel by kernel: each kernel's largest ``|K_ij|`` (NaN or inf
-    where it holds NaN or inf), its probes' ``W' K_m W`` (None where ``probes`` is None), its
-    ``max |K_m - K_m'|`` where ``exact`` (else None), and the kernels the certificate on
-    ``sample`` flags (none where ``sample`` is None).
+    """One read of the stack: each kernel's largest ``|K_ij|`` (NaN or inf where it holds NaN
+    or inf), its probes' ``W' K_m W`` (None where ``probes`` is None), its ``max |K_m - K_m'|``
+    where ``exact`` (else None), and the kernels the certificate on ``sample`` flags (none where
+    ``sample`` is None).
 
-    Each kernel is read from memory once, by its first pass, its extremes (NumPy's reductions
-    stream memory faster than BLAS's product with the few probes); the other passes then read
-    it from cache.  Temporaries of N x N per thread at most, never of the
-    stack's size (a memory-mapped stack may exceed memory).  Kernels are read on threads
-    (:func:`~kernelfuse.runtime.bandwidth.run_threaded`): the read is bound by memory bandwidth.
+    Kernels are read in groups of about :data:`GROUP_BYTES`.  Each kernel is read from memory
+    once, by its first pass, its extremes (NumPy's reductions stream memory faster than BLAS's
+    product with the few probes); the probes' product then reads it from a core's cache, and
+    the group's certificates gather their samples from the shared cache and factorise in one
+    call, which releases Python's lock.  Temporaries of a group's samples and N x N per thread
+    at most, never of the stack's size (a memory-mapped stack may exceed memory).  Groups are
+    read on threads (:func:`~kernelfuse.runtime.bandwidth.run_threaded`): the read is bound by
+    memory bandwidth.
     """
     M, N = K.shape[0], K.shape[1]
     P = 0 if probes is None else probes.shape[1]
     largest, flagged = np.empty(M), np.zeros(M, dtype=bool)
     quadratics = None if probes is None else np.empty((M, P, P))
     exact_asym = np.zeros(M) if exact else None
+    size = max(1, min(M, GROUP_BYTES // max(1, K[0].nbytes)))
 
-    def read(kernels: range) -> None:
+    def read(groups: range) -> None:
         products, buffer = np.empty((N, P)), np.empty((N, N)) if exact else None
         with np.errstate(invalid="ignore", over="ignore"):  # per thread: errstate is thread-local
-            for m in kernels:
-                Km = K[m]
-                largest[m] = max(float(Km.max()), -float(Km.min()))  # NaN where Km holds one
-                if not math.isfinite(largest[m]):
-                    continue
-                if probes is not None and quadratics is not None:
-                    np.matmul(probes.T, np.matmul(Km, probes, out=products), out=quadratics[m])
-                if exact_asym is not None:  # antisymmetric: max = max||
-                    exact_asym[m] = np.subtract(Km, Km.T, out=buffer).max()
-                if sample is not None:
-                    flagged[m] = sample_fails(Km, sample, psd_tol)
+            for first in (g * size for g in groups):
+                group = slice(first, min(M, first + size))
+                for m in range(group.start, group.stop):
+                    Km = K[m]
+                    largest[m] = max(float(Km.max()), -float(Km.min()))  # NaN where Km holds one
+                    if not math.isfinite(largest[m]):
+                        continue
+                    if probes is not None and quadratics is not None:
+                        np.matmul(probes.T, np.matmul(Km, probes, out=products), out=quadratics[m])
+                    if exact_asym is not None:  # antisymmetric: max = max||
+                        exact_asym[m] = np.subtract(Km, Km.T, out=buffer).max()
+                finite = np.isfinite(largest[group])
+                if sample is not None and finite.any():
+                    submatrices, traces = principal_samples(K[group], sample)
+                    flagged[group][finite] = samples_fail(submatrices[finite], traces[finite], psd_tol)
 
-    run_threaded(read, M, K.nbytes)
+    run_threaded(read, -(-M // size), K.nbytes)
     return largest, quadratics, exact_asym, np.flatnonzero(flagged).tolist()
 
 
@@ -258,32 +265,39 @@ def symmetry_probes(n: int) -> np.ndarray:
     return probes / np.linalg.norm(probes, axis=0)
 
 
-def sample_fails(Km: np.ndarray, sample: np.ndarray, tol: float) -> bool:
-    """Whether ``K_SS + 2 tol trace(K) I`` has no Cholesky factor, ``K_SS`` the principal
-    submatrix of ``Km`` at the flat indices ``sample`` (``S[:, None] * N + S``).
+def principal_samples(kernels: np.ndarray, sample: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The principal submatrices ``K_SS`` of ``kernels`` (B, N, N) at the flat indices ``sample``
+    (``S[:, None] * N + S``) as a fresh float64 array (B, |S|, |S|), and the kernels' traces."""
+    flat = kernels.reshape(kernels.shape[0], -1)
+    submatrices = np.take(flat, sample, axis=1).astype(np.float64, copy=False)
+    return submatrices, flat[:, :: kernels.shape[1] + 1].sum(axis=1, dtype=np.float64)
+
+
+def samples_fail(submatrices: np.ndarray, traces: np.ndarray, tol: float) -> np.ndarray:
+    """Per kernel, whether ``K_SS + 2 tol trace(K) I`` has no Cholesky factor (``submatrices``
+    the ``K_SS`` of :func:`principal_samples`, shifted here in place).
 
     Then ``lambda_min(K) <= lambda_min(K_SS) < -2 tol trace(K)`` (Cauchy interlacing), and
     ``K`` may fail the exact check, which decides.  A ``K`` the exact check accepts has
     ``lambda_min >= -tol lambda_max`` and ``lambda_max <= trace(K) (1 + N tol)``: its
     ``K_SS`` shifted so factorises (Cholesky's rounding, about ``|S| eps max|K_SS|``, is far
-    below the shift).
+    below the shift).  One batched factorisation; where it fails, each kernel's own.
     """
-    # K_SS gathered transposed (by sample.T), C-ordered: its transpose is K_SS in Fortran order,
-    # which LAPACK factorises where it lies (no copy into Fortran order).  The shifted diagonal
-    # is at the same places in either order.
-    transposed = np.take(Km, sample.T).astype(np.float64, copy=False)
-    shift = 2.0 * tol * max(float(np.trace(Km)), np.finfo(float).tiny)
-    transposed.reshape(-1)[:: transposed.shape[0] + 1] += shift
-    return _dpotrf()(transposed.T, lower=True, clean=False, overwrite_a=True)[1] != 0
+    shift = 2.0 * tol * np.maximum(traces, np.finfo(float).tiny)
+    diagonal = np.arange(submatrices.shape[1])
+    submatrices[:, diagonal, diagonal] += shift[:, None]
+    if _factorises(submatrices):
+        return np.zeros(submatrices.shape[0], dtype=bool)
+    return np.array([not _factorises(one) for one in submatrices])  # which of them fail
 
 
-@functools.cache
-def _dpotrf() -> Callable[..., Any]:
-    """LAPACK's Cholesky, scipy.linalg imported on first use (0.15 s); cached, as an import
-    statement in a function per kernel costs more than the factorisation."""
-    from scipy.linalg.lapack import dpotrf
-
-    return dpotrf
+def _factorises(matrices: np.ndarray) -> bool:
+    """Whether every matrix of ``matrices`` (..., n, n) has a Cholesky factor (NumPy's, batched)."""
+    try:
+        np.linalg.cholesky(matrices)
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 def _check_psd(K: np.ndarray, tol: float, kernels: np.ndarray) -> None:

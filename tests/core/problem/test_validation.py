@@ -232,22 +232,22 @@ def test_check_psd_takes_auto_true_or_false_only(value):
 
 
 def count_checks(monkeypatch):
-    """Counters of the certificate's factorisations and of the exact check's calls."""
+    """Counters of the kernels the certificate factorises and of the exact check's calls."""
     from kernelfuse import validation
 
     calls = {"sample": 0, "exact": 0}
 
-    def counted(name, key):
+    def counted(name, key, count):
         original = getattr(validation, name)
 
         def wrapper(*args, **kwargs):
-            calls[key] += 1
+            calls[key] += count(*args)
             return original(*args, **kwargs)
 
         monkeypatch.setattr(validation, name, wrapper)
 
-    counted("sample_fails", "sample")
-    counted("_check_psd", "exact")
+    counted("samples_fail", "sample", lambda submatrices, traces, tol: len(traces))
+    counted("_check_psd", "exact", lambda *args: 1)
     return calls
 
 
@@ -316,7 +316,7 @@ def test_a_flagged_kernel_the_exact_check_accepts_is_accepted(monkeypatch):
     """"auto" refuses only what the exact check refuses: a flag is a question, not a verdict."""
     from kernelfuse import validation
 
-    monkeypatch.setattr(validation, "sample_fails", lambda *args: True)
+    monkeypatch.setattr(validation, "samples_fail", lambda submatrices, traces, tol: np.ones(len(traces), bool))
     K, y = good_data(m=2)
     assert create(K, y, check_psd="auto").n_kernels == 2
 
