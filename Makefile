@@ -43,10 +43,15 @@ $(CONTRIB_STAMP): $(STAMP) $(CONTRIB_FILES)
 # The tests run on every core (pytest-xdist; TEST_WORKERS=1 runs them in one process).
 THREAD_TESTS := tests/project/test_certified_random.py tests/core/problem tests/plugins/reference
 TEST_WORKERS ?= auto
+# $(call thread_passes,PREFIX): the certificate tests on one BLAS thread, then in one process on
+# every core, each command run through PREFIX (empty: as it is).
+define thread_passes
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(1) $(PY) -m pytest -q -n $(TEST_WORKERS) $(THREAD_TESTS)
+	$(1) $(PY) -m pytest -q -p no:xdist $(THREAD_TESTS)
+endef
 test: lint $(CONTRIB_STAMP) docs
 	$(PY) -m pytest -n $(TEST_WORKERS) tests contrib
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) $(THREAD_TESTS)
-	$(PY) -m pytest -q -p no:xdist $(THREAD_TESTS)
+	$(call thread_passes,)
 
 # The suite with other x86-64 CPUs' arithmetic, emulated on this one (.ci/emulate-cpu: OpenBLAS's
 # kernels, NumPy's SIMD loops and glibc's libm chosen as there): an AMD EPYC's (AVX2 and FMA, no
@@ -57,9 +62,7 @@ test-cpus: lint $(CONTRIB_STAMP) docs
 	for cpu in $(EMULATED_CPUS); do \
 		$(PY) .ci/emulate-cpu $$cpu $(PY) -m pytest -q -n $(TEST_WORKERS) tests contrib || exit 1; \
 	done
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-		$(PY) .ci/emulate-cpu zen $(PY) -m pytest -q -n $(TEST_WORKERS) $(THREAD_TESTS)
-	$(PY) .ci/emulate-cpu zen $(PY) -m pytest -q -p no:xdist $(THREAD_TESTS)
+	$(call thread_passes,$(PY) .ci/emulate-cpu zen)
 
 # ruff (pycodestyle, pyflakes, import order, pyupgrade, bugbear) over the whole tree,
 # and mypy over the package and contrib/ ([tool.ruff], [tool.mypy] in pyproject.toml).
