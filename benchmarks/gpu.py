@@ -172,22 +172,38 @@ def timed(K: Any, y: np.ndarray, loss: str, C: float, tol: float, time_limit: fl
 def host_syncs(K: Any, y: np.ndarray, loss: str, C: float, tol: float, time_limit: float,
                device: Device) -> dict[str, Any] | None:
     """The host synchronisations of one untimed device solve, as PyTorch on CUDA counts them (its
-    sync debug mode warns at each), beside its Newton steps; None elsewhere."""
+    sync debug mode warns at each), beside its Newton steps, and where they come from: the
+    kernelfuse line that led to each and the library line that synchronised, the most frequent
+    first; None elsewhere."""
     if device.name != "torch" or device.dev.type != "cuda":
         return None
+    import collections
+    import traceback
     import warnings
 
     torch = device.lib
-    with warnings.catch_warnings(record=True) as caught:
+    sites: collections.Counter[str] = collections.Counter()
+
+    def record(message: Any, *args: Any, **kwargs: Any) -> None:
+        if "synchroniz" not in str(message):
+            return
+        frames = [f for f in traceback.extract_stack()[:-1] if "warnings" not in f.filename]
+        ours = [f for f in frames if "kernelfuse" in f.filename or "/core/" in f.filename
+                or "/plugins/" in f.filename]
+        where = f"{Path(ours[-1].filename).name}:{ours[-1].lineno} {ours[-1].line}" if ours else "?"
+        sites[f"{where} <- {Path(frames[-1].filename).name}:{frames[-1].lineno}"] += 1
+
+    with warnings.catch_warnings():
         warnings.simplefilter("always")
+        warnings.showwarning = record
         torch.cuda.set_sync_debug_mode("warn")
         try:
             run = solve_once(K, y, loss, C, tol, time_limit, device)
         finally:
             torch.cuda.set_sync_debug_mode("default")
-    syncs = sum("synchroniz" in str(w.message) for w in caught)
+    syncs = sum(sites.values())
     return {"syncs": syncs, "newton_steps": run["newton_steps"],
-            "per_step": syncs / max(1, run["newton_steps"])}
+            "per_step": syncs / max(1, run["newton_steps"]), "sites": dict(sites.most_common(25))}
 
 
 def breast_cancer(cfg: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -221,6 +237,8 @@ def part_grid(cfg: dict[str, Any], device: Device, deadline: float) -> dict[str,
         log(f"(a) {loss}: device {runs[loss]['device']['wall']:.3f} s, {runs[loss]['device']['status']}")
         runs[loss]["device"]["host_syncs"] = host_syncs(K_dev, y, loss, C_GRID, TOL_GRID,
                                                         max(1.0, deadline - time.monotonic()), device)
+        if not cfg["cpu_runs"]:
+            continue
         runs[loss]["cpu_all"] = timed(K, y, loss, C_GRID, TOL_GRID, max(1.0, deadline - time.monotonic()),
                                       threads=os.cpu_count() or 1)
         log(f"(a) {loss}: all {os.cpu_count()} cores {runs[loss]['cpu_all']['wall']:.3f} s")
@@ -440,8 +458,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="the commit measured (recorded in place of the copy's own git HEAD)")
     parser.add_argument("--parts", default="grid,large,features",
                         help="comma-separated: grid, large, features")
+    parser.add_argument("--no-cpu", action="store_true",
+                        help="(a) on the device only (no speed-up: a look at its host synchronisations)")
     args = parser.parse_args(argv)
-    cfg = SMOKE if args.smoke else FULL
+    cfg = {**(SMOKE if args.smoke else FULL), "cpu_runs": not args.no_cpu}
     start = time.monotonic()
     deadline = start + cfg["budget"]
     device = Device(args.xp, args.device)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg.blas import dsyrk as syrk
 
-from kernelfuse.kernels.array_backend import array_namespace, like_stack, to_host
+from kernelfuse.kernels.array_backend import array_namespace, clip, like_stack, to_host
 from kernelfuse.kernels.functions import KernelSpec
 from kernelfuse.parts.loss import Loss
 
@@ -92,7 +92,7 @@ def margins_and_gradient(Phi: Any, y: Any, loss: Loss, v: np.ndarray, b: float,
         chunk = Phi[rows, ...]
         f[rows] = chunk @ v + float(b)
         rho = loss.derivative(y[rows], f[rows])
-        up, down = xp.maximum(rho, 0.0), xp.minimum(rho, 0.0)
+        up, down = clip(rho, 0.0), clip(rho, None, 0.0)
         total, positive_sum = total + xp.sum(loss.value(y[rows], f[rows])), positive_sum + xp.sum(up)
         negative_sum = negative_sum + xp.sum(down)
         sides = xp.stack((up, down)) @ chunk

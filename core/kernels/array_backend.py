@@ -78,6 +78,26 @@ def on_gpu(x: Any) -> bool:
     return array_api_compat.is_cupy_array(x) or getattr(x.device, "type", "cpu") == "cuda"
 
 
+def clip(x: Any, low: float | None = None, high: float | None = None) -> Any:
+    """``x`` clipped to the numbers ``low`` and ``high`` (None: that side unbounded), where ``x`` is,
+    nothing crossing to or from the host.  ``xp.maximum(x, 0.0)`` makes a PyTorch tensor of the
+    number first (a transfer: a synchronisation of a GPU), and array-api-compat's ``clip`` for
+    CuPy masks by boolean indexing (a read back); PyTorch's and CuPy's own clips take numbers.
+    On NumPy arrays, ``np.maximum`` and ``np.minimum`` (the host's numbers as ever)."""
+    xp = namespace(x)
+    if xp is None:
+        if low is not None:
+            x = np.maximum(x, low)
+        return x if high is None else np.minimum(x, high)
+    import array_api_compat
+
+    if array_api_compat.is_cupy_array(x):
+        import cupy
+
+        return cupy.clip(x, low, high)
+    return xp.clip(x, low, high)
+
+
 def to_numpy(x: Any) -> np.ndarray:
     """A NumPy copy of a device array (from the GPU when it is there): PyTorch's and CuPy's own
     transfers, and for any other array API library the standard's DLPack exchange to the CPU

@@ -77,7 +77,7 @@ class Pairwise:
         if self._sqdist is None and self.xp is not None:
             xp = self.xp
             d = xp.sum(self.X * self.X, axis=1)[:, None] + xp.sum(self.Z * self.Z, axis=1)[None, :]
-            self._sqdist = xp.clip(d - 2.0 * self.gram, min=0.0)
+            self._sqdist = array_backend.clip(d - 2.0 * self.gram, 0.0)
         if self._sqdist is None:
             x_norms, z_norms = self._sqnorms()
             out, scratch = (None, None) if self._workspace is None else self._workspace[1:]

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernels.array_backend import array_namespace
+from kernelfuse.kernels.array_backend import array_namespace, clip
 from kernelfuse.parts.regularizer import Regularizer, SeparablePenalty
 from kernelfuse.problem.conic import half_square, norm_of, sum_squares_cone
 from kernelfuse.validation import Domain, nonnegative, one_or_two, positive
@@ -171,7 +171,7 @@ class BlockL1(NormPower, SeparablePenalty):
         if self.power == 2:
             return _largest_first_threshold(x.reshape(1, -1), t).reshape(x.shape)
         xp = array_namespace(x)
-        return xp.sign(x) * xp.maximum(xp.abs(x) - t, 0.0) / (1.0 + step * self.elastic)
+        return xp.sign(x) * clip(xp.abs(x) - t, 0.0) / (1.0 + step * self.elastic)
 
     def radial_prox(self, norms: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
         """Power 1, on block norms ``r >= 0``: the prox ``max(0, r - s C) / (1 + s C2)`` and its
@@ -180,7 +180,9 @@ class BlockL1(NormPower, SeparablePenalty):
         if self.power != 1:
             raise ValueError("the radial prox is separable for power 1 only")
         xp = array_namespace(norms)
-        shrunk = self.prox(norms, step)
+        shrunk = clip(norms - step * self.weight, 0.0)  # the prox's sign(r) = 1 where it is not 0
+        if self.elastic != 0.0:
+            shrunk = shrunk / (1.0 + step * self.elastic)
         return shrunk, xp.astype(shrunk > 0, xp.float64) / (1.0 + step * self.elastic)
 
     def kernel_values(self, norms: np.ndarray) -> np.ndarray:

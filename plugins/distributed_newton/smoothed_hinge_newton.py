@@ -51,7 +51,7 @@ import scipy.linalg
 from kernelfuse.distributed.model import block_norms
 from kernelfuse.distributed.passes import Run
 from kernelfuse.errors import ValidationError
-from kernelfuse.kernels.array_backend import array_namespace, to_host
+from kernelfuse.kernels.array_backend import array_namespace, clip, to_host
 from kernelfuse.parts.loss import Loss
 from kernelfuse.parts.registry import Registry
 from kernelfuse.problem.duality import mean_loss_dual_value, mean_loss_scaling
@@ -82,11 +82,11 @@ class SmoothedHinge(Loss):
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         xp, short = array_namespace(f), 1.0 - y * f
-        return xp.where(short >= self.mu, short - 0.5 * self.mu, xp.maximum(short, 0.0) ** 2 / (2.0 * self.mu))
+        return xp.where(short >= self.mu, short - 0.5 * self.mu, clip(short, 0.0) ** 2 / (2.0 * self.mu))
 
     def mass(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         """``a = -h_mu'(y f) = clip((1 - y f) / mu, 0, 1)``: a dual point of the hinge."""
-        return array_namespace(f).clip((1.0 - y * f) / self.mu, 0.0, 1.0)
+        return clip((1.0 - y * f) / self.mu, 0.0, 1.0)
 
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return -y * self.mass(y, f)

@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.kernels.array_backend import array_namespace
+from kernelfuse.kernels.array_backend import array_namespace, clip
 from kernelfuse.parts.loss import Loss
 from kernelfuse.validation import nonnegative
 
@@ -22,8 +22,7 @@ class EpsilonInsensitive(Loss):
     eps: float = nonnegative.field(0.1)
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        xp = array_namespace(f)
-        return xp.maximum(xp.abs(y - f) - self.eps, 0.0)
+        return clip(array_namespace(f).abs(y - f) - self.eps, 0.0)
 
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         xp = array_namespace(f)
@@ -42,7 +41,7 @@ class EpsilonInsensitive(Loss):
         """argmin_w y w + eps |w| + (w - v)^2 / (2 step) on |w| <= 1: clip(soft(v - step y, step eps), -1, 1)."""
         xp = array_namespace(v)
         u = v - step * y
-        return xp.clip(xp.sign(u) * xp.maximum(xp.abs(u) - step * self.eps, 0.0), -1.0, 1.0)
+        return clip(xp.sign(u) * clip(xp.abs(u) - step * self.eps, 0.0), -1.0, 1.0)
 
     def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 where neither the soft threshold nor the clip holds, else 0."""

@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.kernels.array_backend import array_namespace
+from kernelfuse.kernels.array_backend import array_namespace, clip
 from kernelfuse.parts.loss import Loss
 
 
@@ -20,7 +20,7 @@ class Hinge(Loss):
     array_api = True
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return array_namespace(f).maximum(1.0 - y * f, 0.0)
+        return clip(1.0 - y * f, 0.0)
 
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         return array_namespace(f).where(y * f < 1.0, -y, 0.0)
@@ -36,7 +36,7 @@ class Hinge(Loss):
 
     def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """argmin_w y w + (w - v)^2 / (2 step) on y w in [-1, 0]: y clip(y v - step, -1, 0)."""
-        return y * array_namespace(v).clip(y * v - step, -1.0, 0.0)
+        return y * clip(y * v - step, -1.0, 0.0)
 
     def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 where the clip is inactive, 0 where it holds."""

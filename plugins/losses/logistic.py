@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 from scipy.special import expit
 
-from kernelfuse.kernels.array_backend import array_namespace
+from kernelfuse.kernels.array_backend import array_namespace, clip
 from kernelfuse.parts.loss import Loss
 
 
@@ -37,7 +37,7 @@ class Logistic(Loss):
         xp = array_namespace(rho)
         a = -y * rho
         inside = (a >= 0.0) & (a <= 1.0)
-        a = xp.clip(a, 0.0, 1.0)
+        a = clip(a, 0.0, 1.0)
         return xp.where(inside, _x_log_x(xp, a) + _x_log_x(xp, 1.0 - a), xp.inf)
 
     def conjugate_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
@@ -45,7 +45,7 @@ class Logistic(Loss):
         xp = array_namespace(rho)
         a = -y * rho
         inside = (a > 0.0) & (a < 1.0)
-        a = xp.clip(a, 1e-300, 1.0 - 1e-16)
+        a = clip(a, 1e-300, 1.0 - 1e-16)
         return xp.where(inside, -y * (xp.log(a) - xp.log1p(-a)), xp.nan)
 
     def conjugate_second_derivative(self, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
@@ -53,7 +53,7 @@ class Logistic(Loss):
         xp = array_namespace(rho)
         a = -y * rho
         inside = (a > 0.0) & (a < 1.0)
-        a = xp.clip(a, 1e-300, 1.0 - 1e-16)
+        a = clip(a, 1e-300, 1.0 - 1e-16)
         return xp.where(inside, 1.0 / (a * (1.0 - a)), xp.nan)
 
     def conjugate_domain(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

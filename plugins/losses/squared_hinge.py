@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from kernelfuse.kernels.array_backend import array_namespace
+from kernelfuse.kernels.array_backend import array_namespace, clip
 from kernelfuse.parts.loss import Loss
 from kernelfuse.problem.conic import sum_squares_cone
 
@@ -21,10 +21,10 @@ class SquaredHinge(Loss):
     array_api = True
 
     def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return array_namespace(f).maximum(1.0 - y * f, 0.0) ** 2
+        return clip(1.0 - y * f, 0.0) ** 2
 
     def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
-        return -2.0 * y * array_namespace(f).maximum(1.0 - y * f, 0.0)
+        return -2.0 * y * clip(1.0 - y * f, 0.0)
 
     def second_derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
         """2 where y f < 1, else 0 (the generalised second derivative)."""
@@ -52,7 +52,7 @@ class SquaredHinge(Loss):
 
     def conjugate_prox(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """argmin_w s + s^2/4 + (w - v)^2 / (2 step), s = y w <= 0: y min(0, (y v - step) / (1 + step/2))."""
-        return y * array_namespace(v).minimum(0.0, (y * v - step) / (1.0 + 0.5 * step))
+        return y * clip((y * v - step) / (1.0 + 0.5 * step), None, 0.0)
 
     def conjugate_prox_derivative(self, y: np.ndarray, v: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         """1 / (1 + step/2) where y v > step (the bound inactive), else 0."""

@@ -71,7 +71,7 @@ class KernelTerms:
         g, xp = self.gamma, self.xp
         self.a_K_r = self.K_alpha @ self.rho
         self.r_K_r = self.K_rho @ self.rho
-        self.norms = xp.sqrt(xp.maximum(self.a_K_a - 2 * g * self.a_K_r + g * g * self.r_K_r, 0.0))
+        self.norms = xp.sqrt(array_backend.clip(self.a_K_a - 2 * g * self.a_K_r + g * g * self.r_K_r, 0.0))
         prox: tuple[Any, Any] = self.penalty.radial_prox(self.norms, g)
         self.shrunk, self.slope = prox
         self.scale = self.scale_of(self.norms, self.shrunk)

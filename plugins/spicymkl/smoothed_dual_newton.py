@@ -318,11 +318,13 @@ class SmoothedDualNewton(Oracle):
             d = xp.where(descent, d, -grad)
             slope = xp.where(descent, slope, -xp.sum(grad * grad))
             K_d, r2, b, c = terms.direction(d)
+            r2, b, c = r2[:, None], b[:, None], c[:, None]
 
             # The direction bound as defaults: the two are called within this step only.
             def norms_along(t: Any, r2: Any = r2, b: Any = b, c: Any = c) -> Any:
-                """``r_m(t)`` at the steps ``t`` (T,): (k, T), no pass (section 3.4)."""
-                return xp.sqrt(xp.maximum(r2[:, None] - 2 * t * b[:, None] + t * t * c[:, None], 0.0))
+                """``r_m(t) = sqrt(r_m^2 - t (2 b_m - t c_m))`` at the steps ``t`` (T,): (k, T), no
+                pass (section 3.4)."""
+                return xp.sqrt(array_backend.clip(r2 - t * (2 * b - t * c), 0.0))
 
             def along(t: Any, rho: Any = rho, d: Any = d) -> Any:  # phi(rho + t d) at each step t
                 trial = rho[:, None] + d[:, None] * t
@@ -333,7 +335,7 @@ class SmoothedDualNewton(Oracle):
                 trial, norms = rho[:, None] + d[:, None] * t, norms_along(t)
                 scale = terms.scale_of(norms, terms.penalty.radial_prox(norms, terms.gamma)[0])
                 return (xp.sum(loss_term.gradient(trial) * d[:, None], axis=0)
-                        - xp.sum(scale * (b[:, None] - t * c[:, None]), axis=0) / terms.gamma
+                        - xp.sum(scale * (b - t * c), axis=0) / terms.gamma
                         + (gamma_b * xp.sum(trial, axis=0) - b_t) * xp.sum(d))
 
             length, value = step_length(LineSearch(along, slope_along, schedule), value, slope)

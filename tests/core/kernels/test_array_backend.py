@@ -126,6 +126,18 @@ def test_spicymkl_on_a_strict_stack_gives_numpys_certified_answer(loss, device):
         assert other.dual_objective - 1e-12 * abs(other.objective) <= one.objective
 
 
+@pytest.mark.parametrize(("low", "high"), [(0.0, None), (None, 0.0), (-0.5, 0.25)])
+def test_clip_to_numbers_equals_numpys_on_either_side(low, high):
+    values = np.random.default_rng(3).normal(size=(7, 5))
+    values[0, 0] = np.nan  # kept: clipping propagates NaN
+    expected = np.clip(values, low, high)
+    np.testing.assert_array_equal(array_backend.clip(values, low, high), expected)
+    device = xp.asarray(values, device=xp.Device("device1"))
+    clipped = array_backend.clip(device, low, high)
+    assert clipped.device == device.device
+    np.testing.assert_array_equal(array_backend.to_numpy(clipped), expected)
+
+
 def test_a_device_array_comes_back_to_numpy_by_the_standard():
     on_other = xp.asarray(np.arange(6.0).reshape(2, 3), device=xp.Device("device1"))
     with pytest.raises(RuntimeError, match="device1"):

@@ -4,7 +4,9 @@ synchronisations a Newton step (one read back, one array sent), for every loss.
 Checked on the CPU with ``array-api-strict`` on its non-default device, whose arrays count
 what crosses: a read is a number or a NumPy copy taken from a device array (``float``,
 ``bool``, ``int``, DLPack), a send is a device array made from host data (``asarray`` of
-anything but a device array).  On a GPU each is a synchronisation of the host with the device.
+anything but a device array, or a Python number given to a function that PyTorch's namespace
+makes a tensor of first: ``maximum``, ``minimum``, ...).  On a GPU each is a synchronisation of
+the host with the device.
 The answers are checked against NumPy's certified interval on the same problem.
 """
 
@@ -28,6 +30,10 @@ xp = pytest.importorskip("array_api_strict")
 DEVICE = xp.Device("device1")
 LOSSES = ["logistic", "squared", "squared-hinge", "hinge", "eps-insensitive"]
 READS = ("__float__", "__int__", "__bool__", "__index__", "__complex__", "__dlpack__", "__array__")
+#: The functions to which array-api-compat's PyTorch namespace sends a Python number as a tensor.
+TAKE_NUMBERS_AS_TENSORS = ("maximum", "minimum", "atan2", "copysign", "hypot", "logaddexp", "nextafter",
+                           "logical_and", "logical_or", "logical_xor", "equal", "not_equal", "greater",
+                           "greater_equal", "less", "less_equal")
 
 
 @attrs.define
@@ -66,6 +72,18 @@ def crossings(monkeypatch: pytest.MonkeyPatch) -> Crossings:
         return asarray(obj, *args, **kwargs)
 
     monkeypatch.setattr(xp, "asarray", sent)
+
+    def number_sent(name: str) -> None:
+        function = getattr(xp, name)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            seen.sends += seen.inside and any(isinstance(a, bool | int | float | complex) for a in args)
+            return function(*args, **kwargs)
+
+        monkeypatch.setattr(xp, name, counted)
+
+    for name in TAKE_NUMBERS_AS_TENSORS:
+        number_sent(name)
     newton, system = smoothed_dual_newton.SmoothedDualNewton._newton, KernelTerms.newton_system
 
     def counted_newton(oracle: Any, terms: KernelTerms, *args: Any) -> Any:
