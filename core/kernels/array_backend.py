@@ -12,7 +12,7 @@ non-NumPy array only.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -406,6 +406,96 @@ def solve_shifted(H: Any, diagonal: Any, constant: float, rhs: Any) -> Any:
         return xp.linalg.solve(H, b)[:, 0]
     except np.linalg.LinAlgError:  # a singular matrix (NumPy's error class, raised by CuPy too)
         return xp.full_like(rhs, xp.nan)
+
+
+#: Records a function's launches on its inputs: ``(the graph, its outputs)``.
+GraphRecorder = Callable[[Callable[..., tuple[Any, ...]], tuple[Any, ...]], tuple[Any, tuple[Any, ...]]]
+#: Calls of a :class:`Replayed` function made as they are before its launches are recorded: a
+#: Newton loop of one step records nothing, and the first call warms up the library.
+CALLS_BEFORE_RECORDING = 1
+
+
+@attrs.define(eq=False)
+class Replayed:
+    """``function`` of device arrays of fixed shapes, called again and again (SpicyMKL's line
+    search, once a Newton step), returning a tuple of arrays.
+
+    Where the library records launches as a graph (PyTorch on CUDA, :func:`graph_recorder`),
+    the second call records them, and each later call copies its arguments into the recorded
+    inputs and replays the graph: one launch where there were hundreds, each costing the host
+    about 20 us (docs/scaling.md).  Elsewhere, or where recording fails (a function that reads a
+    number back), the function is called.  The outputs are copies, kept past the next call.
+    ``recordable`` False: always called (a function known to read back, such as a
+    :class:`HostCalls` part's)."""
+
+    function: Callable[..., tuple[Any, ...]]
+    recordable: bool = True
+    calls: int = 0
+    replays: int = 0
+    _graph: Any = None
+    _inputs: tuple[Any, ...] = ()
+    _outputs: tuple[Any, ...] = ()
+    _unrecordable: bool = False
+
+    def __call__(self, *args: Any) -> tuple[Any, ...]:
+        self.calls += 1
+        if self._graph is None and not self._record(args):
+            return self.function(*args)
+        if any(a.shape != b.shape for a, b in zip(args, self._inputs)):
+            return self.function(*args)
+        for recorded, given in zip(self._inputs, args):
+            recorded[...] = given
+        self._graph.replay()
+        self.replays += 1
+        xp = device_namespace(args[0])
+        return tuple(xp.asarray(out, copy=True) for out in self._outputs)
+
+    def _record(self, args: tuple[Any, ...]) -> bool:
+        """Record the graph (once, from the second call), or say why not: too early, no recorder."""
+        if not self.recordable or self._unrecordable or self.calls <= CALLS_BEFORE_RECORDING:
+            return False
+        recorder = graph_recorder(args[0])
+        if recorder is None:
+            self._unrecordable = True
+            return False
+        xp = device_namespace(args[0])
+        inputs = tuple(xp.asarray(a, copy=True) for a in args)
+        try:
+            self._graph, self._outputs = recorder(self.function, inputs)
+        except Exception:  # noqa: BLE001  (a function that cannot be recorded runs as it is)
+            self._unrecordable, self._graph = True, None
+            return False
+        self._inputs = inputs
+        return True
+
+
+def graph_recorder(x: Any) -> GraphRecorder | None:
+    """How to record a function's launches on ``x``'s device as a graph to replay, or None where
+    its library has none: PyTorch on CUDA (``torch.cuda.CUDAGraph``, warmed up and recorded on a
+    side stream, as CUDA's stream capture asks; not through ``torch.cuda.graph``, whose garbage
+    collection and emptied memory cache at each recording would cost more than a replay saves)."""
+    import array_api_compat
+
+    if not (array_api_compat.is_torch_array(x) and getattr(x.device, "type", "cpu") == "cuda"):
+        return None
+
+    def record(function: Callable[..., tuple[Any, ...]], inputs: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        import torch
+
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(side):
+            function(*inputs)  # the warm-up
+            graph.capture_begin()
+            try:
+                outputs = function(*inputs)
+            finally:
+                graph.capture_end()
+        torch.cuda.current_stream().wait_stream(side)
+        return graph, outputs
+
+    return record
 
 
 def check_kernels(K: Any, *, require_psd: bool, check_psd: str | bool) -> tuple[Any, float]:

@@ -286,7 +286,8 @@ class SmoothedDualNewton(Oracle):
         from solved (a stalled solve: docs/methods/spicymkl.md).  On a device stack every
         array stays there; a step reads back one array (:meth:`KernelTerms.read`: the stopping
         test, the last step's length, the kernels' weights) and sends one (the lazy Hessian's
-        re-read weights)."""
+        re-read weights), and its line search, hundreds of small launches, is replayed as one
+        graph where the library records one (:class:`~kernelfuse.kernels.array_backend.Replayed`)."""
         xp = terms.xp
         b_t, gamma_b = (point.intercept, point.gamma_b) if has_intercept else (0.0, 0.0)
 
@@ -294,7 +295,36 @@ class SmoothedDualNewton(Oracle):
             total = xp.sum(rho, axis=0)
             return -b_t * total + 0.5 * gamma_b * total * total
 
-        schedule = BatchedSchedule.like(terms.rho, loss_term.bounded) if terms.on_device else None
+        def line(rho: Any, d: Any, r2: Any, b: Any, c: Any) -> LineSearch:
+            """``phi`` and its slope along ``d`` from ``rho``; ``r2``, ``b``, ``c`` (k, 1) the
+            coefficients of the norms along it (:meth:`KernelTerms.direction`)."""
+
+            def norms_along(t: Any) -> Any:
+                """``r_m(t) = sqrt(r_m^2 - t (2 b_m - t c_m))`` at the steps ``t`` (T,): (k, T), no
+                pass (section 3.4)."""
+                return xp.sqrt(array_backend.clip(r2 - t * (2 * b - t * c), 0.0))
+
+            def along(t: Any) -> Any:  # phi(rho + t d) at each step t
+                trial = rho[:, None] + d[:, None] * t
+                return loss_term.value(trial) + terms.value(norms_along(t)) + intercept_terms(trial)
+
+            def slope_along(t: Any) -> Any:
+                """``d/dt phi(rho + t d)`` at each step t."""
+                trial, norms = rho[:, None] + d[:, None] * t, norms_along(t)
+                scale = terms.scale_of(norms, terms.penalty.radial_prox(norms, terms.gamma)[0])
+                return (xp.sum(loss_term.gradient(trial) * d[:, None], axis=0)
+                        - xp.sum(scale * (b - t * c), axis=0) / terms.gamma
+                        + (gamma_b * xp.sum(trial, axis=0) - b_t) * xp.sum(d))
+
+            return LineSearch(along, slope_along)
+
+        search = None
+        if terms.on_device:  # the line search of every step, one replayed graph where it can be
+            schedule = BatchedSchedule.like(terms.rho, loss_term.bounded)
+            on_host = any(isinstance(part, array_backend.HostCalls) for part in (loss_term.loss, terms.penalty))
+            search = array_backend.Replayed(
+                lambda rho, d, r2, b, c, value, slope: _batched_step(line(rho, d, r2, b, c), schedule, value, slope),
+                recordable=not on_host)
         steps, value, length = 0, None, None  # value: phi at rho, once the line search has computed it
         while not expired():  # the deadline: the model so far stands
             rho = terms.rho
@@ -318,27 +348,11 @@ class SmoothedDualNewton(Oracle):
             d = xp.where(descent, d, -grad)
             slope = xp.where(descent, slope, -xp.sum(grad * grad))
             K_d, r2, b, c = terms.direction(d)
-            r2, b, c = r2[:, None], b[:, None], c[:, None]
-
-            # The direction bound as defaults: the two are called within this step only.
-            def norms_along(t: Any, r2: Any = r2, b: Any = b, c: Any = c) -> Any:
-                """``r_m(t) = sqrt(r_m^2 - t (2 b_m - t c_m))`` at the steps ``t`` (T,): (k, T), no
-                pass (section 3.4)."""
-                return xp.sqrt(array_backend.clip(r2 - t * (2 * b - t * c), 0.0))
-
-            def along(t: Any, rho: Any = rho, d: Any = d) -> Any:  # phi(rho + t d) at each step t
-                trial = rho[:, None] + d[:, None] * t
-                return loss_term.value(trial) + terms.value(norms_along(t)) + intercept_terms(trial)
-
-            def slope_along(t: Any, rho: Any = rho, d: Any = d, b: Any = b, c: Any = c) -> Any:
-                """``d/dt phi(rho + t d)`` at each step t."""
-                trial, norms = rho[:, None] + d[:, None] * t, norms_along(t)
-                scale = terms.scale_of(norms, terms.penalty.radial_prox(norms, terms.gamma)[0])
-                return (xp.sum(loss_term.gradient(trial) * d[:, None], axis=0)
-                        - xp.sum(scale * (b - t * c), axis=0) / terms.gamma
-                        + (gamma_b * xp.sum(trial, axis=0) - b_t) * xp.sum(d))
-
-            length, value = step_length(LineSearch(along, slope_along, schedule), value, slope)
+            along_d = (rho, d, r2[:, None], b[:, None], c[:, None])
+            if search is None:
+                length, value = step_length(line(*along_d), value, slope)
+            else:
+                length, value = search(*along_d, value, slope)
             terms.move(d, K_d, length)
         return steps, tolerance
 
@@ -464,25 +478,21 @@ class BatchedSchedule:
 
 @attrs.frozen
 class LineSearch:
-    """``phi`` and its slope along a Newton direction, at arrays of steps ``t`` (T,); ``schedule``
-    on a device, None on the host (where reading a number back costs nothing)."""
+    """``phi`` and its slope along a Newton direction, at arrays of steps ``t`` (T,)."""
 
     along: Any
     slope_along: Any
-    schedule: BatchedSchedule | None
 
 
-def step_length(line: LineSearch, value: Any, slope: Any) -> tuple[Any, Any]:
+def step_length(line: LineSearch, value: float, slope: float) -> tuple[float, float]:
     """The Newton step ``t = 1`` (halved until ``phi`` is finite) if it passes Armijo's test,
     else the minimiser of the convex ``phi`` along the direction on ``[0, t]`` (every trial is
     free), and ``phi`` there; ``t = 0`` (and ``value``) when no decrease is found.
     Piecewise-quadratic duals (section 3.3) make full steps overshoot where the active
     pieces change; the exact step keeps Newton's progress there.  The minimiser is the root of
-    the non-decreasing slope: on the host by regula falsi (:func:`_sequential_step`), on a
+    the non-decreasing slope, found on the host by regula falsi (:func:`_sequential_step`); on a
     device by a fixed schedule that reads nothing back (:func:`_batched_step`).  Why two:
     docs/methods/spicymkl.md, the line search."""
-    if line.schedule is not None:
-        return _batched_step(line, line.schedule, value, slope)
 
     def along(t: float) -> float:
         return float(line.along(np.asarray([t]))[0])
@@ -534,7 +544,7 @@ def _sequential_step(along: Any, slope_along: Any, value: float, slope: float) -
 
 
 def _batched_step(line: LineSearch, schedule: BatchedSchedule, value: Any, slope: Any) -> tuple[Any, Any]:
-    """:func:`step_length` on a device, every stage one evaluation at many steps at once: the
+    """:func:`step_length`'s step on a device, every stage one evaluation at many steps at once: the
     first finite ``2^-j`` and Armijo's test there, the root's bracket among the steps
     ``16^-j t``, :data:`ROUNDS` rounds of :data:`GRID` slopes and of points near the secant's
     root, the secant on the last bracket; the choices by ``where``, nothing read back."""
