@@ -411,7 +411,8 @@ def solve_shifted(H: Any, diagonal: Any, constant: float, rhs: Any) -> Any:
 #: Records a function's launches on its inputs: ``(the graph, its outputs)``.
 GraphRecorder = Callable[[Callable[..., tuple[Any, ...]], tuple[Any, ...]], tuple[Any, tuple[Any, ...]]]
 #: Calls of a :class:`Replayed` function made as they are before its launches are recorded: a
-#: Newton loop of one step records nothing, and the first call warms up the library.
+#: Newton loop of one step records nothing, and the first call warms the library up (loads its
+#: kernels) for the recording.
 CALLS_BEFORE_RECORDING = 1
 
 
@@ -471,9 +472,9 @@ class Replayed:
 
 def graph_recorder(x: Any) -> GraphRecorder | None:
     """How to record a function's launches on ``x``'s device as a graph to replay, or None where
-    its library has none: PyTorch on CUDA (``torch.cuda.CUDAGraph``, warmed up and recorded on a
-    side stream, as CUDA's stream capture asks; not through ``torch.cuda.graph``, whose garbage
-    collection and emptied memory cache at each recording would cost more than a replay saves)."""
+    its library has none: PyTorch on CUDA (``torch.cuda.CUDAGraph``, recorded on a side stream,
+    as CUDA's stream capture asks; not through ``torch.cuda.graph``, whose garbage collection and
+    emptied memory cache at each recording would cost more than a replay saves)."""
     import array_api_compat
 
     if not (array_api_compat.is_torch_array(x) and getattr(x.device, "type", "cpu") == "cuda"):
@@ -485,8 +486,7 @@ def graph_recorder(x: Any) -> GraphRecorder | None:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.stream(side):
-            function(*inputs)  # the warm-up
+        with torch.cuda.stream(side):  # the call before this one (eager) warmed the library up
             graph.capture_begin()
             try:
                 outputs = function(*inputs)
