@@ -6,12 +6,13 @@ Run on a machine with a GPU (about 5 minutes on an H200 with 16 cores)::
 
 and ``--device cpu --smoke`` anywhere (tiny sizes, seconds; writes ``gpu_smoke.json``,
 never committed).  The stack is an array of ``--xp`` (PyTorch by default, or CuPy) on the
-device; kernelfuse reads it there (:mod:`kernelfuse.kernels.array_backend`).  Two parts:
+device; kernelfuse reads it there (:mod:`kernelfuse.kernels.array_backend`).  Three parts:
 
 (a) **Breast cancer, 455 x 837**: the papers' kernel grid (:mod:`kernelfuse.frontends.kernel_grid`,
     unit trace) on scikit-learn's breast cancer (the main job's 455 training points), family
     ``l1_mkl``, C = 0.5, logistic and hinge, ``spicymkl`` to a certified relative gap of 1e-6:
-    the float64 stack on the GPU, and the NumPy stack on one CPU core and on every core
+    the float64 stack on the GPU (with PyTorch on CUDA also with the line search called, not
+    replayed as a CUDA graph), and the NumPy stack on one CPU core and on every core
     (the solver's ``blas_threads``: 1, its default, or the CPU count; ``threadpoolctl``).
     Wall time of ``kernelfuse.solve`` (validation
     with ``check_psd=False`` included, the stack already in place); runs under 2 s are
@@ -45,10 +46,12 @@ mode counts them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
 import time
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -102,6 +105,11 @@ class Device:
             self.lib, self.dev = array_api_strict, None
         else:
             raise SystemExit(f"unknown --xp {xp_name!r}")
+
+    @property
+    def records_graphs(self) -> bool:
+        """Whether SpicyMKL's line search is replayed as a graph here (PyTorch on CUDA)."""
+        return self.name == "torch" and self.dev.type == "cuda"
 
     def put(self, a: np.ndarray) -> Any:
         if self.name == "torch":
@@ -169,12 +177,25 @@ def timed(K: Any, y: np.ndarray, loss: str, C: float, tol: float, time_limit: fl
     return {**run, "walls": [r["wall"] for r in runs]}
 
 
+@contextlib.contextmanager
+def without_graphs() -> Iterator[None]:
+    """Device solves with their line search called, not replayed as a graph."""
+    from kernelfuse.kernels import array_backend
+
+    recorder = array_backend.graph_recorder
+    array_backend.graph_recorder = lambda x: None
+    try:
+        yield
+    finally:
+        array_backend.graph_recorder = recorder
+
+
 def host_syncs(K: Any, y: np.ndarray, loss: str, C: float, tol: float, time_limit: float,
                device: Device) -> dict[str, Any] | None:
     """The host synchronisations of one untimed device solve, as PyTorch on CUDA counts them (its
     sync debug mode warns at each), beside its Newton steps, and where they come from: the
-    kernelfuse line that led to each and the library line that synchronised, the most frequent
-    first; None elsewhere."""
+    kernelfuse line that led to each (outside the array backend, whose transfers every caller
+    shares) and the library line that synchronised, the most frequent first; None elsewhere."""
     if device.name != "torch" or device.dev.type != "cuda":
         return None
     import collections
@@ -188,8 +209,8 @@ def host_syncs(K: Any, y: np.ndarray, loss: str, C: float, tol: float, time_limi
         if "synchroniz" not in str(message):
             return
         frames = [f for f in traceback.extract_stack()[:-1] if "warnings" not in f.filename]
-        ours = [f for f in frames if "kernelfuse" in f.filename or "/core/" in f.filename
-                or "/plugins/" in f.filename]
+        ours = [f for f in frames if ("kernelfuse" in f.filename or "/core/" in f.filename
+                                      or "/plugins/" in f.filename) and "array_backend" not in f.filename]
         where = f"{Path(ours[-1].filename).name}:{ours[-1].lineno} {ours[-1].line}" if ours else "?"
         sites[f"{where} <- {Path(frames[-1].filename).name}:{frames[-1].lineno}"] += 1
 
@@ -237,6 +258,11 @@ def part_grid(cfg: dict[str, Any], device: Device, deadline: float) -> dict[str,
         log(f"(a) {loss}: device {runs[loss]['device']['wall']:.3f} s, {runs[loss]['device']['status']}")
         runs[loss]["device"]["host_syncs"] = host_syncs(K_dev, y, loss, C_GRID, TOL_GRID,
                                                         max(1.0, deadline - time.monotonic()), device)
+        if device.records_graphs:  # what the line search's graph is worth: the same solves without it
+            with without_graphs():
+                runs[loss]["device_no_graph"] = timed(K_dev, y, loss, C_GRID, TOL_GRID,
+                                                      max(1.0, deadline - time.monotonic()), device, warm_up=True)
+            log(f"(a) {loss}: device without the graph {runs[loss]['device_no_graph']['wall']:.3f} s")
         if not cfg["cpu_runs"]:
             continue
         runs[loss]["cpu_all"] = timed(K, y, loss, C_GRID, TOL_GRID, max(1.0, deadline - time.monotonic()),
@@ -410,7 +436,10 @@ def table(payload: dict[str, Any]) -> str:
     if grid is not None:
         for loss, runs in grid["runs"].items():
             for key, label in (("device", f"GPU ({info.get('xp')}, float64)"),
+                               ("device_no_graph", f"GPU ({info.get('xp')}, float64), line search not replayed"),
                                ("cpu_all", f"CPU, {info.get('cpu_count')} cores"), ("cpu_one", "CPU, 1 core")):
+                if key == "device_no_graph" and key not in runs:
+                    continue
                 run = runs.get(key, {})
                 if "wall" not in run:
                     rows.append([f"breast cancer {grid['N']} x {grid['M']}", loss, label, run.get("status", "-"),
