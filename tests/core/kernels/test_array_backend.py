@@ -8,6 +8,7 @@ benchmark's smoke run (benchmarks/gpu.py) and its generated table are checked to
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import sys
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 import kernelfuse
-from helpers import REPO, breast_cancer_kernels
+from helpers import REPO, breast_cancer_kernels, record_as_a_graph
 from kernelfuse import ValidationError
 from kernelfuse.errors import IncompatiblePartsError
 from kernelfuse.frontends.kernel_grid import kernel_grid
@@ -136,6 +137,36 @@ def test_clip_to_numbers_equals_numpys_on_either_side(low, high):
     clipped = array_backend.clip(device, low, high)
     assert clipped.device == device.device
     np.testing.assert_array_equal(array_backend.to_numpy(clipped), expected)
+
+
+def test_a_replayed_function_gives_its_answers_as_copies(monkeypatch):
+    graphs = []
+    monkeypatch.setattr(array_backend, "graph_recorder", lambda x: functools.partial(record_as_a_graph, graphs))
+    replayed = array_backend.Replayed(lambda a, b: (a * b, a + b))
+    device, answers = xp.Device("device1"), []
+    for k in range(5):
+        a, b = xp.asarray([1.0, 2.0, 3.0], device=device) * k, xp.asarray(0.5, device=device)
+        answers.append((replayed(a, b), (a * b, a + b)))
+    assert len(graphs) == 1 and graphs[0].replays == 4  # recorded by the second call, replayed from there
+    for got, expected in answers:  # each call's answers kept past the later replays
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(array_backend.to_numpy(g), array_backend.to_numpy(e))
+    other = replayed(xp.asarray([1.0, 2.0], device=device), xp.asarray(3.0, device=device))  # another shape: called
+    np.testing.assert_array_equal(array_backend.to_numpy(other[0]), [3.0, 6.0])
+    assert graphs[0].replays == 4
+
+
+def test_a_function_that_cannot_be_recorded_is_called(monkeypatch):
+    def refuse(function, inputs):
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    monkeypatch.setattr(array_backend, "graph_recorder", lambda x: refuse)
+    calls = []
+    replayed = array_backend.Replayed(lambda a: calls.append(1) or (2.0 * a,))
+    for k in range(4):
+        a = xp.asarray([1.0, -1.0], device=xp.Device("device1")) * k
+        np.testing.assert_array_equal(array_backend.to_numpy(replayed(a)[0]), [2.0 * k, -2.0 * k])
+    assert len(calls) == 4 and replayed.replays == 0
 
 
 def test_a_device_array_comes_back_to_numpy_by_the_standard():
