@@ -5,9 +5,11 @@ A stack ``K`` (M, N, N) that is not a NumPy array stays where it is: the passes 
 Newton systems built from it and their solves run in its namespace, on its device, and only
 results of ``O(M N)`` entries at most come back as NumPy arrays; no ``N x N`` matrix crosses to
 the host.  The arithmetic is float64, as on the CPU (a float32 stack is read by blocks cast to
-float64 on the device, :data:`DEVICE_BLOCK_ENTRIES`).  NumPy arrays never reach this module
-(:func:`namespace` is ``None`` for them), and ``array_api_compat`` is imported on the first
-non-NumPy array only.
+float64 on the device, :data:`DEVICE_BLOCK_ENTRIES`).  Per-step work stays on the device
+without crossing to the host: :func:`clip` clips to numbers with each library's own clip, and
+:class:`Replayed` replays a function of many small launches as one recorded graph.  NumPy arrays
+reach only the namespace look-ups and :func:`clip` (:func:`namespace` is ``None`` for them), and
+``array_api_compat`` is imported on the first non-NumPy array only.
 """
 
 from __future__ import annotations
