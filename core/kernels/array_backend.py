@@ -429,7 +429,7 @@ class Replayed:
     about 20 us (docs/scaling.md).  Elsewhere, or where recording fails (a function that reads a
     number back), the function is called.  The outputs are copies, kept past the next call.
     ``recordable`` False: always called (a function known to read back, such as a
-    :class:`HostCalls` part's)."""
+    :class:`HostCalls` part's); it turns False where no graph can be recorded."""
 
     function: Callable[..., tuple[Any, ...]]
     recordable: bool = True
@@ -438,7 +438,6 @@ class Replayed:
     _graph: Any = None
     _inputs: tuple[Any, ...] = ()
     _outputs: tuple[Any, ...] = ()
-    _unrecordable: bool = False
 
     def __call__(self, *args: Any) -> tuple[Any, ...]:
         self.calls += 1
@@ -455,18 +454,18 @@ class Replayed:
 
     def _record(self, args: tuple[Any, ...]) -> bool:
         """Record the graph (once, from the second call), or say why not: too early, no recorder."""
-        if not self.recordable or self._unrecordable or self.calls <= CALLS_BEFORE_RECORDING:
+        if not self.recordable or self.calls <= CALLS_BEFORE_RECORDING:
             return False
         recorder = graph_recorder(args[0])
         if recorder is None:
-            self._unrecordable = True
+            self.recordable = False
             return False
         xp = device_namespace(args[0])
         inputs = tuple(xp.asarray(a, copy=True) for a in args)
         try:
             self._graph, self._outputs = recorder(self.function, inputs)
         except Exception:  # noqa: BLE001  (a function that cannot be recorded runs as it is)
-            self._unrecordable, self._graph = True, None
+            self.recordable, self._graph = False, None
             return False
         self._inputs = inputs
         return True

@@ -321,10 +321,10 @@ class SmoothedDualNewton(Oracle):
         search = None
         if terms.on_device:  # the line search of every step, one replayed graph where it can be
             schedule = BatchedSchedule.like(terms.rho, loss_term.bounded)
-            on_host = any(isinstance(part, array_backend.HostCalls) for part in (loss_term.loss, terms.penalty))
+            host_parts = any(isinstance(part, array_backend.HostCalls) for part in (loss_term.loss, terms.penalty))
             search = array_backend.Replayed(
                 lambda rho, d, r2, b, c, value, slope: _batched_step(line(rho, d, r2, b, c), schedule, value, slope),
-                recordable=not on_host)
+                recordable=not host_parts)
         steps, value, length = 0, None, None  # value: phi at rho, once the line search has computed it
         while not expired():  # the deadline: the model so far stands
             rho = terms.rho
